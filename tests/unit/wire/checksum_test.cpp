@@ -1,0 +1,107 @@
+#include "wire/checksum.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace andromeda::wire {
+namespace {
+
+// Straightforward RFC 1071 reference: 16-bit big-endian words, end-around carry.
+std::uint16_t reference_checksum(const std::vector<std::uint8_t>& d) {
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i < d.size(); i += 2) {
+        std::uint32_t w = static_cast<std::uint32_t>(d[i]) << 8;
+        if (i + 1 < d.size()) w |= d[i + 1];
+        sum += w;
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return static_cast<std::uint16_t>(~sum);
+}
+
+TEST(Checksum, Rfc1071Example) {
+    // The worked example of RFC 1071 section 3: sum of these bytes is 0xddf2.
+    const std::vector<std::uint8_t> d = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+    EXPECT_EQ(checksum_fold(checksum_add(d)), 0xddf2);
+    EXPECT_EQ(internet_checksum(d), static_cast<std::uint16_t>(~0xddf2));
+}
+
+TEST(Checksum, KnownIpv4Header) {
+    // 192.168.1.1 -> 192.168.1.2, UDP, total length 90, ID 0, DF, TTL 64.
+    std::vector<std::uint8_t> h = {0x45, 0x00, 0x00, 0x5a, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+                                   0x00, 0x00, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01, 0x02};
+    const std::uint16_t c = internet_checksum(h);
+    EXPECT_EQ(c, reference_checksum(h));
+    store_be16(&h[10], c);
+    EXPECT_TRUE(checksum_verifies(h));
+    h[15] ^= 1;
+    EXPECT_FALSE(checksum_verifies(h));
+}
+
+TEST(Checksum, MatchesReferenceOnRandomData) {
+    std::mt19937 rng(1071);
+    for (int iter = 0; iter < 5000; ++iter) {
+        std::vector<std::uint8_t> d(rng() % 2100);
+        for (auto& b : d) b = static_cast<std::uint8_t>(rng());
+        ASSERT_EQ(internet_checksum(d), reference_checksum(d)) << "size " << d.size();
+    }
+}
+
+TEST(Checksum, ChainedPiecesEqualWhole) {
+    std::mt19937 rng(7);
+    for (int iter = 0; iter < 2000; ++iter) {
+        std::vector<std::uint8_t> d(rng() % 1500 + 2);
+        for (auto& b : d) b = static_cast<std::uint8_t>(rng());
+        const std::size_t split = (rng() % d.size()) & ~std::size_t{1};
+        const ByteSpan all(d);
+        const auto chained = checksum_add(all.subspan(split), checksum_add(all.first(split)));
+        ASSERT_EQ(checksum_finish(chained), internet_checksum(d));
+    }
+}
+
+TEST(Checksum, IncrementalEqualsFullRecompute) {
+    std::mt19937 rng(1624);
+    for (int iter = 0; iter < 20000; ++iter) {
+        std::vector<std::uint8_t> d((rng() % 64 + 4) * 2);
+        for (auto& b : d) b = static_cast<std::uint8_t>(rng());
+        // Occasionally start from nearly-zero data so sums near 0x0000/0xffff show up. Entirely
+        // zero data is left out: no header is all zeros, and there the two methods differ only by
+        // +0/-0, which one's-complement arithmetic treats as equal.
+        if (iter % 97 == 0) {
+            std::fill(d.begin(), d.end(), 0);
+            d[0] = 0x45;
+        }
+        const std::uint16_t before = internet_checksum(d);
+        const std::size_t off = (rng() % (d.size() / 2 - 1)) * 2;
+        if (iter % 2 == 0) {
+            const std::uint16_t old_word = load_be16(&d[off]);
+            const auto new_word = static_cast<std::uint16_t>(rng());
+            store_be16(&d[off], new_word);
+            ASSERT_EQ(checksum_update16(before, old_word, new_word), internet_checksum(d));
+        } else {
+            const std::uint32_t old_value = load_be32(&d[off]);
+            const std::uint32_t new_value = iter % 5 == 0 ? 0 : static_cast<std::uint32_t>(rng());
+            store_be32(&d[off], new_value);
+            ASSERT_EQ(checksum_update32(before, old_value, new_value), internet_checksum(d));
+        }
+    }
+}
+
+TEST(Checksum, UdpZeroMeansNoChecksumAndIsKept) {
+    EXPECT_EQ(udp_checksum_update16(0, 0x1234, 0x4321), 0);
+    EXPECT_EQ(udp_checksum_update32(0, 0x0a000001, 0xc0a80001), 0);
+    // An update whose result is 0 must be sent as 0xffff in UDP (RFC 768), since 0 there means
+    // "no checksum"; other protocols keep the 0.
+    EXPECT_EQ(checksum_update16(0x1234, 0x0000, 0x1234), 0);
+    EXPECT_EQ(udp_checksum_update16(0x1234, 0x0000, 0x1234), 0xffff);
+}
+
+TEST(Checksum, PseudoHeaderV4) {
+    // Sum of 10.0.0.10, 10.0.0.20, proto 17, length 20.
+    const auto s = pseudo_header_sum(Ipv4Address(0x0a00000a), Ipv4Address(0x0a000014), 17, 20);
+    EXPECT_EQ(s, 0x0a00u + 0x000au + 0x0a00u + 0x0014u + 17u + 20u);
+}
+
+}  // namespace
+}  // namespace andromeda::wire

@@ -1,0 +1,103 @@
+// Link and network addresses: small value types with strict text parsing for configs and CLIs.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace andromeda::wire {
+
+class MacAddress {
+public:
+    constexpr MacAddress() = default;
+    constexpr explicit MacAddress(const std::array<std::uint8_t, 6>& b) : bytes_(b) {}
+    static MacAddress from_bytes(const std::uint8_t* p) noexcept;
+    // "02:00:00:00:00:0a" (colons or dashes, case-insensitive); nullopt on anything else.
+    static std::optional<MacAddress> parse(std::string_view text) noexcept;
+
+    [[nodiscard]] const std::array<std::uint8_t, 6>& bytes() const noexcept { return bytes_; }
+    void copy_to(std::uint8_t* p) const noexcept;
+    [[nodiscard]] bool is_broadcast() const noexcept;
+    [[nodiscard]] bool is_multicast() const noexcept { return (bytes_[0] & 1) != 0; }
+    [[nodiscard]] bool is_zero() const noexcept;
+    [[nodiscard]] std::string to_string() const;
+    [[nodiscard]] std::uint64_t as_u64() const noexcept;
+
+    friend constexpr auto operator<=>(const MacAddress&, const MacAddress&) = default;
+
+private:
+    std::array<std::uint8_t, 6> bytes_{};
+};
+
+// An IPv4 address held as a host-order number (10.0.0.1 == 0x0a000001).
+class Ipv4Address {
+public:
+    constexpr Ipv4Address() = default;
+    constexpr explicit Ipv4Address(std::uint32_t host_order) : value_(host_order) {}
+    static Ipv4Address from_bytes(const std::uint8_t* p) noexcept;
+    // Strict dotted quad: four decimal octets 0-255, no leading zeros, nothing else.
+    static std::optional<Ipv4Address> parse(std::string_view text) noexcept;
+
+    [[nodiscard]] constexpr std::uint32_t value() const noexcept { return value_; }
+    void copy_to(std::uint8_t* p) const noexcept;
+    [[nodiscard]] std::string to_string() const;
+
+    friend constexpr auto operator<=>(const Ipv4Address&, const Ipv4Address&) = default;
+
+private:
+    std::uint32_t value_ = 0;
+};
+
+class Ipv6Address {
+public:
+    constexpr Ipv6Address() = default;
+    constexpr explicit Ipv6Address(const std::array<std::uint8_t, 16>& b) : bytes_(b) {}
+    static Ipv6Address from_bytes(const std::uint8_t* p) noexcept;
+    static std::optional<Ipv6Address> parse(std::string_view text);
+
+    [[nodiscard]] const std::array<std::uint8_t, 16>& bytes() const noexcept { return bytes_; }
+    void copy_to(std::uint8_t* p) const noexcept;
+    [[nodiscard]] std::string to_string() const;
+
+    friend constexpr auto operator<=>(const Ipv6Address&, const Ipv6Address&) = default;
+
+private:
+    std::array<std::uint8_t, 16> bytes_{};
+};
+
+// An IPv4 prefix such as 10.0.0.0/24. parse() rejects host bits set below the prefix length so a
+// typo like 10.0.0.1/24 is caught rather than silently widened.
+class Ipv4Prefix {
+public:
+    constexpr Ipv4Prefix() = default;
+    Ipv4Prefix(Ipv4Address network, std::uint8_t length) noexcept;
+    static std::optional<Ipv4Prefix> parse(std::string_view text) noexcept;
+
+    [[nodiscard]] Ipv4Address network() const noexcept { return network_; }
+    [[nodiscard]] std::uint8_t length() const noexcept { return length_; }
+    [[nodiscard]] std::uint32_t mask() const noexcept;
+    [[nodiscard]] bool contains(Ipv4Address a) const noexcept;
+    [[nodiscard]] bool overlaps(const Ipv4Prefix& other) const noexcept;
+    [[nodiscard]] std::string to_string() const;
+
+    friend constexpr auto operator<=>(const Ipv4Prefix&, const Ipv4Prefix&) = default;
+
+private:
+    Ipv4Address network_{};
+    std::uint8_t length_ = 0;
+};
+
+}  // namespace andromeda::wire
+
+template <>
+struct std::hash<andromeda::wire::Ipv4Address> {
+    std::size_t operator()(const andromeda::wire::Ipv4Address& a) const noexcept { return a.value(); }
+};
+template <>
+struct std::hash<andromeda::wire::MacAddress> {
+    std::size_t operator()(const andromeda::wire::MacAddress& m) const noexcept { return m.as_u64(); }
+};

@@ -1,0 +1,48 @@
+// Big-endian loads and stores over raw bytes. Every wire view is built on these; they use memcpy
+// so unaligned packet offsets are fine and the compiler emits a single load plus bswap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace andromeda::wire {
+
+using ByteSpan = std::span<const std::uint8_t>;
+using MutableByteSpan = std::span<std::uint8_t>;
+
+[[nodiscard]] inline std::uint16_t load_be16(const std::uint8_t* p) noexcept {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return __builtin_bswap16(v);
+}
+
+[[nodiscard]] inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return __builtin_bswap32(v);
+}
+
+// 24-bit big-endian field (VNIs).
+[[nodiscard]] inline std::uint32_t load_be24(const std::uint8_t* p) noexcept {
+    return static_cast<std::uint32_t>(p[0]) << 16 | static_cast<std::uint32_t>(p[1]) << 8 | p[2];
+}
+
+inline void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
+    v = __builtin_bswap16(v);
+    std::memcpy(p, &v, sizeof v);
+}
+
+inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
+    v = __builtin_bswap32(v);
+    std::memcpy(p, &v, sizeof v);
+}
+
+inline void store_be24(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v >> 16);
+    p[1] = static_cast<std::uint8_t>(v >> 8);
+    p[2] = static_cast<std::uint8_t>(v);
+}
+
+}  // namespace andromeda::wire

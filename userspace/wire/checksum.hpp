@@ -1,0 +1,84 @@
+// Internet checksums: RFC 1071 full computation and RFC 1624 incremental updates.
+//
+// Convention: every checksum value here is the 16-bit number as it reads on the wire, i.e. what
+// load_be16() returns for the checksum field and what store_be16() expects.
+#pragma once
+
+#include <cstdint>
+
+#include "wire/addresses.hpp"
+#include "wire/bytes.hpp"
+
+namespace andromeda::wire {
+
+// One's-complement partial sum of `data` added to `sum`. The result is not folded and not
+// inverted: chain several calls (pseudo-header, header, payload) and finish with
+// checksum_finish(). A chained call must start at an even offset of the checksummed data,
+// except that an odd-length piece may only be the last one.
+[[nodiscard]] std::uint64_t checksum_add(ByteSpan data, std::uint64_t sum = 0) noexcept;
+
+// Folds a partial sum to 16 bits and returns its one's complement: the value for the field.
+[[nodiscard]] std::uint16_t checksum_finish(std::uint64_t sum) noexcept;
+
+// Folds a partial sum to 16 bits without inverting it.
+[[nodiscard]] std::uint16_t checksum_fold(std::uint64_t sum) noexcept;
+
+// The RFC 1071 checksum of `data` alone (the IPv4 header checksum, ICMPv4).
+[[nodiscard]] inline std::uint16_t internet_checksum(ByteSpan data) noexcept {
+    return checksum_finish(checksum_add(data));
+}
+
+// Partial sums of the pseudo-headers that UDP/TCP (IPv4, RFC 768/793) and UDP/TCP/ICMPv6
+// (RFC 8200 section 8.1) cover. `length` is the transport length (header + payload).
+[[nodiscard]] std::uint64_t pseudo_header_sum(Ipv4Address src, Ipv4Address dst, std::uint8_t protocol,
+                                              std::uint32_t length) noexcept;
+[[nodiscard]] std::uint64_t pseudo_header_sum(const Ipv6Address& src, const Ipv6Address& dst,
+                                              std::uint8_t next_header, std::uint32_t length) noexcept;
+
+// True when `data` (including its checksum field) sums to 0xffff, i.e. the checksum verifies.
+[[nodiscard]] inline bool checksum_verifies(ByteSpan data, std::uint64_t pseudo_sum = 0) noexcept {
+    return checksum_fold(checksum_add(data, pseudo_sum)) == 0xffff;
+}
+
+// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'). Update checksum `old_checksum` after a 16-bit word
+// of the covered data changed from `old_word` to `new_word`.
+[[nodiscard]] inline std::uint16_t checksum_update16(std::uint16_t old_checksum, std::uint16_t old_word,
+                                                     std::uint16_t new_word) noexcept {
+    std::uint32_t sum = static_cast<std::uint16_t>(~old_checksum);
+    sum += static_cast<std::uint16_t>(~old_word);
+    sum += new_word;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
+
+// The same for a 32-bit quantity (an IPv4 address) that is 16-bit aligned in the covered data.
+[[nodiscard]] inline std::uint16_t checksum_update32(std::uint16_t old_checksum, std::uint32_t old_value,
+                                                     std::uint32_t new_value) noexcept {
+    std::uint32_t sum = static_cast<std::uint16_t>(~old_checksum);
+    sum += static_cast<std::uint16_t>(~old_value >> 16);
+    sum += static_cast<std::uint16_t>(~old_value);
+    sum += new_value >> 16;
+    sum += new_value & 0xffff;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
+
+// UDP over IPv4 transmits a computed checksum of 0 as 0xffff (RFC 768); 0 means "no checksum".
+// Incremental updates of a UDP checksum must skip a 0 field and map a 0 result to 0xffff.
+[[nodiscard]] inline std::uint16_t udp_checksum_update16(std::uint16_t old_checksum, std::uint16_t old_word,
+                                                         std::uint16_t new_word) noexcept {
+    if (old_checksum == 0) return 0;
+    const std::uint16_t c = checksum_update16(old_checksum, old_word, new_word);
+    return c == 0 ? 0xffff : c;
+}
+
+[[nodiscard]] inline std::uint16_t udp_checksum_update32(std::uint16_t old_checksum, std::uint32_t old_value,
+                                                         std::uint32_t new_value) noexcept {
+    if (old_checksum == 0) return 0;
+    const std::uint16_t c = checksum_update32(old_checksum, old_value, new_value);
+    return c == 0 ? 0xffff : c;
+}
+
+}  // namespace andromeda::wire

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The one test entry point (CI runs it too): installs missing Debian packages, then builds and
+# runs every test in three configurations:
+#   1. build/        gcc, RelWithDebInfo, -Werror: all unit, BPF and integration tests; benches built
+#   2. build-asan/   clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again,
+#                    plus every libFuzzer target run for a bounded time over its seed corpus
+#   3. build-tsan/   clang with ThreadSanitizer: the concurrency tests
+# Options: --quick (only build 1), --fuzz-seconds N (default 20 per target).
+# Tests needing root skip without it; ANDROMEDA_REQUIRE_ROOT_TESTS=1 makes such a skip a failure.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+QUICK=0
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --fuzz-seconds) FUZZ_SECONDS=$2; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+JOBS=$(nproc)
+step() { printf '\n==> %s\n' "$*"; }
+started=$(date +%s)
+
+step "dependencies"
+scripts/install-deps.sh
+
+CONCURRENCY_TESTS=(fabric_concurrency_test)
+
+configure_and_build() {
+  local dir=$1; shift
+  step "configure $dir ($*)"
+  cmake -S "$ROOT" -B "$dir" -G Ninja "$@" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+  step "build $dir"
+  ninja -C "$dir" -j "$JOBS"
+}
+
+run_ctest() {
+  local dir=$1; shift
+  step "test $dir"
+  (cd "$dir" && ctest --output-on-failure -j "$JOBS" "$@")
+}
+
+mkdir -p build
+configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_ctest build
+
+if [ "$QUICK" -eq 1 ]; then
+  step "quick mode: skipped sanitizer, fuzz and TSan builds ($(( $(date +%s) - started )) s)"
+  exit 0
+fi
+
+configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_ctest build-asan
+
+step "fuzz: each target for ${FUZZ_SECONDS} s"
+for fuzzer in build-asan/tests/fuzz/*_fuzz; do
+  [ -x "$fuzzer" ] || continue
+  name=$(basename "$fuzzer" _fuzz)
+  corpus=build-asan/fuzz-corpus/$name
+  mkdir -p "$corpus"
+  seeds=tests/fuzz/corpus/$name
+  echo "-- $name"
+  # Work on a copy of the seeds so the checked-in corpus never changes; crashes land in build-asan/.
+  if [ -d "$seeds" ]; then cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true; fi
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix=build-asan/ "$corpus" 2>&1 | tail -n 12
+done
+
+step "configure build-tsan (ThreadSanitizer)"
+cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_BPF=OFF \
+  > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; exit 1; }
+step "build and run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
+ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}"
+for t in "${CONCURRENCY_TESTS[@]}"; do
+  exe=$(find build-tsan/tests -type f -name "$t" -perm -u+x | head -n1)
+  if [ -z "$exe" ]; then echo "test.sh: TSan test $t was not built" >&2; exit 1; fi
+  TSAN_OPTIONS=halt_on_error=1 "$exe"
+done
+
+step "all tests passed ($(( $(date +%s) - started )) s)"

@@ -1,0 +1,50 @@
+// The two overlay encapsulations Andromeda speaks and the constants both share. Both put an
+// 8-byte overlay header after outer Ethernet/IPv4/UDP, so the outer stack is 50 bytes either way
+// and one template/decap path serves both, selected at runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace andromeda::overlay {
+
+enum class EncapKind : std::uint8_t {
+    andromeda,  // DESIGN.md section 3, byte-compatible with Light-Andromeda
+    vxlan,      // RFC 7348
+};
+
+inline constexpr std::uint16_t kAndromedaUdpPort = 43481;
+inline constexpr std::uint16_t kVxlanUdpPort = 4789;         // IANA
+inline constexpr std::uint16_t kVxlanLinuxLegacyPort = 8472;  // the kernel's pre-IANA default
+
+inline constexpr std::size_t kOuterEthernetSize = 14;
+inline constexpr std::size_t kOuterIpv4Size = 20;
+inline constexpr std::size_t kOuterUdpSize = 8;
+inline constexpr std::size_t kOverlayHeaderSize = 8;
+// Everything written in front of the inner frame: the headroom an in-place encap needs and the
+// amount by which the inner MTU is smaller than the underlay MTU.
+inline constexpr std::size_t kOuterHeadersSize =
+    kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + kOverlayHeaderSize;
+static_assert(kOuterHeadersSize == 50);
+
+// The overlay hop limit a fresh packet starts with (Andromeda header byte 7).
+inline constexpr std::uint8_t kDefaultHopLimit = 64;
+
+[[nodiscard]] constexpr std::uint16_t default_udp_port(EncapKind kind) noexcept {
+    return kind == EncapKind::vxlan ? kVxlanUdpPort : kAndromedaUdpPort;
+}
+
+[[nodiscard]] constexpr std::string_view to_string(EncapKind kind) noexcept {
+    return kind == EncapKind::vxlan ? "vxlan" : "andromeda";
+}
+
+// "andromeda" or "vxlan" (the node.toml spelling); nullopt otherwise.
+[[nodiscard]] constexpr std::optional<EncapKind> parse_encap_kind(std::string_view text) noexcept {
+    if (text == "andromeda") return EncapKind::andromeda;
+    if (text == "vxlan") return EncapKind::vxlan;
+    return std::nullopt;
+}
+
+}  // namespace andromeda::overlay

@@ -1,0 +1,63 @@
+// The overlay flow hash (DESIGN.md section 3). It goes into the Andromeda header and, with the
+// top two bits set, becomes the outer UDP source port, so underlay ECMP keeps one inner flow on
+// one path and spreads different flows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "wire/bytes.hpp"
+
+namespace andromeda::overlay {
+
+// An inner IPv4 5-tuple. Addresses are host-order numbers (10.0.0.10 == 0x0a00000a), i.e. the
+// big-endian u32 read off the wire, which is what the hash is specified over.
+struct FlowTuple {
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    std::uint16_t src_port = 0;
+    std::uint16_t dst_port = 0;
+    std::uint8_t protocol = 0;
+
+    friend bool operator==(const FlowTuple&, const FlowTuple&) = default;
+};
+
+// The specified hash, bit for bit (all arithmetic mod 2^32). 10.0.0.10 -> 10.0.0.20 UDP
+// 40000 -> 4242 hashes to 0x60d1.
+[[nodiscard]] constexpr std::uint16_t flow_hash(const FlowTuple& t) noexcept {
+    const std::uint32_t ports = static_cast<std::uint32_t>(t.src_port) << 16 | t.dst_port;
+    std::uint32_t h = t.src * 0x9E3779B1u ^ t.dst * 0x85EBCA77u ^ ports * 0xC2B2AE3Du ^
+                      static_cast<std::uint32_t>(t.protocol) * 0x27D4EB2Fu;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 13;
+    return static_cast<std::uint16_t>((h >> 16 ^ h) & 0xffff);
+}
+
+// Outer UDP source port for a flow hash: always in 49152-65535 (the IANA dynamic range), so it
+// never collides with a well-known service port on the underlay.
+[[nodiscard]] constexpr std::uint16_t flow_source_port(std::uint16_t hash) noexcept {
+    return static_cast<std::uint16_t>(hash | 0xC000);
+}
+
+static_assert(flow_hash({0x0a00000a, 0x0a000014, 40000, 4242, 17}) == 0x60d1);
+static_assert(flow_source_port(0x60d1) == 57553);
+
+// The 5-tuple of an inner Ethernet frame carrying IPv4 (one 802.1Q tag allowed): ports are
+// those of TCP/UDP in an unfragmented packet or a first fragment, 0 for any other protocol and
+// for non-first fragments (which carry no transport header). nullopt for a frame that is not
+// IPv4 or too short/malformed to read the addresses.
+[[nodiscard]] std::optional<FlowTuple> flow_tuple_of_frame(wire::ByteSpan frame) noexcept;
+
+// The flow hash encap uses for an inner Ethernet frame:
+//  - IPv4 TCP/UDP and other protocols: flow_hash(flow_tuple_of_frame(frame)).
+//  - IPv4 ICMP: 0. Not what section 3 alone implies (ports 0 would give a nonzero hash), but what
+//    the Light-Andromeda reference sends (testdata/light-andromeda/underlay.pcap: ICMP with flow
+//    hash 0, source port 49152); we match it so captures and peers agree byte for byte.
+//  - IPv6: the same formula over each address folded to 32 bits (XOR of its four words), the
+//    next header and, when it is directly TCP/UDP, the ports. The reference carries no IPv6, so
+//    nothing constrains this; it only needs to be stable per flow and spread flows.
+//  - anything else (ARP, malformed, runt frames): 0.
+[[nodiscard]] std::uint16_t flow_hash_of_frame(wire::ByteSpan frame) noexcept;
+
+}  // namespace andromeda::overlay

@@ -1,0 +1,134 @@
+#include "overlay/outer_template.hpp"
+
+#include <cstring>
+
+#include "overlay/andromeda_header.hpp"
+#include "overlay/flow_hash.hpp"
+#include "overlay/vxlan_header.hpp"
+#include "wire/checksum.hpp"
+
+namespace andromeda::overlay {
+
+namespace {
+
+// Offsets inside the 50 outer bytes.
+constexpr std::size_t kIpOffset = kOuterEthernetSize;
+constexpr std::size_t kUdpOffset = kIpOffset + kOuterIpv4Size;
+constexpr std::size_t kOverlayOffset = kUdpOffset + kOuterUdpSize;
+constexpr std::uint8_t kProtoUdp = 17;
+constexpr std::uint16_t kIpFlagDontFragment = 0x4000;
+
+std::uint16_t fold16(std::uint32_t sum) noexcept {
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(sum);
+}
+
+std::uint32_t sum_of_words(const std::uint8_t* p, std::size_t n) noexcept {
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i < n; i += 2) sum += wire::load_be16(p + i);
+    return sum;
+}
+
+}  // namespace
+
+OuterTemplate::OuterTemplate(const OuterTemplateConfig& config) noexcept
+    : config_(config), udp_port_(config.udp_port != 0 ? config.udp_port : default_udp_port(config.kind)) {
+    std::uint8_t* p = bytes_.data();
+    config_.dst_mac.copy_to(p);
+    config_.src_mac.copy_to(p + 6);
+    wire::store_be16(p + 12, 0x0800);
+
+    std::uint8_t* ip = p + kIpOffset;
+    ip[0] = 0x45;
+    ip[1] = config_.tos;
+    // bytes 2-5 (total length, ID) are per packet
+    wire::store_be16(ip + 6, config_.dont_fragment ? kIpFlagDontFragment : 0);
+    ip[8] = config_.ttl;
+    ip[9] = kProtoUdp;
+    // bytes 10-11: checksum, per packet
+    config_.src_ip.copy_to(ip + 12);
+    config_.dst_ip.copy_to(ip + 16);
+    // The per-packet words are still zero here, so summing the whole header sums the constants.
+    ip_constant_sum_ = sum_of_words(ip, kOuterIpv4Size);
+
+    std::uint8_t* udp = p + kUdpOffset;
+    wire::store_be16(udp + 2, udp_port_);
+    // source port, length and checksum are per packet
+    udp_pseudo_sum_ = sum_of_words(ip + 12, 8) + kProtoUdp;
+}
+
+void OuterTemplate::write_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept {
+    std::memcpy(out, bytes_.data(), bytes_.size());
+
+    const auto udp_length = static_cast<std::uint16_t>(inner_length + kOuterUdpSize + kOverlayHeaderSize);
+    const auto total_length = static_cast<std::uint16_t>(udp_length + kOuterIpv4Size);
+    const std::uint16_t id = next_ip_id_++;
+    std::uint8_t* ip = out + kIpOffset;
+    wire::store_be16(ip + 2, total_length);
+    wire::store_be16(ip + 4, id);
+    wire::store_be16(ip + 10, static_cast<std::uint16_t>(~fold16(ip_constant_sum_ + total_length + id)));
+
+    std::uint8_t* udp = out + kUdpOffset;
+    wire::store_be16(udp, flow_source_port(fields.flow_hash));
+    wire::store_be16(udp + 4, udp_length);
+
+    std::uint8_t* overlay = out + kOverlayOffset;
+    if (config_.kind == EncapKind::andromeda) {
+        AndromedaHeader{fields.flags, kInnerProtocolEthernet, fields.flow_hash, fields.vni, fields.hop_limit}.encode(
+            overlay);
+    } else {
+        VxlanHeader{fields.vni}.encode(overlay);
+    }
+
+    if (config_.udp_checksum) {
+        // The checksum field is still 0 from the template, so summing the datagram as it stands
+        // (UDP header, overlay header, inner frame) plus the pseudo-header gives the value.
+        const std::uint64_t sum =
+            wire::checksum_add(wire::ByteSpan(udp, udp_length), std::uint64_t{udp_pseudo_sum_} + udp_length);
+        const std::uint16_t checksum = wire::checksum_finish(sum);
+        wire::store_be16(udp + 6, checksum == 0 ? 0xffff : checksum);  // 0 would mean "none"
+    }
+}
+
+std::size_t OuterTemplate::encapsulate(wire::ByteSpan inner, wire::MutableByteSpan out,
+                                       const OverlayFields& fields) noexcept {
+    if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
+    // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
+    std::memcpy(out.data() + kOuterHeadersSize, inner.data(), inner.size());
+    write_outer(out.data(), inner.size(), fields);
+    return inner.size() + kOuterHeadersSize;
+}
+
+wire::MutableByteSpan OuterTemplate::encapsulate_in_place(wire::MutableByteSpan buffer, std::size_t inner_offset,
+                                                          std::size_t inner_length,
+                                                          const OverlayFields& fields) noexcept {
+    if (inner_offset < kOuterHeadersSize || inner_offset > buffer.size() ||
+        inner_length > buffer.size() - inner_offset || inner_length > kMaxInnerFrameSize) {
+        return {};
+    }
+    std::uint8_t* outer = buffer.data() + (inner_offset - kOuterHeadersSize);
+    write_outer(outer, inner_length, fields);
+    return {outer, inner_length + kOuterHeadersSize};
+}
+
+std::size_t OuterTemplate::encapsulate_burst_in_place(std::span<InPlaceFrame> frames, std::uint32_t vni) noexcept {
+    std::size_t done = 0;
+    OverlayFields fields;
+    fields.vni = vni;
+    for (InPlaceFrame& frame : frames) {
+        if (frame.headroom < kOuterHeadersSize || frame.length > kMaxInnerFrameSize) {
+            frame.length = 0;
+            continue;
+        }
+        fields.flow_hash = flow_hash_of_frame(wire::ByteSpan(frame.data, frame.length));
+        frame.data -= kOuterHeadersSize;
+        write_outer(frame.data, frame.length, fields);
+        frame.length += kOuterHeadersSize;
+        frame.headroom -= kOuterHeadersSize;
+        ++done;
+    }
+    return done;
+}
+
+}  // namespace andromeda::overlay

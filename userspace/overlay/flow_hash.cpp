@@ -1,49 +1,28 @@
 #include "overlay/flow_hash.hpp"
 
+#include "wire/ethernet.hpp"
+#include "wire/ip_protocol.hpp"
+#include "wire/ipv4.hpp"
+
 namespace andromeda::overlay {
 
 namespace {
 
-constexpr std::uint16_t kEthertypeIpv4 = 0x0800;
-constexpr std::uint16_t kEthertypeIpv6 = 0x86dd;
-constexpr std::uint16_t kEthertypeVlan = 0x8100;
-constexpr std::uint8_t kProtoIcmp = 1;
-constexpr std::uint8_t kProtoTcp = 6;
-constexpr std::uint8_t kProtoUdp = 17;
-
-bool carries_ports(std::uint8_t protocol) noexcept { return protocol == kProtoTcp || protocol == kProtoUdp; }
-
-// The L3 payload of an Ethernet frame (past one optional 802.1Q tag) and its ethertype.
-struct L3 {
-    std::uint16_t ethertype = 0;
-    wire::ByteSpan payload;
-};
-
-L3 l3_of(wire::ByteSpan frame) noexcept {
-    if (frame.size() < 14) return {};
-    std::size_t offset = 12;
-    std::uint16_t ethertype = wire::load_be16(frame.data() + offset);
-    if (ethertype == kEthertypeVlan) {
-        if (frame.size() < 18) return {};
-        offset += 4;
-        ethertype = wire::load_be16(frame.data() + offset);
-    }
-    return {ethertype, frame.subspan(offset + 2)};
+bool carries_ports(std::uint8_t protocol) noexcept {
+    return protocol == wire::ip_protocol::kTcp || protocol == wire::ip_protocol::kUdp;
 }
 
-std::optional<FlowTuple> ipv4_tuple(wire::ByteSpan ip) noexcept {
-    if (ip.size() < 20) return std::nullopt;
-    const std::uint8_t* p = ip.data();
-    const std::size_t header_length = static_cast<std::size_t>(p[0] & 0x0f) * 4;
-    if (p[0] >> 4 != 4 || header_length < 20 || header_length > ip.size()) return std::nullopt;
+std::optional<FlowTuple> ipv4_tuple(wire::ByteSpan bytes) noexcept {
+    const auto ip = wire::Ipv4View::parse(bytes);
+    if (!ip) return std::nullopt;
     FlowTuple t;
-    t.protocol = p[9];
-    t.src = wire::load_be32(p + 12);
-    t.dst = wire::load_be32(p + 16);
-    const bool later_fragment = (wire::load_be16(p + 6) & 0x1fff) != 0;
-    if (carries_ports(t.protocol) && !later_fragment && ip.size() >= header_length + 4) {
-        t.src_port = wire::load_be16(p + header_length);
-        t.dst_port = wire::load_be16(p + header_length + 2);
+    t.protocol = ip->protocol();
+    t.src = ip->source().value();
+    t.dst = ip->destination().value();
+    const auto l4 = ip->payload();
+    if (carries_ports(t.protocol) && ip->fragment_offset() == 0 && l4.size() >= 4) {
+        t.src_port = wire::load_be16(l4.data());
+        t.dst_port = wire::load_be16(l4.data() + 2);
     }
     return t;
 }
@@ -52,6 +31,8 @@ std::uint32_t fold_ipv6_address(const std::uint8_t* p) noexcept {
     return wire::load_be32(p) ^ wire::load_be32(p + 4) ^ wire::load_be32(p + 8) ^ wire::load_be32(p + 12);
 }
 
+// Only the fixed header is read (wire/ has no IPv6 view yet); extension headers are not walked,
+// so a flow behind them hashes without ports, still stably.
 std::uint16_t ipv6_hash(wire::ByteSpan ip) noexcept {
     if (ip.size() < 40 || ip[0] >> 4 != 6) return 0;
     const std::uint8_t* p = ip.data();
@@ -69,20 +50,24 @@ std::uint16_t ipv6_hash(wire::ByteSpan ip) noexcept {
 }  // namespace
 
 std::optional<FlowTuple> flow_tuple_of_frame(wire::ByteSpan frame) noexcept {
-    const L3 l3 = l3_of(frame);
-    if (l3.ethertype != kEthertypeIpv4) return std::nullopt;
-    return ipv4_tuple(l3.payload);
+    const auto ethernet = wire::EthernetView::parse(frame);
+    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv4) return std::nullopt;
+    return ipv4_tuple(ethernet->payload());
 }
 
 std::uint16_t flow_hash_of_frame(wire::ByteSpan frame) noexcept {
-    const L3 l3 = l3_of(frame);
-    if (l3.ethertype == kEthertypeIpv4) {
-        const std::optional<FlowTuple> t = ipv4_tuple(l3.payload);
-        if (!t || t->protocol == kProtoIcmp) return 0;
-        return flow_hash(*t);
+    const auto ethernet = wire::EthernetView::parse(frame);
+    if (!ethernet) return 0;
+    switch (ethernet->ethertype()) {
+        case wire::ethertype::kIpv4: {
+            const std::optional<FlowTuple> t = ipv4_tuple(ethernet->payload());
+            // ICMP: 0, as the reference sends it (see flow_hash.hpp).
+            if (!t || t->protocol == wire::ip_protocol::kIcmp) return 0;
+            return flow_hash(*t);
+        }
+        case wire::ethertype::kIpv6: return ipv6_hash(ethernet->payload());
+        default: return 0;
     }
-    if (l3.ethertype == kEthertypeIpv6) return ipv6_hash(l3.payload);
-    return 0;
 }
 
 }  // namespace andromeda::overlay

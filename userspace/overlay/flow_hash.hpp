@@ -43,10 +43,10 @@ struct FlowTuple {
 static_assert(flow_hash({0x0a00000a, 0x0a000014, 40000, 4242, 17}) == 0x60d1);
 static_assert(flow_source_port(0x60d1) == 57553);
 
-// The 5-tuple of an inner Ethernet frame carrying IPv4 (one 802.1Q tag allowed): ports are
+// The 5-tuple of an inner Ethernet frame carrying IPv4 (up to two VLAN tags): ports are
 // those of TCP/UDP in an unfragmented packet or a first fragment, 0 for any other protocol and
 // for non-first fragments (which carry no transport header). nullopt for a frame that is not
-// IPv4 or too short/malformed to read the addresses.
+// IPv4 or whose IPv4 header is malformed or truncated (as wire::Ipv4View::parse judges it).
 [[nodiscard]] std::optional<FlowTuple> flow_tuple_of_frame(wire::ByteSpan frame) noexcept;
 
 // The flow hash encap uses for an inner Ethernet frame:

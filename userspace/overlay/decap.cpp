@@ -1,0 +1,122 @@
+#include "overlay/decap.hpp"
+
+#include "overlay/andromeda_header.hpp"
+#include "overlay/vxlan_header.hpp"
+#include "wire/ethernet.hpp"
+#include "wire/ip_protocol.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/udp.hpp"
+
+namespace andromeda::overlay {
+
+namespace {
+
+DecapError ethernet_error(wire::ParseError e) noexcept {
+    return e == wire::ParseError::TooManyVlanTags ? DecapError::too_many_vlan_tags : DecapError::truncated_ethernet;
+}
+
+DecapError ipv4_error(wire::ParseError e, std::size_t available) noexcept {
+    switch (e) {
+        case wire::ParseError::BadVersion: return DecapError::bad_ip_version;
+        case wire::ParseError::BadHeaderLength: return DecapError::bad_ip_header_length;
+        case wire::ParseError::Truncated:
+            // The view says Truncated both for a runt header and for a total length past the
+            // frame; only the first is a short packet, the second a lying header.
+            return available < wire::kIpv4MinHeaderLength ? DecapError::truncated_ipv4
+                                                          : DecapError::bad_ip_total_length;
+        default: return DecapError::bad_ip_total_length;
+    }
+}
+
+// Fills the overlay fields of `out` from the 8 bytes at the start of `udp_payload`.
+DecapError decode_overlay_header(EncapKind kind, wire::ByteSpan udp_payload, Decapsulated& out) noexcept {
+    if (udp_payload.size() < kOverlayHeaderSize) return DecapError::truncated_overlay_header;
+    if (kind == EncapKind::andromeda) {
+        const auto header = AndromedaHeader::decode(udp_payload);
+        if (!header) return DecapError::bad_overlay_version;
+        if (header->inner_protocol != kInnerProtocolEthernet) return DecapError::unsupported_inner_protocol;
+        out.vni = header->vni;
+        out.flow_hash = header->flow_hash;
+        out.hop_limit = header->hop_limit;
+        out.flags = header->flags;
+    } else {
+        const auto header = VxlanHeader::decode(udp_payload);
+        if (!header) return DecapError::vxlan_vni_flag_clear;
+        out.vni = header->vni;
+        out.flow_hash = out.outer_src_port;
+    }
+    return DecapError::ok;
+}
+
+}  // namespace
+
+DecapResult decapsulate(wire::ByteSpan packet, const DecapConfig& config) noexcept {
+    DecapResult result;
+    Decapsulated& out = result.packet;
+    auto fail = [&result](DecapError e) {
+        result.error = e;
+        return result;
+    };
+
+    const auto ethernet = wire::EthernetView::parse(packet);
+    if (!ethernet) return fail(ethernet_error(ethernet.error()));
+    if (ethernet->ethertype() != wire::ethertype::kIpv4) return fail(DecapError::not_ipv4);
+
+    const auto ip_bytes = ethernet->payload();
+    const auto ip = wire::Ipv4View::parse(ip_bytes);
+    if (!ip) return fail(ipv4_error(ip.error(), ip_bytes.size()));
+    if (!ip->checksum_valid()) return fail(DecapError::bad_ip_checksum);
+    if (ip->is_fragment()) return fail(DecapError::ip_fragment);
+    if (ip->protocol() != wire::ip_protocol::kUdp) return fail(DecapError::not_udp);
+
+    const auto udp_bytes = ip->payload();
+    if (udp_bytes.size() < wire::kUdpHeaderLength) return fail(DecapError::truncated_udp);
+    const auto udp = wire::UdpView::parse(udp_bytes);
+    if (!udp) return fail(DecapError::bad_udp_length);
+    const std::uint16_t port = config.udp_port != 0 ? config.udp_port : default_udp_port(config.kind);
+    if (udp->destination_port() != port) return fail(DecapError::wrong_udp_port);
+    if (!udp->checksum_valid(ip->source(), ip->destination())) return fail(DecapError::bad_udp_checksum);
+
+    out.outer_src_mac = ethernet->source();
+    out.outer_dst_mac = ethernet->destination();
+    out.outer_vlan_id = ethernet->vlan_id();
+    out.outer_src_ip = ip->source();
+    out.outer_dst_ip = ip->destination();
+    out.outer_ttl = ip->ttl();
+    out.outer_src_port = udp->source_port();
+
+    const auto udp_payload = udp->payload();
+    if (const DecapError e = decode_overlay_header(config.kind, udp_payload, out); e != DecapError::ok) return fail(e);
+    out.inner = udp_payload.subspan(kOverlayHeaderSize);
+    if (out.inner.size() < wire::kEthernetHeaderLength) return fail(DecapError::inner_frame_too_short);
+    out.inner_offset = static_cast<std::size_t>(out.inner.data() - packet.data());
+    return result;
+}
+
+std::string_view to_string(DecapError error) noexcept {
+    switch (error) {
+        case DecapError::ok: return "ok";
+        case DecapError::truncated_ethernet: return "truncated_ethernet";
+        case DecapError::too_many_vlan_tags: return "too_many_vlan_tags";
+        case DecapError::not_ipv4: return "not_ipv4";
+        case DecapError::truncated_ipv4: return "truncated_ipv4";
+        case DecapError::bad_ip_version: return "bad_ip_version";
+        case DecapError::bad_ip_header_length: return "bad_ip_header_length";
+        case DecapError::bad_ip_total_length: return "bad_ip_total_length";
+        case DecapError::bad_ip_checksum: return "bad_ip_checksum";
+        case DecapError::ip_fragment: return "ip_fragment";
+        case DecapError::not_udp: return "not_udp";
+        case DecapError::truncated_udp: return "truncated_udp";
+        case DecapError::bad_udp_length: return "bad_udp_length";
+        case DecapError::wrong_udp_port: return "wrong_udp_port";
+        case DecapError::bad_udp_checksum: return "bad_udp_checksum";
+        case DecapError::truncated_overlay_header: return "truncated_overlay_header";
+        case DecapError::bad_overlay_version: return "bad_overlay_version";
+        case DecapError::unsupported_inner_protocol: return "unsupported_inner_protocol";
+        case DecapError::vxlan_vni_flag_clear: return "vxlan_vni_flag_clear";
+        case DecapError::inner_frame_too_short: return "inner_frame_too_short";
+    }
+    return "unknown";
+}
+
+}  // namespace andromeda::overlay

@@ -1,0 +1,80 @@
+// Decapsulation of one underlay packet: every outer layer is validated before the inner frame is
+// trusted, and a refusal names its reason so counters and logs can say why a packet was dropped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "overlay/encap_kind.hpp"
+#include "wire/addresses.hpp"
+#include "wire/bytes.hpp"
+
+namespace andromeda::overlay {
+
+enum class DecapError : std::uint8_t {
+    ok,
+    truncated_ethernet,          // shorter than an Ethernet header (and its VLAN tags)
+    too_many_vlan_tags,          // more than two stacked 802.1Q/802.1ad tags
+    not_ipv4,                    // outer ethertype is not IPv4
+    truncated_ipv4,              // fewer than 20 bytes after the Ethernet header
+    bad_ip_version,              // version nibble is not 4
+    bad_ip_header_length,        // IHL < 5
+    bad_ip_total_length,         // total length below the header length or beyond the frame
+    bad_ip_checksum,             // header checksum does not verify
+    ip_fragment,                 // MF set or offset != 0: tunnels are never fragmented (section 3)
+    not_udp,                     // IPv4 protocol is not UDP
+    truncated_udp,               // IP payload shorter than a UDP header
+    bad_udp_length,              // UDP length below 8 or beyond the IP payload
+    wrong_udp_port,              // destination port is not the configured overlay port
+    bad_udp_checksum,            // a nonzero UDP checksum that does not verify
+    truncated_overlay_header,    // UDP payload shorter than the 8-byte overlay header
+    bad_overlay_version,         // Andromeda header version is not 1
+    unsupported_inner_protocol,  // Andromeda inner protocol is not 0 (Ethernet)
+    vxlan_vni_flag_clear,        // VXLAN I flag (0x08) not set
+    inner_frame_too_short,       // inner frame shorter than an Ethernet header
+};
+
+[[nodiscard]] std::string_view to_string(DecapError error) noexcept;
+
+struct DecapConfig {
+    EncapKind kind = EncapKind::andromeda;
+    std::uint16_t udp_port = 0;  // 0 = default_udp_port(kind)
+};
+
+// What a successful decap found. `inner` points into the packet given to decapsulate().
+struct Decapsulated {
+    wire::ByteSpan inner;
+    std::size_t inner_offset = 0;  // inner.data() - packet.data(), for callers holding a mutable buffer
+    std::uint32_t vni = 0;
+    // Andromeda: the header's flow hash. VXLAN carries none, so this is the outer UDP source
+    // port (the sender's hash with whatever top bits it forced).
+    std::uint16_t flow_hash = 0;
+    // Andromeda: the header's hop limit. VXLAN has none: kDefaultHopLimit.
+    std::uint8_t hop_limit = kDefaultHopLimit;
+    std::uint8_t flags = 0;  // Andromeda low-nibble flags; VXLAN: 0
+    wire::MacAddress outer_src_mac;
+    wire::MacAddress outer_dst_mac;
+    std::uint16_t outer_vlan_id = 0;  // outermost tag's VID, 0 when untagged
+    wire::Ipv4Address outer_src_ip;
+    wire::Ipv4Address outer_dst_ip;
+    std::uint8_t outer_ttl = 0;
+    std::uint16_t outer_src_port = 0;
+};
+
+struct DecapResult {
+    DecapError error = DecapError::ok;
+    Decapsulated packet;  // meaningful only when ok()
+
+    [[nodiscard]] bool ok() const noexcept { return error == DecapError::ok; }
+};
+
+// Validates `packet` as an overlay packet of `config.kind` on `config.udp_port` and returns its
+// inner frame and overlay fields, or the first reason it is refused. Checks, in order: outer
+// Ethernet (up to two VLAN tags) carrying IPv4; IPv4 version, IHL (options allowed), total
+// length within the frame (trailing padding ignored), header checksum, no fragment, protocol
+// UDP; UDP length within the IP payload (shorter is allowed and trims, as in Linux), destination
+// port, checksum when nonzero; overlay header; an inner frame of at least 14 bytes.
+[[nodiscard]] DecapResult decapsulate(wire::ByteSpan packet, const DecapConfig& config) noexcept;
+
+}  // namespace andromeda::overlay

@@ -11,6 +11,7 @@
 #include "overlay/outer_template.hpp"
 #include "unit/overlay/overlay_test_frames.hpp"
 #include "wire/checksum.hpp"
+#include "wire/ipv4.hpp"
 
 namespace andromeda::overlay {
 namespace {
@@ -150,6 +151,26 @@ TEST(DecapAccepts, VlanTaggedUnderlayOptionsAndPadding) {
     ASSERT_TRUE(r.ok()) << to_string(r.error);
     EXPECT_EQ(r.packet.inner_offset, 54u);
     EXPECT_EQ(r.packet.vni, 100u);
+}
+
+// decap verifies the outer IPv4 checksum with its own inline sum; it must agree with wire's.
+TEST(DecapAccepts, IpChecksumVerdictAgreesWithWireOverRandomOptions) {
+    std::mt19937 rng(23);
+    for (int i = 0; i < 20000; ++i) {
+        Bytes p = encapsulated(EncapKind::andromeda);
+        const std::size_t option_bytes = 4 * (rng() % 11);
+        Bytes options(option_bytes);
+        for (auto& b : options) b = static_cast<std::uint8_t>(rng());
+        p.insert(p.begin() + 34, options.begin(), options.end());
+        p[14] = static_cast<std::uint8_t>(0x40 | (5 + option_bytes / 4));
+        wire::store_be16(&p[16], static_cast<std::uint16_t>(wire::load_be16(&p[16]) + option_bytes));
+        fix_ip_checksum(p);
+        if (rng() % 2) p[14 + 2 + rng() % (18 + option_bytes)] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        const auto ip = wire::Ipv4View::parse(wire::ByteSpan(p).subspan(14));
+        const DecapError e = decapsulate(p, {}).error;
+        if (!ip || e < DecapError::bad_ip_checksum) continue;  // refused before the checksum
+        ASSERT_EQ(e == DecapError::bad_ip_checksum, !ip->checksum_valid()) << i;
+    }
 }
 
 TEST(DecapRobustness, RandomBytesNeverCrash) {

@@ -3,6 +3,7 @@
 #include "wire/ethernet.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv4.hpp"
+#include "wire/ipv6.hpp"
 
 namespace andromeda::overlay {
 
@@ -34,18 +35,19 @@ std::uint32_t fold_ipv6_address(const std::uint8_t* p) noexcept {
     return wire::load_be32(p) ^ wire::load_be32(p + 4) ^ wire::load_be32(p + 8) ^ wire::load_be32(p + 12);
 }
 
-// Only the fixed header is read (wire/ has no IPv6 view yet); extension headers are not walked,
-// so a flow behind them hashes without ports, still stably.
-std::uint16_t ipv6_hash(wire::ByteSpan ip) noexcept {
-    if (ip.size() < 40 || ip[0] >> 4 != 6) return 0;
-    const std::uint8_t* p = ip.data();
+// IPv6 (see flow_hash.hpp): each address folded to 32 bits, the upper-layer protocol found past
+// any extension headers, and its ports unless this is a non-first fragment.
+std::uint16_t ipv6_hash(wire::ByteSpan bytes) noexcept {
+    const auto ip = wire::Ipv6View::parse(bytes);
+    if (!ip) return 0;
     FlowTuple t;
-    t.protocol = p[6];
-    t.src = fold_ipv6_address(p + 8);
-    t.dst = fold_ipv6_address(p + 24);
-    if (carries_ports(t.protocol) && ip.size() >= 44) {
-        t.src_port = wire::load_be16(p + 40);
-        t.dst_port = wire::load_be16(p + 42);
+    t.protocol = ip->upper_layer_protocol();
+    t.src = fold_ipv6_address(bytes.data() + 8);
+    t.dst = fold_ipv6_address(bytes.data() + 24);
+    const auto l4 = ip->upper_layer_payload();
+    if (carries_ports(t.protocol) && ip->fragment_offset() == 0 && l4.size() >= 4) {
+        t.src_port = wire::load_be16(l4.data());
+        t.dst_port = wire::load_be16(l4.data() + 2);
     }
     return flow_hash(t);
 }

@@ -162,6 +162,7 @@ TEST(FlowHash, NonIpv4FramesHaveTheDocumentedHash) {
     testing::Bytes v6(14 + 40 + 8, 0);
     wire::store_be16(&v6[12], 0x86dd);
     v6[14] = 0x60;
+    v6[14 + 5] = 8;  // payload length
     v6[14 + 6] = 17;
     wire::store_be32(&v6[14 + 8], 0xfd000000);
     wire::store_be32(&v6[14 + 20], 0x00000001);
@@ -171,6 +172,15 @@ TEST(FlowHash, NonIpv4FramesHaveTheDocumentedHash) {
     wire::store_be16(&v6[56], 4242);
     EXPECT_EQ(flow_hash_of_frame(v6), flow_hash({0xfd000001, 0xfd000002, 40000, 4242, 17}));
     EXPECT_FALSE(flow_tuple_of_frame(v6));
+
+    // ...and behind a hop-by-hop header, the ports are still found.
+    const std::uint8_t hop_by_hop[8] = {17, 0, 1, 4, 0, 0, 0, 0};
+    v6[14 + 6] = 0;
+    v6[14 + 5] = 16;
+    v6.insert(v6.begin() + 54, std::begin(hop_by_hop), std::end(hop_by_hop));
+    EXPECT_EQ(flow_hash_of_frame(v6), flow_hash({0xfd000001, 0xfd000002, 40000, 4242, 17}));
+    v6[14 + 5] = 200;  // payload length past the frame: malformed
+    EXPECT_EQ(flow_hash_of_frame(v6), 0);
 }
 
 TEST(FlowHash, MalformedIpv4HashesToZero) {

@@ -1,0 +1,329 @@
+// The node.toml schema (docs/configuration.md describes it for people).
+#include "fabric/decode.hpp"
+
+#include <algorithm>
+
+#include "fabric/decode_fields.hpp"
+
+namespace andromeda::fabric::detail {
+
+namespace {
+
+using Kind = TomlNode::Kind;
+
+// Node and VPC names end up in paths (the pin directory) and in logs.
+bool is_valid_name(std::string_view name) {
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+               c == '_' || c == '.';
+    });
+}
+
+// Linux interface names: 1 to 15 bytes, no '/', ':' or whitespace.
+bool is_valid_interface_name(std::string_view name) {
+    return !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u > 0x20 && u < 0x7f && c != '/' && c != ':';
+    });
+}
+
+class FabricDecoder {
+public:
+    explicit FabricDecoder(DecodedFabric& out) : out_(out), fields_(out.config.source_name, out.errors) {}
+
+    void decode(const TomlNode& root) {
+        fields_.reject_unknown_keys(root, "", {"node", "nodes", "vpc"});
+        decode_local(fields_.table(root, "", "node", true));
+        if (const TomlNode* peers = fields_.table_array(root, "", "nodes")) {
+            for (std::size_t i = 0; i < peers->items.size(); ++i)
+                decode_peer(peers->items[i], "nodes[" + std::to_string(i) + "]");
+        }
+        if (const TomlNode* vpcs = fields_.table_array(root, "", "vpc")) {
+            for (std::size_t i = 0; i < vpcs->items.size(); ++i) decode_vpc(vpcs->items[i], i);
+        }
+    }
+
+private:
+    std::optional<std::string> name(const TomlNode& table, const std::string& path, std::string_view key,
+                                    std::string_view example, std::uint32_t* line) {
+        auto text = fields_.string(table, path, key, true, example, line);
+        if (text && !is_valid_name(*text)) {
+            fields_.error(*line, join_path(path, key), quoted(*text) + " is not a valid name",
+                          "use 1 to 64 letters, digits, '-', '_' or '.'");
+            return std::nullopt;
+        }
+        return text;
+    }
+
+    std::optional<std::string> interface(const TomlNode& table, const std::string& path, std::string_view key,
+                                         bool required) {
+        std::uint32_t line = 0;
+        auto text = fields_.string(table, path, key, required, std::string(key) + " = \"eth1\"", &line);
+        if (text && !is_valid_interface_name(*text)) {
+            fields_.error(line, join_path(path, key), quoted(*text) + " is not a valid interface name",
+                          "Linux interface names are 1 to 15 characters without '/', ':' or spaces");
+            return std::nullopt;
+        }
+        return text;
+    }
+
+    void decode_local(const TomlNode* table) {
+        auto& local = out_.config.local;
+        auto& src = out_.source.local;
+        out_.source.nodes.push_back({0, 0, 0, "node"});
+        Node self;
+        self.is_local = true;
+        if (table != nullptr) {
+            fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
+                                                         "underlay_mtu", "pin_dir", "uplink"});
+            src.table = table->line;
+            local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
+            local.underlay = interface(*table, "node", "underlay", true).value_or("");
+            local.address = fields_.ipv4(*table, "node", "address", false, &src.address);
+            decode_encap(*table);
+            local.vxlan_port = static_cast<std::uint16_t>(
+                fields_.integer(*table, "node", "vxlan_port", false, 1, 65535, "a UDP port").value_or(kDefaultVxlanPort));
+            local.underlay_mtu = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "underlay_mtu", false, kMinUnderlayMtu, kMaxUnderlayMtu,
+                                "underlay_mtu", &src.underlay_mtu)
+                    .value_or(kDefaultUnderlayMtu));
+            local.pin_dir = fields_.string(*table, "node", "pin_dir", false, "pin_dir = \"/sys/fs/bpf/andromeda/node1\"",
+                                           &src.pin_dir)
+                                .value_or("");
+            decode_uplink(*table);
+        } else {
+            local.underlay_mtu = kDefaultUnderlayMtu;
+        }
+        if (local.pin_dir.empty() && !local.name.empty()) local.pin_dir = "/sys/fs/bpf/andromeda/" + local.name;
+        self.name = local.name;
+        self.address = local.address;
+        out_.source.nodes[0].table = src.table;
+        out_.source.nodes[0].name = src.name;
+        out_.source.nodes[0].address = src.address;
+        out_.config.nodes.push_back(std::move(self));
+    }
+
+    void decode_encap(const TomlNode& table) {
+        std::uint32_t line = 0;
+        auto encap = fields_.string(table, "node", "encap", false, "encap = \"andromeda\"", &line);
+        if (!encap || *encap == "andromeda") return;
+        if (*encap == "vxlan") {
+            out_.config.local.encap = Encap::vxlan;
+            return;
+        }
+        fields_.error(line, "node.encap", quoted(*encap) + " is not a supported encapsulation",
+                      "expected \"andromeda\" or \"vxlan\"");
+    }
+
+    void decode_uplink(const TomlNode& node_table) {
+        const TomlNode* table = fields_.table(node_table, "node", "uplink", false);
+        if (table == nullptr) return;
+        out_.source.local.uplink = table->line;
+        fields_.reject_unknown_keys(*table, "node.uplink", {"interface", "address", "next_hop"});
+        Uplink uplink;
+        uplink.interface = interface(*table, "node.uplink", "interface", true).value_or("");
+        uplink.address = fields_.ipv4(*table, "node.uplink", "address", false);
+        uplink.next_hop = fields_.ipv4(*table, "node.uplink", "next_hop", false);
+        out_.config.local.uplink = std::move(uplink);
+    }
+
+    void decode_peer(const TomlNode& table, const std::string& path) {
+        fields_.reject_unknown_keys(table, path, {"name", "address", "mac"});
+        NodeSource src{table.line, 0, 0, path};
+        auto peer_name = name(table, path, "name", "name = \"node2\"", &src.name);
+        auto address = fields_.ipv4(table, path, "address", true, &src.address);
+        auto mac = fields_.mac(table, path, "mac", false);
+        if (!peer_name) return;  // nothing can refer to it; its own errors are reported
+        out_.config.nodes.push_back({*peer_name, address, mac, false});
+        out_.source.nodes.push_back(std::move(src));
+    }
+
+    void decode_vpc(const TomlNode& table, std::size_t index) {
+        const std::string path = vpc_path(index);
+        fields_.reject_unknown_keys(table, path,
+                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "nat", "endpoint"});
+        Vpc vpc;
+        VpcSource src;
+        src.table = table.line;
+        vpc.name = name(table, path, "name", "name = \"blue\"", &src.name).value_or("");
+        auto vni = fields_.integer(table, path, "vni", true, 1, kMaxVni, "a VNI has 24 bits; valid", &src.vni);
+        src.vni_ok = vni.has_value();
+        vpc.vni = static_cast<std::uint32_t>(vni.value_or(0));
+        decode_cidrs(table, path, vpc, src);
+        auto gateway = fields_.ipv4(table, path, "gateway", true, &src.gateway);
+        src.gateway_ok = gateway.has_value();
+        vpc.gateway = gateway.value_or(Ipv4Address{});
+        vpc.gateway_mac = fields_.mac(table, path, "gateway_mac", false, &src.gateway_mac).value_or(kDefaultGatewayMac);
+        decode_mtu(table, path, vpc, src);
+        if (const TomlNode* nat = fields_.table(table, path, "nat", false)) decode_nat(*nat, path + ".nat", vpc, src);
+        out_.config.vpcs.push_back(std::move(vpc));
+        out_.source.vpcs.push_back(std::move(src));
+        if (const TomlNode* endpoints = fields_.table_array(table, path, "endpoint")) {
+            for (std::size_t i = 0; i < endpoints->items.size(); ++i)
+                decode_endpoint(endpoints->items[i], path + ".endpoint[" + std::to_string(i) + "]", index, i);
+        }
+    }
+
+    void decode_cidrs(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
+        const std::string key = path + ".cidr";
+        const TomlNode* cidr = table.find("cidr");
+        if (cidr == nullptr) {
+            fields_.error(table.line, key, "missing required key", "add it, e.g. cidr = \"10.0.0.0/24\"");
+            return;
+        }
+        src.cidr = cidr->line;
+        std::vector<const TomlNode*> items;
+        if (cidr->kind == Kind::string) items.push_back(cidr);
+        for (const auto& item : cidr->items) items.push_back(&item);
+        const bool strings = std::all_of(items.begin(), items.end(), [](auto* n) { return n->kind == Kind::string; });
+        if (items.empty() || !strings) {
+            fields_.error(cidr->line, key, "expected a CIDR string or a non-empty array of them",
+                          "e.g. cidr = \"10.0.0.0/24\" or cidr = [\"10.0.0.0/24\", \"10.0.1.0/24\"]");
+            return;
+        }
+        bool all_ok = true;
+        for (const TomlNode* item : items) {
+            auto prefix = fields_.prefix(*item, key);
+            all_ok = all_ok && prefix.has_value();
+            if (prefix) vpc.cidrs.push_back(*prefix);
+        }
+        src.cidr_ok = all_ok;
+    }
+
+    void decode_mtu(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
+        const std::uint32_t usable = out_.config.local.underlay_mtu - kOverlayOverhead;
+        vpc.mtu = usable;
+        auto mtu = fields_.integer(table, path, "mtu", false, 0, 65535, "an MTU", &src.mtu);
+        if (!mtu) return;
+        src.mtu_set = true;
+        if (*mtu > static_cast<std::int64_t>(usable)) {
+            fields_.error(src.mtu, path + ".mtu",
+                          "mtu " + std::to_string(*mtu) + " does not fit the overlay: underlay_mtu " +
+                              std::to_string(out_.config.local.underlay_mtu) + " minus " +
+                              std::to_string(kOverlayOverhead) + " bytes of encapsulation leaves " +
+                              std::to_string(usable),
+                          "use at most " + std::to_string(usable) + ", or raise [node] underlay_mtu");
+        } else if (*mtu < static_cast<std::int64_t>(kMinVpcMtu)) {
+            fields_.error(src.mtu, path + ".mtu", "mtu " + std::to_string(*mtu) + " is too small",
+                          "use " + std::to_string(kMinVpcMtu) + " to " + std::to_string(usable));
+        } else {
+            vpc.mtu = static_cast<std::uint32_t>(*mtu);
+        }
+    }
+
+    void decode_nat(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
+        fields_.reject_unknown_keys(table, path, {"gateway_node", "address", "port_range", "forward"});
+        NatConfig nat;
+        nat.gateway_node = fields_.string(table, path, "gateway_node", true, "gateway_node = \"gw1\"",
+                                          &src.nat_gateway_node)
+                               .value_or("");
+        nat.address = fields_.ipv4(table, path, "address", true, &src.nat_address).value_or(Ipv4Address{});
+        decode_port_range(table, path, nat);
+        if (const TomlNode* forwards = fields_.table_array(table, path, "forward")) {
+            for (std::size_t i = 0; i < forwards->items.size(); ++i)
+                decode_forward(forwards->items[i], path + ".forward[" + std::to_string(i) + "]", nat, src);
+        }
+        vpc.nat = std::move(nat);
+    }
+
+    void decode_port_range(const TomlNode& table, const std::string& path, NatConfig& nat) {
+        const TomlNode* range = table.find("port_range");
+        if (range == nullptr) return;
+        const bool two_ints = range->kind == Kind::array && range->items.size() == 2 &&
+                              range->items[0].kind == Kind::integer && range->items[1].kind == Kind::integer;
+        const std::int64_t low = two_ints ? range->items[0].integer : 0;
+        const std::int64_t high = two_ints ? range->items[1].integer : 0;
+        if (!two_ints || low < 1 || high > 65535 || low > high) {
+            fields_.error(range->line, path + ".port_range", "expected [first, last] with 1 <= first <= last <= 65535",
+                          "e.g. port_range = [1024, 65535]");
+            return;
+        }
+        nat.port_min = static_cast<std::uint16_t>(low);
+        nat.port_max = static_cast<std::uint16_t>(high);
+    }
+
+    void decode_forward(const TomlNode& table, const std::string& path, NatConfig& nat, VpcSource& src) {
+        fields_.reject_unknown_keys(table, path, {"protocol", "nat_port", "to"});
+        ForwardSource fsrc{table.line, 0, 0};
+        NatForward forward;
+        std::uint32_t protocol_line = 0;
+        auto protocol = fields_.string(table, path, "protocol", true, "protocol = \"tcp\"", &protocol_line);
+        bool ok = protocol.has_value();
+        if (protocol && *protocol != "tcp" && *protocol != "udp") {
+            fields_.error(protocol_line, path + ".protocol", quoted(*protocol) + " is not a forwardable protocol",
+                          "expected \"tcp\" or \"udp\"");
+            ok = false;
+        }
+        forward.protocol = protocol == "udp" ? NatProtocol::udp : NatProtocol::tcp;
+        auto nat_port = fields_.integer(table, path, "nat_port", true, 1, 65535, "a port", &fsrc.nat_port);
+        forward.nat_port = static_cast<std::uint16_t>(nat_port.value_or(0));
+        auto to = fields_.string(table, path, "to", true, "to = \"10.0.0.10:80\"", &fsrc.to);
+        ok = ok && nat_port && to && parse_destination(*to, forward, fsrc.to, path + ".to");
+        if (!ok) return;
+        nat.forwards.push_back(forward);
+        src.forwards.push_back(fsrc);
+    }
+
+    bool parse_destination(const std::string& text, NatForward& forward, std::uint32_t line, const std::string& key) {
+        const auto colon = text.find(':');
+        const auto ip = Ipv4Address::parse(std::string_view(text).substr(0, colon));
+        const std::string port = colon == std::string::npos ? "" : text.substr(colon + 1);
+        const bool digits = !port.empty() && port.size() <= 5 &&
+                            std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!ip || !digits || std::stoi(port) < 1 || std::stoi(port) > 65535) {
+            fields_.error(line, key, quoted(text) + " is not an endpoint address and port",
+                          "expected \"<endpoint ip>:<port>\" such as \"10.0.0.10:80\"");
+            return false;
+        }
+        forward.endpoint_ip = *ip;
+        forward.endpoint_port = static_cast<std::uint16_t>(std::stoi(port));
+        return true;
+    }
+
+    void decode_endpoint(const TomlNode& table, const std::string& path, std::size_t vpc_index, std::size_t index) {
+        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port"});
+        EndpointSource src;
+        src.table = table.line;
+        src.index_in_vpc = static_cast<std::uint32_t>(index);
+        auto ip = fields_.ipv4(table, path, "ip", true, &src.ip);
+        auto mac = fields_.mac(table, path, "mac", true, &src.mac);
+        auto node = fields_.string(table, path, "node", true, "node = \"node1\"", &src.node);
+        std::optional<std::string> port;
+        if (table.find("port") != nullptr) {
+            port = interface(table, path, "port", false);
+            src.port = table.find("port")->line;
+            if (!port) return;
+        }
+        if (!ip || !mac || !node) return;  // reported; checks across endpoints need all three
+        Endpoint endpoint;
+        endpoint.vni = out_.config.vpcs[vpc_index].vni;
+        endpoint.ip = *ip;
+        endpoint.mac = *mac;
+        endpoint.node = std::move(*node);
+        endpoint.port = port.value_or("");
+        endpoint.vpc_index = static_cast<std::uint32_t>(vpc_index);
+        out_.config.endpoints.push_back(std::move(endpoint));
+        out_.source.endpoints.push_back(src);
+    }
+
+    DecodedFabric& out_;
+    FieldReader fields_;
+};
+
+}  // namespace
+
+std::string vpc_path(std::size_t index) { return "vpc[" + std::to_string(index) + "]"; }
+
+std::string endpoint_path(const FabricConfig& config, const SourceMap& source, std::size_t index) {
+    return vpc_path(config.endpoints[index].vpc_index) + ".endpoint[" +
+           std::to_string(source.endpoints[index].index_in_vpc) + "]";
+}
+
+DecodedFabric decode_fabric(const TomlNode& root, const std::string& file_name) {
+    DecodedFabric out;
+    out.config.source_name = file_name;
+    FabricDecoder(out).decode(root);
+    return out;
+}
+
+}  // namespace andromeda::fabric::detail

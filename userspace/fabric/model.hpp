@@ -1,0 +1,135 @@
+// The fabric model: plain values describing this node, its peers, the VPCs and their endpoints.
+// Built once per load by the loader and then only read; the snapshot indexes these vectors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wire/addresses.hpp"
+
+namespace andromeda::fabric {
+
+using wire::Ipv4Address;
+using wire::Ipv4Prefix;
+using wire::MacAddress;
+
+enum class Encap : std::uint8_t { andromeda, vxlan };
+enum class NatProtocol : std::uint8_t { tcp, udp };
+
+inline constexpr std::uint16_t kAndromedaUdpPort = 43481;
+inline constexpr std::uint16_t kDefaultVxlanPort = 4789;
+// Outer Ethernet + IPv4 + UDP + 8-byte overlay header; the same for both encapsulations.
+inline constexpr std::uint32_t kOverlayOverhead = 50;
+inline constexpr std::uint32_t kDefaultUnderlayMtu = 1500;
+inline constexpr std::uint32_t kMinUnderlayMtu = 626;
+inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
+inline constexpr std::uint32_t kMinVpcMtu = 576;
+inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
+inline constexpr std::uint16_t kDefaultNatPortMin = 1024;
+inline constexpr std::uint16_t kDefaultNatPortMax = 65535;
+// The reference implementation's virtual gateway MAC; every VPC uses it unless told otherwise.
+inline constexpr MacAddress kDefaultGatewayMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0xff}};
+inline constexpr std::uint32_t kNoIndex = 0xFFFFFFFF;
+
+// The NAT gateway's outside port: where translated traffic leaves for the Internet.
+struct Uplink {
+    std::string interface;
+    std::optional<Ipv4Address> address;   // unset: the interface's own address
+    std::optional<Ipv4Address> next_hop;  // unset: the kernel's route
+
+    friend bool operator==(const Uplink&, const Uplink&) = default;
+};
+
+// [node]: settings of the host this file configures.
+struct LocalNodeSettings {
+    std::string name;
+    std::string underlay;                // underlay interface name
+    std::optional<Ipv4Address> address;  // unset: the daemon uses the underlay interface's
+    Encap encap = Encap::andromeda;
+    std::uint16_t vxlan_port = kDefaultVxlanPort;
+    std::uint32_t underlay_mtu = kDefaultUnderlayMtu;
+    std::string pin_dir;  // default /sys/fs/bpf/andromeda/<name>
+    std::optional<Uplink> uplink;
+
+    friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;
+};
+
+// One host of the underlay, this node included (is_local).
+struct Node {
+    std::string name;
+    std::optional<Ipv4Address> address;  // unset only for the local node without an address
+    std::optional<MacAddress> mac;       // pinned next-hop MAC, for underlays without ARP
+    bool is_local = false;
+
+    friend bool operator==(const Node&, const Node&) = default;
+};
+
+struct NatForward {
+    NatProtocol protocol = NatProtocol::tcp;
+    std::uint16_t nat_port = 0;
+    Ipv4Address endpoint_ip;
+    std::uint16_t endpoint_port = 0;
+
+    friend bool operator==(const NatForward&, const NatForward&) = default;
+};
+
+struct NatConfig {
+    std::string gateway_node;
+    std::uint32_t gateway_node_index = kNoIndex;
+    Ipv4Address address;
+    std::uint16_t port_min = kDefaultNatPortMin;
+    std::uint16_t port_max = kDefaultNatPortMax;
+    std::vector<NatForward> forwards;
+
+    friend bool operator==(const NatConfig&, const NatConfig&) = default;
+};
+
+struct Vpc {
+    std::string name;
+    std::uint32_t vni = 0;
+    std::vector<Ipv4Prefix> cidrs;  // at least one; never overlapping each other
+    Ipv4Address gateway;
+    MacAddress gateway_mac = kDefaultGatewayMac;
+    std::uint32_t mtu = 0;  // inner MTU; default underlay_mtu - kOverlayOverhead
+    std::optional<NatConfig> nat;
+
+    [[nodiscard]] bool contains(Ipv4Address ip) const noexcept {
+        for (const auto& cidr : cidrs)
+            if (cidr.contains(ip)) return true;
+        return false;
+    }
+    friend bool operator==(const Vpc&, const Vpc&) = default;
+};
+
+struct Endpoint {
+    std::uint32_t vni = 0;
+    Ipv4Address ip;
+    MacAddress mac;
+    std::string node;
+    std::string port;  // tenant port; indexed only when the endpoint is on this node
+    std::uint32_t vpc_index = kNoIndex;
+    std::uint32_t node_index = kNoIndex;
+    std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
+    bool is_local = false;
+
+    // What the configuration says, ignoring the indexes derived from it.
+    [[nodiscard]] bool same_config(const Endpoint& o) const noexcept {
+        return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port;
+    }
+};
+
+// A whole fabric as loaded from one file, before indexing.
+struct FabricConfig {
+    std::string source_name;
+    LocalNodeSettings local;
+    std::vector<Node> nodes;  // the local node first
+    std::vector<Vpc> vpcs;
+    std::vector<Endpoint> endpoints;
+};
+
+[[nodiscard]] inline const char* to_string(Encap e) noexcept { return e == Encap::vxlan ? "vxlan" : "andromeda"; }
+[[nodiscard]] inline const char* to_string(NatProtocol p) noexcept { return p == NatProtocol::udp ? "udp" : "tcp"; }
+
+}  // namespace andromeda::fabric

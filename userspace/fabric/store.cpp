@@ -1,0 +1,39 @@
+#include "fabric/store.hpp"
+
+namespace andromeda::fabric {
+
+std::string ReloadResult::message() const {
+    if (!applied) return to_string(errors) + "fabric not changed: " + std::to_string(errors.size()) + " error(s)\n";
+    return "fabric generation " + std::to_string(snapshot->generation()) + " from " + snapshot->source_name() + ": " +
+           diff.summary();
+}
+
+LoadOptions FabricStore::next_options() const { return {generation_ + 1, ports_}; }
+
+ReloadResult FabricStore::load_file(const std::string& path) {
+    std::lock_guard lock(reload_mutex_);
+    return apply(load_fabric_file(path, next_options()));
+}
+
+ReloadResult FabricStore::load_string(std::string_view text, const std::string& display_name) {
+    std::lock_guard lock(reload_mutex_);
+    return apply(load_fabric_string(text, display_name, next_options()));
+}
+
+ReloadResult FabricStore::apply(LoadResult loaded) {
+    ReloadResult result;
+    if (!loaded.ok()) {
+        result.errors = std::move(loaded.errors);
+        result.snapshot = publisher_.current();
+        return result;
+    }
+    const auto running = publisher_.current();
+    result.diff = diff_fabrics(running.get(), *loaded.snapshot);
+    result.snapshot = loaded.snapshot;
+    result.applied = true;
+    generation_ = loaded.snapshot->generation();
+    publisher_.publish(std::move(loaded.snapshot));
+    return result;
+}
+
+}  // namespace andromeda::fabric

@@ -1,0 +1,48 @@
+// The running fabric of one andromedad: load or reload node.toml, diff it against what runs,
+// publish it to the workers with one atomic swap. A file that fails validation changes nothing.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fabric/diff.hpp"
+#include "fabric/loader.hpp"
+#include "fabric/publisher.hpp"
+
+namespace andromeda::fabric {
+
+struct ReloadResult {
+    bool applied = false;
+    ValidationErrors errors;  // why nothing was applied
+    FabricDiff diff;          // what the applied snapshot changed
+    std::shared_ptr<const FabricSnapshot> snapshot;  // the snapshot now running
+
+    // The errors, or the diff summary: what `andromedactl reload` shows.
+    [[nodiscard]] std::string message() const;
+};
+
+class FabricStore {
+public:
+    explicit FabricStore(PortResolver ports = {}) : ports_(std::move(ports)) {}
+
+    // First load and every reload go through here; concurrent calls are serialized.
+    ReloadResult load_file(const std::string& path);
+    ReloadResult load_string(std::string_view text, const std::string& display_name);
+
+    // One per worker thread, created before the workers start reading.
+    [[nodiscard]] FabricReader make_reader() { return publisher_.make_reader(); }
+    [[nodiscard]] std::shared_ptr<const FabricSnapshot> current() const { return publisher_.current(); }
+    SnapshotPublisher& publisher() noexcept { return publisher_; }
+
+private:
+    ReloadResult apply(LoadResult loaded);
+    LoadOptions next_options() const;
+
+    PortResolver ports_;
+    std::mutex reload_mutex_;
+    std::uint64_t generation_ = 0;
+    SnapshotPublisher publisher_;
+};
+
+}  // namespace andromeda::fabric

@@ -1,0 +1,85 @@
+#include <algorithm>
+
+#include "fabric/toml_tree.hpp"
+
+namespace andromeda::fabric::detail {
+
+namespace {
+
+// Index just past the string that starts at `i` (at its opening quote).
+std::size_t skip_string(std::string_view text, std::size_t i) noexcept {
+    const char quote = text[i];
+    const bool escapes = quote == '"';
+    const bool multi_line = text.substr(i, 3) == std::string_view(quote == '"' ? "\"\"\"" : "'''");
+    i += multi_line ? 3 : 1;
+    while (i < text.size()) {
+        const char c = text[i];
+        if (escapes && c == '\\') {
+            i += 2;
+            continue;
+        }
+        if (!multi_line && c == '\n') return i;
+        if (c == quote) {
+            if (!multi_line) return i + 1;
+            if (i + 2 < text.size() && text[i + 1] == quote && text[i + 2] == quote) return i + 3;
+        }
+        ++i;
+    }
+    return i;
+}
+
+bool same_members(const TomlNode& a, const TomlNode& b) {
+    if (a.members.size() != b.members.size()) return false;
+    for (const auto& [key, value] : a.members) {
+        const TomlNode* other = b.find(key);
+        if (other == nullptr || !same_document(value, *other)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::size_t max_nesting_depth(std::string_view text) noexcept {
+    std::size_t depth = 0;
+    std::size_t deepest = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const char c = text[i];
+        if (c == '"' || c == '\'') {
+            i = skip_string(text, i);
+            continue;
+        }
+        if (c == '#') {
+            while (i < text.size() && text[i] != '\n') ++i;
+            continue;
+        }
+        if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+        if ((c == ']' || c == '}') && depth > 0) --depth;
+        ++i;
+    }
+    return deepest;
+}
+
+bool same_document(const TomlNode& a, const TomlNode& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+    case TomlNode::Kind::table: return same_members(a, b);
+    case TomlNode::Kind::array:
+        if (a.items.size() != b.items.size()) return false;
+        for (std::size_t i = 0; i < a.items.size(); ++i)
+            if (!same_document(a.items[i], b.items[i])) return false;
+        return true;
+    case TomlNode::Kind::string: return a.line == b.line && a.text == b.text;
+    case TomlNode::Kind::integer: return a.line == b.line && a.integer == b.integer;
+    case TomlNode::Kind::boolean: return a.line == b.line && a.boolean == b.boolean;
+    case TomlNode::Kind::other: return a.text == b.text;
+    }
+    return false;
+}
+
+std::optional<TomlNode> parse_toml(std::string_view text, const std::string& file_name, ValidationError& error) {
+    if (auto fast = parse_toml_fast(text)) return fast;
+    return parse_toml_full(text, file_name, error);
+}
+
+}  // namespace andromeda::fabric::detail

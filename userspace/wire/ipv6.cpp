@@ -26,6 +26,8 @@ Ipv6Walk walk_ipv6_extension_headers(ByteSpan packet) noexcept {
         }
         ++walk.extension_count;
         const std::uint8_t next = packet[offset];
+        if (type == ip_protocol::kRouting && walk.routing_header_offset == 0)
+            walk.routing_header_offset = static_cast<std::uint32_t>(offset);
         if (type == ip_protocol::kFragment) {
             walk.fragment_header_offset = static_cast<std::uint32_t>(offset);
             // A non-first fragment carries no upper-layer header: stop at the fragment data.

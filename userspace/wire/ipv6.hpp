@@ -65,6 +65,7 @@ struct Ipv6Walk {
     std::uint8_t upper_layer_protocol = 0;
     std::uint32_t upper_layer_offset = 0;     // from the start of the fixed header
     std::uint32_t fragment_header_offset = 0; // 0 = none
+    std::uint32_t routing_header_offset = 0;  // the first routing header; 0 = none
     std::uint8_t extension_count = 0;
     ParseError error = ParseError::None;
 };
@@ -118,10 +119,20 @@ public:
     [[nodiscard]] std::uint8_t upper_layer_protocol() const noexcept { return walk_.upper_layer_protocol; }
     [[nodiscard]] std::size_t upper_layer_offset() const noexcept { return walk_.upper_layer_offset; }
     [[nodiscard]] Span upper_layer_payload() const noexcept { return packet_.subspan(walk_.upper_layer_offset); }
-    // Pseudo-header sum for the upper-layer checksum. It uses the packet's destination: with a
-    // routing header the final destination would be needed (RFC 8200 8.1), which we do not chase.
+    // The destination the upper-layer checksum covers (RFC 8200 8.1): with a routing header that
+    // still has segments left, the last hop of the route rather than the next one. Type 0/2
+    // headers list the final address last; a segment routing header (type 4) lists it first.
+    [[nodiscard]] Ipv6Address final_destination() const noexcept {
+        if (walk_.routing_header_offset == 0) return destination();
+        const Byte* routing = &packet_[walk_.routing_header_offset];
+        const std::size_t address_count = routing[1] / 2;  // 8-byte units after the first 8
+        if (routing[3] == 0 || address_count == 0) return destination();
+        const std::size_t index = routing[2] == 4 ? 0 : address_count - 1;
+        return Ipv6Address::from_bytes(routing + 8 + 16 * index);
+    }
+    // Pseudo-header sum for the upper-layer checksum (UDP, TCP, ICMPv6) of this packet.
     [[nodiscard]] std::uint64_t pseudo_header_sum() const noexcept {
-        return wire::pseudo_header_sum(source(), destination(), upper_layer_protocol(),
+        return wire::pseudo_header_sum(source(), final_destination(), upper_layer_protocol(),
                                        static_cast<std::uint32_t>(upper_layer_payload().size()));
     }
 

@@ -90,6 +90,28 @@ TEST(Ipv6, WalksExtensionHeaders) {
     EXPECT_FALSE(ip->extension_header(4));
 }
 
+TEST(Ipv6, FinalDestinationFollowsRoutingHeader) {
+    auto buf = chain_packet(0, false);
+    const auto final_hop = *Ipv6Address::parse("2001:db8::99");
+    final_hop.copy_to(&buf[48 + 8]);  // the routing header's only address
+    auto ip = Ipv6View::parse(buf);
+    ASSERT_TRUE(ip);
+    EXPECT_EQ(ip->destination(), kDst);
+    EXPECT_EQ(ip->final_destination(), final_hop);
+    EXPECT_EQ(ip->pseudo_header_sum(),
+              pseudo_header_sum(kSrc, final_hop, ip_protocol::kTcp, static_cast<std::uint32_t>(12)));
+    buf[48 + 3] = 0;  // no segments left: the destination is already the final one
+    ip = Ipv6View::parse(buf);
+    ASSERT_TRUE(ip);
+    EXPECT_EQ(ip->final_destination(), kDst);
+    // A segment routing header (type 4) names the final destination first.
+    buf[48 + 2] = 4;
+    buf[48 + 3] = 1;
+    ip = Ipv6View::parse(buf);
+    ASSERT_TRUE(ip);
+    EXPECT_EQ(ip->final_destination(), final_hop);
+}
+
 TEST(Ipv6, LaterFragmentStopsAtFragmentHeader) {
     const auto buf = chain_packet(185, false);
     const auto ip = Ipv6View::parse(buf);
@@ -187,6 +209,7 @@ TEST(Ipv6, PropertyRandomChainsStayInBounds) {
         (void)ip->fragment_offset();
         (void)ip->fragment_identification();
         (void)ip->pseudo_header_sum();
+        (void)ip->final_destination();
     }
 }
 

@@ -20,12 +20,6 @@ int hex_value(char c) noexcept {
 
 }  // namespace
 
-MacAddress MacAddress::from_bytes(const std::uint8_t* p) noexcept {
-    std::array<std::uint8_t, 6> b;
-    std::memcpy(b.data(), p, b.size());
-    return MacAddress(b);
-}
-
 std::optional<MacAddress> MacAddress::parse(std::string_view text) noexcept {
     if (text.size() != 17) return std::nullopt;
     const char sep = text[2];
@@ -67,8 +61,6 @@ std::string MacAddress::to_string() const {
                   bytes_[4], bytes_[5]);
     return buf;
 }
-
-Ipv4Address Ipv4Address::from_bytes(const std::uint8_t* p) noexcept { return Ipv4Address(load_be32(p)); }
 
 std::optional<Ipv4Address> Ipv4Address::parse(std::string_view text) noexcept {
     std::uint32_t value = 0;

@@ -2,6 +2,7 @@
 // checksum incrementally (RFC 1624), and a builder.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -60,6 +61,19 @@ public:
         if (total_length < header_length) return ParseError::BadTotalLength;
         if (bytes.size() < total_length) return ParseError::Truncated;
         return BasicIpv4View(bytes.first(total_length));
+    }
+    // For the datagram quoted inside an ICMP error (RFC 792/1812): the sender keeps only the
+    // header and the first bytes, so total_length may exceed what is present. Same checks as
+    // parse() otherwise; packet() and payload() end at the lesser of total_length and the buffer.
+    static Parsed<BasicIpv4View> parse_quoted(Span bytes) noexcept {
+        if (bytes.size() < kIpv4MinHeaderLength) return ParseError::Truncated;
+        if ((bytes[0] >> 4) != 4) return ParseError::BadVersion;
+        const std::size_t header_length = static_cast<std::size_t>(bytes[0] & 0x0f) * 4;
+        if (header_length < kIpv4MinHeaderLength) return ParseError::BadHeaderLength;
+        const std::size_t total_length = load_be16(&bytes[2]);
+        if (total_length < header_length) return ParseError::BadTotalLength;
+        if (bytes.size() < header_length) return ParseError::Truncated;
+        return BasicIpv4View(bytes.first(std::min(total_length, bytes.size())));
     }
 
     [[nodiscard]] std::uint8_t version() const noexcept { return packet_[0] >> 4; }

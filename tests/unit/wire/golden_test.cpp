@@ -293,6 +293,13 @@ private:
             EXPECT_EQ(m->original_datagram().size(), j["body_length"]);
             EXPECT_TRUE(Ipv4View::parse(m->original_datagram()).error() == ParseError::Truncated)
                 << "a quoted datagram is cut short of its total length";
+            const auto quoted = Ipv4View::parse_quoted(m->original_datagram());
+            ASSERT_TRUE(quoted);
+            EXPECT_EQ(quoted->total_length(), 1500);
+            EXPECT_EQ(quoted->protocol(), ip_protocol::kUdp);
+            EXPECT_TRUE(quoted->checksum_valid());
+            EXPECT_EQ(quoted->payload().size(), 8u);
+            EXPECT_EQ(UdpView::parse(quoted->payload()).error(), ParseError::Truncated);
             h = icmpv4_fragmentation_needed(m->next_hop_mtu());
         } else {
             FAIL() << "no builder rule for ICMP type " << int{m->type()};
@@ -375,7 +382,11 @@ TEST(Golden, TruncationsOfGoldenFramesStayInBounds) {
             if (const auto ip = Ipv4View::parse(payload)) {
                 (void)UdpView::parse(ip->payload());
                 (void)TcpView::parse(ip->payload());
-                if (const auto icmp = Icmpv4View::parse(ip->payload())) (void)Ipv4View::parse(icmp->original_datagram());
+                if (const auto icmp = Icmpv4View::parse(ip->payload())) {
+                    (void)Ipv4View::parse(icmp->original_datagram());
+                    if (const auto quoted = Ipv4View::parse_quoted(icmp->original_datagram()))
+                        (void)UdpView::parse(quoted->payload());
+                }
             }
             if (const auto ip = Ipv6View::parse(payload)) {
                 (void)UdpView::parse(ip->upper_layer_payload());

@@ -147,6 +147,25 @@ TEST(Ipv4, ParseErrors) {
     EXPECT_FALSE(ip->checksum_valid());
 }
 
+TEST(Ipv4, ParseQuotedAcceptsShortDatagram) {
+    std::vector<std::uint8_t> buf(28 + 8);
+    auto h = sample_header(kRecordRoute);
+    h.total_length = 1500;
+    ASSERT_EQ(write_ipv4_header(buf, h), 28u);
+    EXPECT_EQ(Ipv4View::parse(buf).error(), ParseError::Truncated);
+    const auto quoted = Ipv4View::parse_quoted(buf);
+    ASSERT_TRUE(quoted);
+    EXPECT_EQ(quoted->total_length(), 1500);
+    EXPECT_EQ(quoted->packet().size(), 36u);
+    EXPECT_EQ(quoted->payload().size(), 8u);
+    EXPECT_EQ(quoted->options().size(), 8u);
+    EXPECT_TRUE(quoted->checksum_valid());
+    EXPECT_EQ(Ipv4View::parse_quoted(std::span(buf).first(27)).error(), ParseError::Truncated);
+    EXPECT_EQ(Ipv4View::parse_quoted(std::span(buf).first(19)).error(), ParseError::Truncated);
+    buf[0] = 0x44;
+    EXPECT_EQ(Ipv4View::parse_quoted(buf).error(), ParseError::BadHeaderLength);
+}
+
 TEST(Ipv4, SettersPatchChecksum) {
     std::vector<std::uint8_t> buf(40);
     ASSERT_NE(write_ipv4_header(buf, sample_header(kRecordRoute)), 0u);
@@ -209,6 +228,11 @@ TEST(Ipv4, PropertyRandomAndTruncatedInputsStayInBounds) {
         std::vector<std::uint8_t> junk(rng() % 80);
         for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
         if (!junk.empty() && rng() % 2) junk[0] = static_cast<std::uint8_t>(0x40 | (junk[0] & 0x0f));
+        if (const auto quoted = Ipv4View::parse_quoted(junk)) {
+            ASSERT_LE(quoted->packet().size(), junk.size());
+            ASSERT_LE(quoted->header_length(), quoted->packet().size());
+            (void)quoted->header();
+        }
         if (const auto ip = Ipv4View::parse(junk)) {
             ASSERT_LE(ip->packet().size(), junk.size());
             ASSERT_LE(ip->header_length(), ip->packet().size());

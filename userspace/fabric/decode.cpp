@@ -258,8 +258,8 @@ private:
         auto nat_port = fields_.integer(table, path, "nat_port", true, 1, 65535, "a port", &fsrc.nat_port);
         forward.nat_port = static_cast<std::uint16_t>(nat_port.value_or(0));
         auto to = fields_.string(table, path, "to", true, "to = \"10.0.0.10:80\"", &fsrc.to);
-        ok = ok && nat_port && to && parse_destination(*to, forward, fsrc.to, path + ".to");
-        if (!ok) return;
+        const bool destination_ok = to && parse_destination(*to, forward, fsrc.to, path + ".to");
+        if (!ok || !nat_port || !destination_ok) return;
         nat.forwards.push_back(forward);
         src.forwards.push_back(fsrc);
     }

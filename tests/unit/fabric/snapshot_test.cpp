@@ -1,0 +1,121 @@
+// Snapshot lookups and the RCU publisher's single-threaded behaviour.
+#include <gtest/gtest.h>
+
+#include "fabric_test_support.hpp"
+
+namespace andromeda::fabric {
+namespace {
+
+using testing::kBaseFabric;
+using testing::replace_once;
+
+Ipv4Address ip(const char* text) { return *Ipv4Address::parse(text); }
+
+TEST(FabricSnapshot, PortResolverBindsLocalEndpointsToIfindexes) {
+    LoadOptions options;
+    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+        if (port == "tap1") return 7;
+        return std::nullopt;
+    };
+    const auto fabric = load_fabric_string(kBaseFabric, "t.toml", options).snapshot;
+    ASSERT_TRUE(fabric);
+    const Endpoint* local = fabric->find_local_endpoint_by_ifindex(7);
+    ASSERT_NE(local, nullptr);
+    EXPECT_EQ(local->ip, ip("10.0.0.10"));
+    EXPECT_EQ(local->port_ifindex, 7u);
+    EXPECT_EQ(fabric->find_local_endpoint_by_ifindex(8), nullptr);
+}
+
+TEST(FabricSnapshot, LookupsOverManyEndpoints) {
+    std::string text = replace_once(kBaseFabric, "10.0.0.0/24", "10.0.0.0/16");
+    for (int i = 0; i < 2000; ++i) {
+        char entry[160];
+        std::snprintf(entry, sizeof entry, "[[vpc.endpoint]]\nip = \"10.0.%d.%d\"\nmac = \"02:00:00:01:%02x:%02x\"\nnode = \"node2\"\n",
+                      100 + i / 200, i % 200 + 1, i >> 8, i & 255);
+        text += entry;
+    }
+    const auto fabric = load_fabric_string(text, "t.toml").snapshot;
+    ASSERT_TRUE(fabric);
+    EXPECT_EQ(fabric->endpoints().size(), 2001u);
+    for (int i = 0; i < 2000; ++i) {
+        const Ipv4Address address((10u << 24) | (static_cast<std::uint32_t>(100 + i / 200) << 8) | (i % 200 + 1));
+        const Endpoint* e = fabric->find_endpoint(100, address);
+        ASSERT_NE(e, nullptr) << address.to_string();
+        EXPECT_EQ(e->ip, address);
+        EXPECT_EQ(fabric->find_endpoint(101, address), nullptr);
+    }
+    EXPECT_GT(fabric->memory_bytes(), 2000u * sizeof(Endpoint));
+}
+
+TEST(FabricSnapshot, NodeLookups) {
+    const auto fabric = load_fabric_string(kBaseFabric, "t.toml").snapshot;
+    ASSERT_TRUE(fabric);
+    EXPECT_EQ(fabric->find_node("node2")->address, ip("192.168.1.2"));
+    EXPECT_TRUE(fabric->find_node("node1")->is_local);
+    EXPECT_EQ(fabric->find_node("node3"), nullptr);
+    EXPECT_EQ(fabric->find_node_by_address(ip("192.168.1.1")), &fabric->local_node());
+    EXPECT_EQ(fabric->find_node_by_address(ip("192.168.1.3")), nullptr);
+}
+
+TEST(SnapshotPublisher, ReaderSeesNothingBeforePublishThenTheCurrentSnapshot) {
+    SnapshotPublisher publisher;
+    FabricReader reader = publisher.make_reader();
+    EXPECT_EQ(reader.read().get(), nullptr);
+    const auto first = load_fabric_string(kBaseFabric, "t.toml").snapshot;
+    publisher.publish(first);
+    EXPECT_EQ(reader.read().get(), first.get());
+    EXPECT_EQ(publisher.current(), first);
+}
+
+TEST(SnapshotPublisher, RetiredSnapshotIsKeptWhileAReaderHoldsIt) {
+    SnapshotPublisher publisher;
+    FabricReader reader = publisher.make_reader();
+    auto first = load_fabric_string(kBaseFabric, "t.toml").snapshot;
+    std::weak_ptr<const FabricSnapshot> first_alive = first;
+    publisher.publish(std::move(first));
+    {
+        auto guard = reader.read();
+        auto nested = reader.read();  // nested sections see the same snapshot
+        publisher.publish(load_fabric_string(kBaseFabric, "t2.toml").snapshot);
+        EXPECT_EQ(publisher.reclaim(), 1u);
+        EXPECT_FALSE(first_alive.expired());
+        EXPECT_EQ(guard->source_name(), "t.toml");
+        EXPECT_EQ(nested.get(), guard.get());
+    }
+    EXPECT_EQ(publisher.reclaim(), 0u);
+    EXPECT_TRUE(first_alive.expired());
+    EXPECT_EQ(reader.read()->source_name(), "t2.toml");
+}
+
+TEST(SnapshotPublisher, ReaderSlotsAreReused) {
+    SnapshotPublisher publisher;
+    for (std::size_t i = 0; i < 3 * SnapshotPublisher::kMaxReaders; ++i) {
+        FabricReader reader = publisher.make_reader();
+        (void)reader.read();
+    }
+    std::vector<FabricReader> readers;
+    for (std::size_t i = 0; i < SnapshotPublisher::kMaxReaders; ++i) readers.push_back(publisher.make_reader());
+    EXPECT_THROW((void)publisher.make_reader(), std::length_error);
+}
+
+TEST(FabricStore, FailedReloadChangesNothingAndReportsWhy) {
+    FabricStore store;
+    const ReloadResult first = store.load_string(kBaseFabric, "t.toml");
+    ASSERT_TRUE(first.applied) << first.message();
+    EXPECT_EQ(first.snapshot->generation(), 1u);
+    const ReloadResult bad = store.load_string(replace_once(kBaseFabric, "vni = 100", "vni = -1"), "t.toml");
+    EXPECT_FALSE(bad.applied);
+    ASSERT_EQ(bad.errors.size(), 1u);
+    EXPECT_EQ(bad.message(),
+              "t.toml:12: vpc[0].vni: -1 is out of range; a VNI has 24 bits; valid is 1 to 16777215\n"
+              "fabric not changed: 1 error(s)\n");
+    EXPECT_EQ(store.current(), first.snapshot);
+    const ReloadResult again = store.load_string(kBaseFabric, "t.toml");
+    ASSERT_TRUE(again.applied);
+    EXPECT_EQ(again.snapshot->generation(), 2u);
+    EXPECT_TRUE(again.diff.empty());
+    EXPECT_EQ(again.message(), "fabric generation 2 from t.toml: no changes\n");
+}
+
+}  // namespace
+}  // namespace andromeda::fabric

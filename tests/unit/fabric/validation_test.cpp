@@ -1,0 +1,343 @@
+// Every validation error, with its exact message: file, line, key, what is wrong, what is valid.
+#include <gtest/gtest.h>
+
+#include "fabric_test_support.hpp"
+
+namespace andromeda::fabric {
+namespace {
+
+using testing::kBaseFabric;
+using testing::replace_once;
+
+std::vector<std::string> errors_of(const std::string& text) {
+    const LoadResult result = load_fabric_string(text, "t.toml");
+    EXPECT_EQ(result.ok(), result.errors.empty());
+    std::vector<std::string> messages;
+    for (const auto& e : result.errors) messages.push_back(e.to_string());
+    return messages;
+}
+
+void expect_error(const std::string& text, const std::string& expected) {
+    EXPECT_EQ(errors_of(text), std::vector<std::string>{expected});
+}
+
+const std::string kSecondEndpoint = R"(
+[[vpc.endpoint]]
+ip = "10.0.0.20"
+mac = "02:00:00:00:00:20"
+node = "node2"
+)";
+
+TEST(FabricValidation, BaseFabricIsValid) { EXPECT_TRUE(errors_of(kBaseFabric + kSecondEndpoint).empty()); }
+
+TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
+    expect_error(replace_once(kBaseFabric, "address = \"192.168.1.2\"", "address = \"192.168.1.2\"\nmca = \"02:00:00:00:a1:02\""),
+                 "t.toml:9: nodes[0].mca: unknown key \"mca\"; did you mean \"mac\"? valid keys here: name, address, mac");
+}
+
+TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
+    expect_error(kBaseFabric + "colour = \"red\"\n",
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port");
+}
+
+TEST(FabricValidation, UnknownTopLevelSection) {
+    expect_error(kBaseFabric + "[[vpcs]]\nname = \"x\"\n",
+                 "t.toml:21: vpcs: unknown key \"vpcs\"; did you mean \"vpc\"? valid keys here: node, nodes, vpc");
+}
+
+TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
+    EXPECT_EQ(errors_of(replace_once(kBaseFabric, "underlay =", "underlya =")),
+              (std::vector<std::string>{
+                  "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
+                  "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, pin_dir, uplink"}));
+}
+
+TEST(FabricValidation, BadIpv4Address) {
+    expect_error(replace_once(kBaseFabric, "192.168.1.2", "192.168.1.300"),
+                 "t.toml:8: nodes[0].address: \"192.168.1.300\" is not an IPv4 address; expected a dotted quad such "
+                 "as \"10.0.0.10\"");
+}
+
+TEST(FabricValidation, BadMacAddress) {
+    expect_error(replace_once(kBaseFabric, "02:00:00:00:00:10", "02:00:00:00:00:1g"),
+                 "t.toml:18: vpc[0].endpoint[0].mac: \"02:00:00:00:00:1g\" is not a MAC address; expected six hex "
+                 "bytes such as \"02:00:00:00:00:0a\"");
+}
+
+TEST(FabricValidation, MulticastMacAddress) {
+    expect_error(replace_once(kBaseFabric, "02:00:00:00:00:10", "01:00:5e:00:00:10"),
+                 "t.toml:18: vpc[0].endpoint[0].mac: \"01:00:5e:00:00:10\" is not a unicast MAC address; the first "
+                 "byte must be even and the address not all zeros, e.g. \"02:00:00:00:00:0a\"");
+}
+
+TEST(FabricValidation, BadCidr) {
+    expect_error(replace_once(kBaseFabric, "10.0.0.0/24", "10.0.0.0/33"),
+                 "t.toml:13: vpc[0].cidr: \"10.0.0.0/33\" is not a CIDR prefix; expected a network address and "
+                 "prefix length such as \"10.0.0.0/24\"");
+}
+
+TEST(FabricValidation, CidrWithHostBitsSuggestsTheNetwork) {
+    expect_error(replace_once(kBaseFabric, "10.0.0.0/24", "10.0.0.1/24"),
+                 "t.toml:13: vpc[0].cidr: \"10.0.0.1/24\" has host bits set; did you mean \"10.0.0.0/24\"?");
+}
+
+TEST(FabricValidation, OverlappingCidrsOfOneVpc) {
+    expect_error(replace_once(kBaseFabric, "\"10.0.0.0/24\"", "[\"10.0.0.0/16\", \"10.0.4.0/24\"]"),
+                 "t.toml:13: vpc[0].cidr: 10.0.4.0/24 overlaps 10.0.0.0/16 of the same VPC; list prefixes that do "
+                 "not overlap");
+}
+
+TEST(FabricValidation, EndpointOutsideItsVpcCidr) {
+    expect_error(replace_once(kBaseFabric, "\"10.0.0.10\"", "\"10.0.1.10\""),
+                 "t.toml:17: vpc[0].endpoint[0].ip: 10.0.1.10 is outside VPC \"blue\" (10.0.0.0/24); pick an "
+                 "address inside the VPC's CIDR, or add a CIDR to the VPC");
+}
+
+TEST(FabricValidation, DuplicateIpInOneVpc) {
+    expect_error(kBaseFabric + replace_once(kSecondEndpoint, "10.0.0.20", "10.0.0.10"),
+                 "t.toml:23: vpc[0].endpoint[1].ip: 10.0.0.10 is already an endpoint of VPC \"blue\" (line 16); an IP "
+                 "is unique within a VPC (another VPC may reuse it)");
+}
+
+TEST(FabricValidation, DuplicateMacInOneVpc) {
+    expect_error(kBaseFabric + replace_once(kSecondEndpoint, "00:20", "00:10"),
+                 "t.toml:24: vpc[0].endpoint[1].mac: 02:00:00:00:00:10 is already used by endpoint 10.0.0.10 of VPC "
+                 "\"blue\" (line 16); a MAC is unique within a VPC");
+}
+
+TEST(FabricValidation, EndpointWithTheGatewayMac) {
+    expect_error(replace_once(kBaseFabric, "02:00:00:00:00:10", "02:00:00:00:00:ff"),
+                 "t.toml:18: vpc[0].endpoint[0].mac: 02:00:00:00:00:ff is the gateway MAC of VPC \"blue\"; choose "
+                 "another MAC; the gateway answers for this one");
+}
+
+TEST(FabricValidation, VniOutOf24Bits) {
+    expect_error(replace_once(kBaseFabric, "vni = 100", "vni = 16777216"),
+                 "t.toml:12: vpc[0].vni: 16777216 is out of range; a VNI has 24 bits; valid is 1 to 16777215");
+}
+
+TEST(FabricValidation, VniZero) {
+    expect_error(replace_once(kBaseFabric, "vni = 100", "vni = 0"),
+                 "t.toml:12: vpc[0].vni: 0 is out of range; a VNI has 24 bits; valid is 1 to 16777215");
+}
+
+TEST(FabricValidation, VniUsedTwice) {
+    expect_error(kBaseFabric + "\n[[vpc]]\nname = \"green\"\nvni = 100\ncidr = \"10.1.0.0/24\"\ngateway = \"10.1.0.1\"\n",
+                 "t.toml:24: vpc[1].vni: VNI 100 is already used by VPC \"blue\" (line 12); every VPC needs its own VNI");
+}
+
+TEST(FabricValidation, VpcNameUsedTwice) {
+    expect_error(kBaseFabric + "\n[[vpc]]\nname = \"blue\"\nvni = 200\ncidr = \"10.1.0.0/24\"\ngateway = \"10.1.0.1\"\n",
+                 "t.toml:23: vpc[1].name: VPC \"blue\" is defined twice (first at line 11); VPC names must be unique");
+}
+
+TEST(FabricValidation, VniOfTheWrongType) {
+    expect_error(replace_once(kBaseFabric, "vni = 100", "vni = \"100\""),
+                 "t.toml:12: vpc[0].vni: expected an integer, found a string; e.g. vni = 1");
+}
+
+TEST(FabricValidation, EndpointOnUnknownNode) {
+    expect_error(kBaseFabric + replace_once(kSecondEndpoint, "node2", "node3"),
+                 "t.toml:25: vpc[0].endpoint[1].node: no node named \"node3\"; name [node] or one of [[nodes]]: "
+                 "node1, node2");
+}
+
+TEST(FabricValidation, LocalEndpointWithoutTenantPort) {
+    expect_error(replace_once(kBaseFabric, "port = \"tap1\"\n", ""),
+                 "t.toml:16: vpc[0].endpoint[0].port: endpoint 10.0.0.10 is on this node (node1) but has no tenant "
+                 "port; add port = \"<interface>\", e.g. port = \"tap-blue\"");
+}
+
+TEST(FabricValidation, TwoEndpointsOnOneTenantPort) {
+    expect_error(kBaseFabric + replace_once(kSecondEndpoint, "node = \"node2\"", "node = \"node1\"\nport = \"tap1\""),
+                 "t.toml:26: vpc[0].endpoint[1].port: port \"tap1\" already carries endpoint 10.0.0.10 of VPC \"blue\" "
+                 "(line 16); each tenant port carries one endpoint");
+}
+
+TEST(FabricValidation, BadTenantPortName) {
+    expect_error(replace_once(kBaseFabric, "\"tap1\"", "\"a-very-long-port-name\""),
+                 "t.toml:20: vpc[0].endpoint[0].port: \"a-very-long-port-name\" is not a valid interface name; Linux "
+                 "interface names are 1 to 15 characters without '/', ':' or spaces");
+}
+
+TEST(FabricValidation, GatewayCollidesWithAnEndpoint) {
+    expect_error(replace_once(kBaseFabric, "\"10.0.0.10\"", "\"10.0.0.1\""),
+                 "t.toml:17: vpc[0].endpoint[0].ip: 10.0.0.1 is the gateway address of VPC \"blue\" (line 14); give "
+                 "the endpoint another address, or move the VPC's gateway");
+}
+
+TEST(FabricValidation, GatewayOutsideTheCidr) {
+    expect_error(replace_once(kBaseFabric, "gateway = \"10.0.0.1\"", "gateway = \"10.0.1.1\""),
+                 "t.toml:14: vpc[0].gateway: 10.0.1.1 is outside the VPC's CIDR 10.0.0.0/24; pick an address inside "
+                 "it, conventionally the first host address");
+}
+
+TEST(FabricValidation, MtuTheOverlayCannotCarry) {
+    expect_error(replace_once(kBaseFabric, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nmtu = 1500"),
+                 "t.toml:15: vpc[0].mtu: mtu 1500 does not fit the overlay: underlay_mtu 1500 minus 50 bytes of "
+                 "encapsulation leaves 1450; use at most 1450, or raise [node] underlay_mtu");
+}
+
+TEST(FabricValidation, MtuTooSmall) {
+    expect_error(replace_once(kBaseFabric, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nmtu = 500"),
+                 "t.toml:15: vpc[0].mtu: mtu 500 is too small; use 576 to 1450");
+}
+
+TEST(FabricValidation, MissingRequiredKey) {
+    expect_error(replace_once(kBaseFabric, "gateway = \"10.0.0.1\"\n", ""),
+                 "t.toml:10: vpc[0].gateway: missing required key; add it, e.g. gateway = \"10.0.0.10\"");
+}
+
+TEST(FabricValidation, MissingNodeSection) {
+    EXPECT_EQ(errors_of("[[vpc]]\nname = \"blue\"\nvni = 1\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"),
+              std::vector<std::string>{"t.toml:1: node: missing required key; add it, e.g. a [node] section"});
+}
+
+TEST(FabricValidation, SingleBracketsWhereSeveralEntriesBelong) {
+    expect_error(replace_once(kBaseFabric, "[[nodes]]", "[nodes]"),
+                 "t.toml:6: nodes: expected an array of tables, found a table; write each entry under its own "
+                 "[[nodes]] header (double brackets)");
+}
+
+TEST(FabricValidation, BadEncapsulation) {
+    expect_error(replace_once(kBaseFabric, "underlay = \"eth1\"", "underlay = \"eth1\"\nencap = \"geneve\""),
+                 "t.toml:4: node.encap: \"geneve\" is not a supported encapsulation; expected \"andromeda\" or \"vxlan\"");
+}
+
+TEST(FabricValidation, UnderlayMtuOutOfRange) {
+    expect_error(replace_once(kBaseFabric, "underlay = \"eth1\"", "underlay = \"eth1\"\nunderlay_mtu = 100"),
+                 "t.toml:4: node.underlay_mtu: 100 is out of range; underlay_mtu is 626 to 9216");
+}
+
+TEST(FabricValidation, BadNodeName) {
+    expect_error(replace_once(kBaseFabric, "name = \"node2\"", "name = \"node 2\""),
+                 "t.toml:7: nodes[0].name: \"node 2\" is not a valid name; use 1 to 64 letters, digits, '-', '_' or '.'");
+}
+
+TEST(FabricValidation, DuplicateNodeName) {
+    expect_error(kBaseFabric + "\n[[nodes]]\nname = \"node2\"\naddress = \"192.168.1.3\"\n",
+                 "t.toml:23: nodes[1].name: node \"node2\" is defined twice (first at line 7); node names must be unique");
+}
+
+TEST(FabricValidation, DuplicateNodeAddress) {
+    expect_error(kBaseFabric + "\n[[nodes]]\nname = \"node3\"\naddress = \"192.168.1.2\"\n",
+                 "t.toml:24: nodes[1].address: 192.168.1.2 is already the address of node \"node2\" (line 8); every "
+                 "node needs its own underlay address");
+}
+
+TEST(FabricValidation, ThisNodeListedWithAnotherAddress) {
+    expect_error(kBaseFabric + "\n[[nodes]]\nname = \"node1\"\naddress = \"192.168.1.9\"\n",
+                 "t.toml:24: nodes[1].address: 192.168.1.9 differs from this node's [node] address 192.168.1.1; give "
+                 "node \"node1\" one address, or leave it out of [[nodes]]");
+}
+
+TEST(FabricValidation, RelativePinDir) {
+    expect_error(replace_once(kBaseFabric, "underlay = \"eth1\"", "underlay = \"eth1\"\npin_dir = \"bpf/x\""),
+                 "t.toml:4: node.pin_dir: \"bpf/x\" is not an absolute path; e.g. pin_dir = "
+                 "\"/sys/fs/bpf/andromeda/node1\"");
+}
+
+const std::string kNat = R"(
+[vpc.nat]
+gateway_node = "node2"
+address = "203.0.113.10"
+
+[[vpc.nat.forward]]
+protocol = "tcp"
+nat_port = 8080
+to = "10.0.0.10:80"
+)";
+
+std::string with_nat(const std::string& nat) {
+    return replace_once(kBaseFabric, "gateway = \"10.0.0.1\"\n", "gateway = \"10.0.0.1\"\n" + nat);
+}
+
+TEST(FabricValidation, NatIsValid) { EXPECT_TRUE(errors_of(with_nat(kNat)).empty()); }
+
+TEST(FabricValidation, NatOnUnknownGatewayNode) {
+    expect_error(with_nat(replace_once(kNat, "\"node2\"", "\"gw9\"")),
+                 "t.toml:17: vpc[0].nat.gateway_node: no node named \"gw9\"; name [node] or one of [[nodes]]: node1, "
+                 "node2");
+}
+
+TEST(FabricValidation, ThisNodeIsNatGatewayWithoutUplink) {
+    expect_error(with_nat(replace_once(kNat, "\"node2\"", "\"node1\"")),
+                 "t.toml:17: vpc[0].nat.gateway_node: this node (node1) is the NAT gateway but has no uplink; add a "
+                 "[node.uplink] section naming the outside interface");
+}
+
+TEST(FabricValidation, NatForwardToSomethingNotAnEndpoint) {
+    expect_error(with_nat(replace_once(kNat, "10.0.0.10:80", "10.0.0.99:80")),
+                 "t.toml:23: vpc[0].nat.forward[0].to: 10.0.0.99 is not an endpoint of VPC \"blue\"; forward to the ip "
+                 "of one of the VPC's [[vpc.endpoint]] entries");
+}
+
+TEST(FabricValidation, NatPortForwardedTwice) {
+    expect_error(with_nat(kNat + "\n[[vpc.nat.forward]]\nprotocol = \"tcp\"\nnat_port = 8080\nto = \"10.0.0.10:81\"\n"),
+                 "t.toml:27: vpc[0].nat.forward[1].nat_port: tcp port 8080 of 203.0.113.10 is already forwarded "
+                 "(line 22); each NAT address and port forwards to one endpoint");
+}
+
+TEST(FabricValidation, NatForwardBadDestinationAndProtocol) {
+    EXPECT_EQ(errors_of(with_nat(replace_once(replace_once(kNat, "10.0.0.10:80", "10.0.0.10"), "\"tcp\"", "\"icmp\""))),
+              (std::vector<std::string>{
+                  "t.toml:21: vpc[0].nat.forward[0].protocol: \"icmp\" is not a forwardable protocol; expected "
+                  "\"tcp\" or \"udp\"",
+                  "t.toml:23: vpc[0].nat.forward[0].to: \"10.0.0.10\" is not an endpoint address and port; expected "
+                  "\"<endpoint ip>:<port>\" such as \"10.0.0.10:80\""}));
+}
+
+TEST(FabricValidation, NatBadPortRange) {
+    expect_error(with_nat(replace_once(kNat, "address = \"203.0.113.10\"", "address = \"203.0.113.10\"\nport_range = [2000, 1000]")),
+                 "t.toml:19: vpc[0].nat.port_range: expected [first, last] with 1 <= first <= last <= 65535; e.g. "
+                 "port_range = [1024, 65535]");
+}
+
+TEST(FabricValidation, SyntaxErrorNamesFileAndLine) {
+    const auto errors = errors_of(replace_once(kBaseFabric, "vni = 100", "vni = = 100"));
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].rfind("t.toml:12: TOML syntax error: ", 0), 0u) << errors[0];
+    EXPECT_NE(errors[0].find("; the file must be valid TOML 1.0 (https://toml.io)"), std::string::npos) << errors[0];
+}
+
+TEST(FabricValidation, UnterminatedStringIsASyntaxError) {
+    const auto errors = errors_of(replace_once(kBaseFabric, "\"node2\"", "\"node2"));
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].rfind("t.toml:7: TOML syntax error: ", 0), 0u) << errors[0];
+}
+
+TEST(FabricValidation, TableDefinedTwiceIsASyntaxError) {
+    const auto errors = errors_of(kBaseFabric + "[node]\nname = \"x\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors[0].find("TOML syntax error"), std::string::npos) << errors[0];
+}
+
+TEST(FabricValidation, AbsurdNestingIsRefusedBeforeParsing) {
+    expect_error(kBaseFabric + "x = " + std::string(100, '[') + std::string(100, ']') + "\n",
+                 "t.toml: arrays or inline tables nested more than 32 levels deep; node.toml needs at most 2 levels");
+}
+
+TEST(FabricValidation, ReportsEveryErrorInFileOrder) {
+    std::string text = replace_once(kBaseFabric, "192.168.1.2", "192.168.1.256");
+    text = replace_once(text, "vni = 100", "vni = 99999999");
+    text = replace_once(text, "02:00:00:00:00:10", "zz");
+    text += replace_once(kSecondEndpoint, "node2", "nodeX");
+    const auto errors = errors_of(text);
+    ASSERT_EQ(errors.size(), 4u);
+    EXPECT_EQ(errors[0].substr(0, 10), "t.toml:8: ");
+    EXPECT_EQ(errors[1].substr(0, 11), "t.toml:12: ");
+    EXPECT_EQ(errors[2].substr(0, 11), "t.toml:18: ");
+    EXPECT_EQ(errors[3].substr(0, 11), "t.toml:25: ");
+}
+
+TEST(FabricValidation, UnreadableFile) {
+    const LoadResult result = load_fabric_file("/nonexistent/node.toml");
+    ASSERT_EQ(result.errors.size(), 1u);
+    EXPECT_EQ(result.errors[0].to_string(),
+              "/nonexistent/node.toml: cannot read the file: No such file or directory; check the path and its "
+              "permissions");
+}
+
+}  // namespace
+}  // namespace andromeda::fabric

@@ -29,7 +29,8 @@ function(andromeda_bpf_object name source)
     VERBATIM)
   add_custom_command(
     OUTPUT ${skel}
-    COMMAND ${BPFTOOL} gen skeleton ${obj} name ${name} > ${skel}
+    COMMAND ${BPFTOOL} gen skeleton ${obj} name ${name} > ${skel}.tmp
+    COMMAND ${CMAKE_COMMAND} -E rename ${skel}.tmp ${skel}
     DEPENDS ${obj}
     COMMENT "BPF skeleton ${name}.skel.h"
     VERBATIM)

@@ -82,9 +82,9 @@ std::optional<TomlNode> parse_integer(LineCursor& cur, std::uint32_t line) {
     int digits = 0;
     const bool leading_zero = cur.peek() == '0';
     while (cur.peek() >= '0' && cur.peek() <= '9') {
+        if (++digits > 18) return std::nullopt;  // longer ones may overflow: toml11 decides
         value = value * 10 + (cur.peek() - '0');
         cur.advance(1);
-        if (++digits > 18) return std::nullopt;
     }
     if (digits == 0 || (leading_zero && digits > 1) || !cur.at_delimiter()) return std::nullopt;
     TomlNode node;
@@ -223,7 +223,7 @@ private:
         cur.skip_space();
         std::optional<TomlNode> value = cur.peek() == '[' ? parse_array(cur, line_) : parse_scalar(cur, line_);
         if (!value || !cur.rest_is_blank()) return false;
-        current_->members.emplace_back(std::string(key), std::move(*value));
+        current_->members.push_back({std::string(key), std::move(*value)});
         return true;
     }
 
@@ -231,7 +231,7 @@ private:
         TomlNode node;
         node.kind = kind;
         node.line = line_;
-        table.members.emplace_back(std::string(key), std::move(node));
+        table.members.push_back({std::string(key), std::move(node)});
         return table.members.back().second;
     }
 

@@ -3,6 +3,7 @@
 #include <toml.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "fabric/toml_tree.hpp"
@@ -43,7 +44,7 @@ TomlNode convert(const toml::value& value, const LineIndex& lines) {
     switch (value.type()) {
     case toml::value_t::table:
         node.kind = Kind::table;
-        for (const auto& [key, member] : value.as_table()) node.members.emplace_back(key, convert(member, lines));
+        for (const auto& [key, member] : value.as_table()) node.members.push_back({key, convert(member, lines)});
         // toml11 keeps tables unordered; file order makes errors come out in reading order.
         std::sort(node.members.begin(), node.members.end(), [](const auto& a, const auto& b) {
             return a.second.line != b.second.line ? a.second.line < b.second.line : a.first < b.first;
@@ -100,6 +101,14 @@ std::optional<TomlNode> parse_toml_full(std::string_view text, const std::string
     if (max_nesting_depth(text) > kMaxNestingDepth) {
         error = {file_name, 0, "", "arrays or inline tables nested more than " + std::to_string(kMaxNestingDepth) +
                                        " levels deep", "node.toml needs at most 2 levels"};
+        return std::nullopt;
+    }
+    if (const auto bad = first_invalid_utf8(text)) {
+        const auto line = static_cast<std::uint32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n') + 1);
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
+        error = {file_name, line, "", std::string("invalid UTF-8 (byte ") + byte + ")",
+                 "TOML files must be UTF-8; re-save the file as UTF-8"};
         return std::nullopt;
     }
     try {

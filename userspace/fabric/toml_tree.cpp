@@ -60,6 +60,36 @@ std::size_t max_nesting_depth(std::string_view text) noexcept {
     return deepest;
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) noexcept {
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const auto lead = static_cast<unsigned char>(text[i]);
+        if (lead < 0x80) {
+            ++i;
+            continue;
+        }
+        // Length and the valid range of the first continuation byte (excludes overlong forms,
+        // surrogates and code points above U+10FFFF).
+        std::size_t length = 0;
+        unsigned char low = 0x80, high = 0xBF;
+        if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+        else if (lead == 0xE0) length = 3, low = 0xA0;
+        else if (lead == 0xED) length = 3, high = 0x9F;
+        else if (lead >= 0xE1 && lead <= 0xEF) length = 3;
+        else if (lead == 0xF0) length = 4, low = 0x90;
+        else if (lead >= 0xF1 && lead <= 0xF3) length = 4;
+        else if (lead == 0xF4) length = 4, high = 0x8F;
+        else return i;
+        if (i + length > text.size()) return i;
+        for (std::size_t k = 1; k < length; ++k) {
+            const auto c = static_cast<unsigned char>(text[i + k]);
+            if (c < (k == 1 ? low : 0x80) || c > (k == 1 ? high : 0xBF)) return i;
+        }
+        i += length;
+    }
+    return std::nullopt;
+}
+
 bool same_document(const TomlNode& a, const TomlNode& b) {
     if (a.kind != b.kind) return false;
     switch (a.kind) {

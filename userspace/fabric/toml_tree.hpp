@@ -15,6 +15,8 @@
 
 namespace andromeda::fabric::detail {
 
+struct TomlMember;
+
 struct TomlNode {
     enum class Kind : std::uint8_t { table, array, string, integer, boolean, other };
 
@@ -24,11 +26,16 @@ struct TomlNode {
     std::string text;              // string value; for `other` the TOML type (float, datetime...)
     std::int64_t integer = 0;
     bool boolean = false;
-    std::vector<std::pair<std::string, TomlNode>> members;  // table members in file order
+    std::vector<TomlMember> members;  // table members in file order
     std::vector<TomlNode> items;                            // array items
 
     [[nodiscard]] const TomlNode* find(std::string_view key) const noexcept;
     TomlNode* find(std::string_view key) noexcept;
+};
+
+struct TomlMember {
+    std::string first;  // the key
+    TomlNode second;
 };
 
 [[nodiscard]] const char* kind_name(TomlNode::Kind kind) noexcept;
@@ -53,5 +60,10 @@ struct TomlNode {
 // tables recursively, so the loader refuses absurd nesting before it can exhaust the stack.
 [[nodiscard]] std::size_t max_nesting_depth(std::string_view text) noexcept;
 inline constexpr std::size_t kMaxNestingDepth = 32;
+
+// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629), or nullopt. TOML
+// must be UTF-8, and toml11 3.7 overruns its buffer reporting some invalid sequences, so the
+// loader checks first and reports it itself.
+[[nodiscard]] std::optional<std::size_t> first_invalid_utf8(std::string_view text) noexcept;
 
 }  // namespace andromeda::fabric::detail

@@ -318,6 +318,16 @@ TEST(FabricValidation, AbsurdNestingIsRefusedBeforeParsing) {
                  "t.toml: arrays or inline tables nested more than 32 levels deep; node.toml needs at most 2 levels");
 }
 
+TEST(FabricValidation, InvalidUtf8IsRefusedBeforeParsing) {
+    expect_error(replace_once(kBaseFabric, "name = \"blue\"", "name = 'bl\x80" "e'"),
+                 "t.toml:11: invalid UTF-8 (byte 0x80); TOML files must be UTF-8; re-save the file as UTF-8");
+}
+
+TEST(FabricValidation, HugeIntegerIsOutOfRangeNotOverflowed) {
+    expect_error(replace_once(kBaseFabric, "vni = 100", "vni = 9223372036854775807"),
+                 "t.toml:12: vpc[0].vni: 9223372036854775807 is out of range; a VNI has 24 bits; valid is 1 to 16777215");
+}
+
 TEST(FabricValidation, ReportsEveryErrorInFileOrder) {
     std::string text = replace_once(kBaseFabric, "192.168.1.2", "192.168.1.256");
     text = replace_once(text, "vni = 100", "vni = 99999999");

@@ -1,0 +1,61 @@
+#include "dataplane/counters.hpp"
+
+#include <cstring>
+
+namespace andromeda::dataplane {
+
+namespace {
+
+// Every counter struct is a dense array of uint64 fields, so it can be summed as one.
+template <class Struct>
+void add_fields(Struct& into, const Struct& from) noexcept {
+    static_assert(sizeof(Struct) % sizeof(std::uint64_t) == 0);
+    constexpr std::size_t n = sizeof(Struct) / sizeof(std::uint64_t);
+    std::uint64_t a[n];
+    std::uint64_t b[n];
+    std::memcpy(a, &into, sizeof a);
+    std::memcpy(b, &from, sizeof b);
+    for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
+    std::memcpy(&into, a, sizeof a);
+}
+
+}  // namespace
+
+std::uint64_t* drop_counter(DropCounters& counters, DropReason reason) noexcept {
+    switch (reason) {
+        case DropReason::none: return nullptr;
+#define ANDROMEDA_DROP_CASE(name, description) \
+    case DropReason::name: return &counters.name;
+        ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_CASE)
+#undef ANDROMEDA_DROP_CASE
+    }
+    return nullptr;
+}
+
+std::uint64_t drop_count(const DropCounters& counters, DropReason reason) noexcept {
+    const std::uint64_t* c = drop_counter(const_cast<DropCounters&>(counters), reason);
+    return c != nullptr ? *c : 0;
+}
+
+std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapError error) noexcept {
+    switch (error) {
+        case overlay::DecapError::ok: return nullptr;
+#define ANDROMEDA_DECAP_CASE(name) \
+    case overlay::DecapError::name: return &counters.name;
+        ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_CASE)
+#undef ANDROMEDA_DECAP_CASE
+    }
+    return nullptr;
+}
+
+std::uint64_t total_drops(const DropCounters& counters) noexcept {
+    std::uint64_t total = 0;
+#define ANDROMEDA_DROP_SUM(name, description) total += counters.name;
+    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_SUM)
+#undef ANDROMEDA_DROP_SUM
+    return total;
+}
+
+void accumulate(PipelineCounters& into, const PipelineCounters& from) noexcept { add_fields(into, from); }
+
+}  // namespace andromeda::dataplane

@@ -1,0 +1,73 @@
+// Per-worker counters: plain structs of named uint64 fields, written by one worker without
+// atomics. The daemon later copies them into a per-CPU BPF map whose BTF carries the same field
+// names, so one `bpftool map dump` shows the XDP and user-space counters together.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dataplane/verdict.hpp"
+#include "overlay/decap.hpp"
+
+namespace andromeda::dataplane {
+
+struct DropCounters {
+#define ANDROMEDA_DROP_FIELD(name, description) std::uint64_t name = 0;
+    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_FIELD)
+#undef ANDROMEDA_DROP_FIELD
+};
+static_assert(sizeof(DropCounters) == kDropReasonCount * sizeof(std::uint64_t));
+
+// One field per overlay::DecapError but ok: why a packet on the underlay port was refused.
+#define ANDROMEDA_DECAP_ERRORS(X)                                                                             \
+    X(truncated_ethernet) X(too_many_vlan_tags) X(not_ipv4) X(truncated_ipv4) X(bad_ip_version)             \
+    X(bad_ip_header_length) X(bad_ip_total_length) X(bad_ip_checksum) X(ip_fragment) X(not_udp)             \
+    X(truncated_udp) X(bad_udp_length) X(wrong_udp_port) X(bad_udp_checksum) X(truncated_overlay_header)   \
+    X(bad_overlay_version) X(unsupported_inner_protocol) X(vxlan_vni_flag_clear) X(inner_frame_too_short)
+
+struct DecapErrorCounters {
+#define ANDROMEDA_DECAP_FIELD(name) std::uint64_t name = 0;
+    ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_FIELD)
+#undef ANDROMEDA_DECAP_FIELD
+};
+
+struct PipelineCounters {
+    // Frames in, by the role of the port they came from (route_from_nat counts as from_nat).
+    std::uint64_t rx_tenant = 0;
+    std::uint64_t rx_underlay = 0;
+    std::uint64_t rx_uplink = 0;
+    std::uint64_t rx_from_nat = 0;
+    // One per verdict; they sum to the frames in.
+    std::uint64_t forwarded = 0;
+    std::uint64_t delivered = 0;
+    std::uint64_t replied = 0;
+    std::uint64_t to_nat = 0;
+    std::uint64_t dropped = 0;
+    // What the verdicts were made of.
+    std::uint64_t encapsulated = 0;           // outer packets sent (a fragmented packet counts per fragment)
+    std::uint64_t decapsulated = 0;           // overlay packets accepted
+    std::uint64_t delivered_local = 0;        // tenant port to tenant port on this host
+    std::uint64_t delivered_from_fabric = 0;  // decapsulated and delivered
+    std::uint64_t sent_to_nat_gateway = 0;    // outside the VPC, encapsulated towards its NAT node
+    std::uint64_t arp_replies = 0;
+    std::uint64_t echo_replies = 0;
+    std::uint64_t frag_needed_sent = 0;
+    std::uint64_t packet_too_big_sent = 0;
+    std::uint64_t packets_fragmented = 0;
+    std::uint64_t fragments_sent = 0;
+    std::uint64_t in_place_fallback_copies = 0;  // in-place encap without 50 bytes of headroom
+    std::uint64_t fabric_rebuilds = 0;           // snapshot-derived state rebuilt (new generation)
+    DropCounters drops;
+    DecapErrorCounters decap_errors;
+};
+
+// The counter of `reason` (a reference into `counters.drops`); none has no counter.
+[[nodiscard]] std::uint64_t* drop_counter(DropCounters& counters, DropReason reason) noexcept;
+[[nodiscard]] std::uint64_t drop_count(const DropCounters& counters, DropReason reason) noexcept;
+[[nodiscard]] std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapError error) noexcept;
+[[nodiscard]] std::uint64_t total_drops(const DropCounters& counters) noexcept;
+
+// Adds `from` into `into` field by field (the daemon sums its workers).
+void accumulate(PipelineCounters& into, const PipelineCounters& from) noexcept;
+
+}  // namespace andromeda::dataplane

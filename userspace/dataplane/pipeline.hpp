@@ -1,0 +1,169 @@
+// The I/O-free data-plane pipeline: one per worker. A frame goes in with the port it came from
+// and the current fabric snapshot; a verdict comes out, with the frames to send written to a
+// FrameSink. No sockets, no threads, no allocation per packet (only when a new snapshot
+// generation arrives), so every behaviour is testable in memory and fuzzable.
+//
+//   tenant port  -> anti-spoofing -> ARP / echo answered by the gateway
+//                                 -> local endpoint: delivered to its tenant port
+//                                 -> remote endpoint: encapsulated towards its node (PMTUD first)
+//                                 -> outside the VPC: NAT (here, or at the VPC's NAT node)
+//   underlay     -> decap -> peer, VNI, hop limit, source checks -> local endpoint's tenant port
+//   uplink       -> NAT
+//
+// See docs/pipeline.md for the rules, the drop reasons and what the daemon must provide.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dataplane/counters.hpp"
+#include "dataplane/fabric_state.hpp"
+#include "dataplane/packet_buffer.hpp"
+#include "dataplane/pipeline_config.hpp"
+#include "dataplane/verdict.hpp"
+#include "fabric/snapshot.hpp"
+#include "gateway/rate_limiter.hpp"
+#include "overlay/outer_template.hpp"
+#include "wire/bytes.hpp"
+#include "wire/ethernet.hpp"
+#include "wire/ipv4.hpp"
+
+namespace andromeda::dataplane {
+
+enum class NatDirection : std::uint8_t {
+    outbound,  // a tenant's frame for an address outside its VPC, at the VPC's NAT node
+    inbound,   // a frame from the uplink
+};
+
+[[nodiscard]] constexpr std::string_view to_string(NatDirection d) noexcept {
+    return d == NatDirection::inbound ? "inbound" : "outbound";
+}
+
+// The hook for the NAT stage: with Verdict::to_nat the pipeline emitted nothing and the frame to
+// translate is input[frame_offset, frame_offset + frame_length) (for an overlay packet, its inner
+// frame). Translated traffic for a VPC comes back through Pipeline::route_from_nat.
+struct NatRequest {
+    NatDirection direction = NatDirection::outbound;
+    std::uint32_t vni = 0;                         // outbound: the source VPC; inbound: 0 (NAT knows)
+    std::uint32_t vpc_index = fabric::kNoIndex;    // index into FabricSnapshot::vpcs(), outbound only
+    std::uint32_t frame_offset = 0;
+    std::uint32_t frame_length = 0;
+};
+
+struct FrameResult {
+    Verdict verdict = Verdict::drop;
+    DropReason drop_reason = DropReason::none;  // set exactly when verdict == drop
+    std::uint16_t emissions = 0;                // frames this input added to the sink
+    NatRequest nat;                             // verdict == to_nat
+};
+
+namespace detail {
+
+enum class ActionKind : std::uint8_t { drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat };
+
+// What the decision stage (which only reads the input) tells the execution stage to do. Keeping
+// the two apart lets the copy and the in-place variants share every rule.
+struct Action {
+    ActionKind kind = ActionKind::drop;
+    DropReason reason = DropReason::none;
+    PortId port = kNoPort;             // deliver, and every reply: where the frame goes
+    std::uint32_t frame_offset = 0;    // the frame to forward/deliver, inside the input
+    std::uint32_t frame_length = 0;    // (Ethernet padding trimmed)
+    std::uint32_t ethernet_length = 0;
+    overlay::OuterTemplate* outer = nullptr;
+    overlay::OverlayFields overlay;
+    bool rewrite_destination_mac = false;  // encap: to the endpoint's real MAC; deliver: always
+    wire::MacAddress destination_mac;
+    wire::MacAddress source_mac;           // deliver: the gateway MAC
+    std::uint32_t mtu = 0;  // encap: fragment to this IP size (0: fits); errors: the MTU to report
+    bool towards_nat_node = false;
+    bool local_delivery = false;
+    const VpcState* vpc = nullptr;  // replies: whose gateway answers
+    NatRequest nat;
+};
+
+}  // namespace detail
+
+class Pipeline {
+public:
+    explicit Pipeline(PipelineConfig config);
+
+    // Copy variant: `frame` is only read; every output goes into the sink's spare chunks.
+    FrameResult process(PortId port, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric, FrameSink& sink);
+
+    // In-place variant: the input chunk may be rewritten and emitted again (encapsulated into its
+    // headroom, decapsulated by moving its offset, turned into a reply); such an emission has
+    // input_index 0. Fragments and ICMP errors still use spares. A dropped frame is untouched.
+    FrameResult process_in_place(PortId port, const PacketBuffer& frame, const fabric::FabricSnapshot& fabric,
+                                 FrameSink& sink);
+
+    // In place, for an AF_XDP RX burst: results[i] is frames[i]'s, emissions reusing frames[i]'s
+    // chunk carry input_index i. Processes min(frames.size(), results.size(), kMaxBatch) frames
+    // and returns that count.
+    std::size_t process_batch(std::span<const RxFrame> frames, const fabric::FabricSnapshot& fabric, FrameSink& sink,
+                              std::span<FrameResult> results);
+
+    // The NAT stage's way back: a translated IPv4 frame for VPC `vni` is routed to its endpoint
+    // (delivered locally or encapsulated towards its node), never back out to NAT. Copy variant.
+    FrameResult route_from_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
+                               FrameSink& sink);
+
+    // The daemon learned (netlink) or changed a peer's next-hop MAC / the port table.
+    void set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac);
+    void set_ports(std::vector<PortBinding> ports);
+
+    [[nodiscard]] const PipelineConfig& config() const noexcept { return config_; }
+    [[nodiscard]] const PipelineCounters& counters() const noexcept { return counters_; }
+    void reset_counters() noexcept { counters_ = PipelineCounters{}; }
+
+private:
+    struct Input {
+        wire::ByteSpan bytes;
+        const PacketBuffer* buffer = nullptr;  // null: copy variant
+        std::int32_t index = -1;
+        PortId port = kNoPort;
+    };
+
+    void prepare(const fabric::FabricSnapshot& fabric);
+    FrameResult process_one(const Input& input, FrameSink& sink);
+
+    // Decision stage (pipeline_decide.cpp, pipeline_underlay.cpp).
+    detail::Action decide_tenant(const detail::PortState& port, const Input& input);
+    detail::Action decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet,
+                                     const Input& input);
+    detail::Action decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                      const wire::EthernetView& ethernet, const Input& input);
+    detail::Action decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                      const wire::EthernetView& ethernet, const Input& input);
+    enum class Origin : std::uint8_t { tenant, nat };
+    detail::Action route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
+                              const wire::Ipv4View& ip, const Input& input, Origin origin);
+    detail::Action encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc,
+                                  const wire::EthernetView& ethernet, const wire::Ipv4View& ip, const Input& input,
+                                  Origin origin);
+    detail::Action too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu,
+                           const Input& input, Origin origin);
+    detail::Action decide_underlay(const Input& input);
+    detail::Action decide_uplink(const Input& input);
+
+    // Execution stage (pipeline_execute.cpp).
+    FrameResult execute(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_encap(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_fragmented_encap(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_deliver(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_arp_reply(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_echo_reply(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult execute_icmp_error(const detail::Action& action, const Input& input, FrameSink& sink);
+    FrameResult finish(FrameResult result) noexcept;
+
+    PipelineConfig config_;
+    detail::FabricState state_;
+    const fabric::FabricSnapshot* fabric_ = nullptr;  // the snapshot of the call in progress
+    gateway::IcmpErrorRateLimiter icmp_limiter_;
+    std::uint16_t icmp_ip_id_ = 1;
+    PipelineCounters counters_;
+};
+
+}  // namespace andromeda::dataplane

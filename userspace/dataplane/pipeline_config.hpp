@@ -1,0 +1,57 @@
+// What a Pipeline needs beyond the fabric snapshot: facts about this host the daemon finds out
+// (underlay MAC, next-hop MACs via netlink, which interface is which port) plus knobs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dataplane/packet_buffer.hpp"
+#include "gateway/rate_limiter.hpp"
+#include "wire/addresses.hpp"
+
+namespace andromeda::dataplane {
+
+enum class PortRole : std::uint8_t {
+    tenant,    // a local endpoint's veth/tap: anti-spoofing, gateway, encap
+    underlay,  // the NIC towards the other nodes: decap
+    uplink,    // a NAT gateway's outside interface: everything goes to NAT
+};
+
+[[nodiscard]] constexpr std::string_view to_string(PortRole role) noexcept {
+    switch (role) {
+        case PortRole::tenant: return "tenant";
+        case PortRole::underlay: return "underlay";
+        case PortRole::uplink: return "uplink";
+    }
+    return "unknown";
+}
+
+struct PortBinding {
+    PortId id = kNoPort;
+    PortRole role = PortRole::tenant;
+    // Tenant ports: the endpoint's `port` name in node.toml. Empty: the endpoint whose resolved
+    // ifindex (FabricSnapshot::find_local_endpoint_by_ifindex) equals `id`.
+    std::string tenant_port;
+};
+
+// The underlay MAC of a peer node's next hop (its own NIC on a flat underlay).
+struct NextHop {
+    wire::Ipv4Address node_address;
+    wire::MacAddress mac;
+};
+
+struct PipelineConfig {
+    wire::MacAddress underlay_mac;                       // this host's underlay NIC
+    std::optional<wire::Ipv4Address> underlay_address;  // default: the fabric's local node address
+    std::optional<std::uint32_t> underlay_mtu;          // default: node.toml's underlay_mtu
+    std::vector<NextHop> next_hops;                     // default per peer: its pinned `mac`, if any
+    std::vector<PortBinding> ports;
+    bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame
+    gateway::RateLimiterConfig icmp_error_rate;
+    gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiter; tests inject one
+};
+
+}  // namespace andromeda::dataplane

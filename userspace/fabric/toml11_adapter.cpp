@@ -80,15 +80,20 @@ ValidationError syntax_error(const std::string& file, const std::string& message
     if (first.rfind("toml::", 0) == 0) {
         if (const auto colon = first.find(": "); colon != std::string::npos) first.erase(0, colon + 2);
     }
+    // The numbered source lines quoted below the message; for "defined twice" errors the
+    // first is the earlier definition and the last the offending one.
+    std::vector<std::uint32_t> quoted_lines;
     for (std::string text; std::getline(in, text);) {
-        std::size_t i = text.find_first_not_of(' ');
-        std::size_t digits_end = i == std::string::npos ? i : text.find_first_not_of("0123456789", i);
-        if (i != std::string::npos && digits_end != std::string::npos && digits_end > i &&
-            text.compare(digits_end, 2, " |") == 0) {
-            error.line = static_cast<std::uint32_t>(std::stoul(text.substr(i, digits_end - i)));
-            break;
-        }
+        const std::size_t i = text.find_first_not_of(' ');
+        const std::size_t digits_end = i == std::string::npos ? i : text.find_first_not_of("0123456789", i);
+        if (i != std::string::npos && digits_end != std::string::npos && digits_end > i && digits_end - i < 9 &&
+            text.compare(digits_end, 2, " |") == 0)
+            quoted_lines.push_back(static_cast<std::uint32_t>(std::stoul(text.substr(i, digits_end - i))));
     }
+    if (!first.empty() && first.back() == '.') first.pop_back();
+    if (!quoted_lines.empty()) error.line = quoted_lines.back();
+    if (quoted_lines.size() > 1 && quoted_lines.front() != quoted_lines.back())
+        first += " (first at line " + std::to_string(quoted_lines.front()) + ")";
     error.problem = "TOML syntax error: " + first;
     error.expected = "the file must be valid TOML 1.0 (https://toml.io)";
     return error;

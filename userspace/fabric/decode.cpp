@@ -82,10 +82,10 @@ private:
             local.address = fields_.ipv4(*table, "node", "address", false, &src.address);
             decode_encap(*table);
             local.vxlan_port = static_cast<std::uint16_t>(
-                fields_.integer(*table, "node", "vxlan_port", false, 1, 65535, "a UDP port").value_or(kDefaultVxlanPort));
+                fields_.integer(*table, "node", "vxlan_port", false, {1, 65535, kDefaultVxlanPort, "a UDP port"}).value_or(kDefaultVxlanPort));
             local.underlay_mtu = static_cast<std::uint32_t>(
-                fields_.integer(*table, "node", "underlay_mtu", false, kMinUnderlayMtu, kMaxUnderlayMtu,
-                                "underlay_mtu", &src.underlay_mtu)
+                fields_.integer(*table, "node", "underlay_mtu", false,
+                                {kMinUnderlayMtu, kMaxUnderlayMtu, kDefaultUnderlayMtu, "underlay_mtu"}, &src.underlay_mtu)
                     .value_or(kDefaultUnderlayMtu));
             local.pin_dir = fields_.string(*table, "node", "pin_dir", false, "pin_dir = \"/sys/fs/bpf/andromeda/node1\"",
                                            &src.pin_dir)
@@ -146,7 +146,7 @@ private:
         VpcSource src;
         src.table = table.line;
         vpc.name = name(table, path, "name", "name = \"blue\"", &src.name).value_or("");
-        auto vni = fields_.integer(table, path, "vni", true, 1, kMaxVni, "a VNI has 24 bits; valid", &src.vni);
+        auto vni = fields_.integer(table, path, "vni", true, {1, kMaxVni, 100, "a VNI has 24 bits; valid"}, &src.vni);
         src.vni_ok = vni.has_value();
         vpc.vni = static_cast<std::uint32_t>(vni.value_or(0));
         decode_cidrs(table, path, vpc, src);
@@ -193,7 +193,7 @@ private:
     void decode_mtu(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
         const std::uint32_t usable = out_.config.local.underlay_mtu - kOverlayOverhead;
         vpc.mtu = usable;
-        auto mtu = fields_.integer(table, path, "mtu", false, 0, 65535, "an MTU", &src.mtu);
+        auto mtu = fields_.integer(table, path, "mtu", false, {0, 65535, usable, "an MTU"}, &src.mtu);
         if (!mtu) return;
         src.mtu_set = true;
         if (*mtu > static_cast<std::int64_t>(usable)) {
@@ -255,7 +255,7 @@ private:
             ok = false;
         }
         forward.protocol = protocol == "udp" ? NatProtocol::udp : NatProtocol::tcp;
-        auto nat_port = fields_.integer(table, path, "nat_port", true, 1, 65535, "a port", &fsrc.nat_port);
+        auto nat_port = fields_.integer(table, path, "nat_port", true, {1, 65535, 8080, "a port"}, &fsrc.nat_port);
         forward.nat_port = static_cast<std::uint16_t>(nat_port.value_or(0));
         auto to = fields_.string(table, path, "to", true, "to = \"10.0.0.10:80\"", &fsrc.to);
         const bool destination_ok = to && parse_destination(*to, forward, fsrc.to, path + ".to");

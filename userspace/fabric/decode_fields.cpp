@@ -113,15 +113,15 @@ std::optional<std::string> FieldReader::string(const TomlNode& table, const std:
 }
 
 std::optional<std::int64_t> FieldReader::integer(const TomlNode& table, const std::string& path,
-                                                 std::string_view key, bool required, std::int64_t min,
-                                                 std::int64_t max, std::string_view what, std::uint32_t* line) {
-    const std::string example = std::string(key) + " = " + std::to_string(min);
+                                                 std::string_view key, bool required, const IntegerRange& range,
+                                                 std::uint32_t* line) {
+    const std::string example = std::string(key) + " = " + std::to_string(range.typical);
     const TomlNode* value = member(table, path, key, Kind::integer, required, example);
     if (value == nullptr) return std::nullopt;
     if (line != nullptr) *line = value->line;
-    if (value->integer < min || value->integer > max) {
+    if (value->integer < range.min || value->integer > range.max) {
         error(value->line, join_path(path, key), std::to_string(value->integer) + " is out of range",
-              std::string(what) + " is " + std::to_string(min) + " to " + std::to_string(max));
+              std::string(range.what) + " is " + std::to_string(range.min) + " to " + std::to_string(range.max));
         return std::nullopt;
     }
     return value->integer;

@@ -13,6 +13,14 @@
 
 namespace andromeda::fabric::detail {
 
+// The valid range of an integer key, how the error names it, and a value for examples.
+struct IntegerRange {
+    std::int64_t min;
+    std::int64_t max;
+    std::int64_t typical;
+    std::string_view what;  // "a VNI has 24 bits; valid" -> "...; a VNI has 24 bits; valid is 1 to 16777215"
+};
+
 class FieldReader {
 public:
     FieldReader(const std::string& file_name, ValidationErrors& errors) : file_(file_name), errors_(errors) {}
@@ -32,8 +40,7 @@ public:
     std::optional<std::string> string(const TomlNode& table, const std::string& path, std::string_view key,
                                       bool required, std::string_view example, std::uint32_t* line = nullptr);
     std::optional<std::int64_t> integer(const TomlNode& table, const std::string& path, std::string_view key,
-                                        bool required, std::int64_t min, std::int64_t max, std::string_view what,
-                                        std::uint32_t* line = nullptr);
+                                        bool required, const IntegerRange& range, std::uint32_t* line = nullptr);
     std::optional<Ipv4Address> ipv4(const TomlNode& table, const std::string& path, std::string_view key,
                                     bool required, std::uint32_t* line = nullptr);
     std::optional<MacAddress> mac(const TomlNode& table, const std::string& path, std::string_view key,

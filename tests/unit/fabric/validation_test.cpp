@@ -134,7 +134,7 @@ TEST(FabricValidation, VpcNameUsedTwice) {
 
 TEST(FabricValidation, VniOfTheWrongType) {
     expect_error(replace_once(kBaseFabric, "vni = 100", "vni = \"100\""),
-                 "t.toml:12: vpc[0].vni: expected an integer, found a string; e.g. vni = 1");
+                 "t.toml:12: vpc[0].vni: expected an integer, found a string; e.g. vni = 100");
 }
 
 TEST(FabricValidation, EndpointOnUnknownNode) {

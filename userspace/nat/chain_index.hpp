@@ -1,0 +1,94 @@
+// Preallocated chained hash indexes over entries named by a dense uint32 id (the flow and
+// mapping arenas). The index stores only links; the caller keeps the keys in its entries and
+// supplies each entry's hash and an equality test, so one arena can carry several indexes
+// without copying keys.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace andromeda::nat {
+
+inline constexpr std::uint32_t kNilId = 0xFFFFFFFF;
+
+// Unique keys. With as many buckets as entries (rounded up to a power of two) chains average
+// under one entry, so the singly linked removal walk is short.
+class ChainIndex {
+public:
+    explicit ChainIndex(std::size_t capacity)
+        : heads_(std::bit_ceil(std::max<std::size_t>(capacity, 2)), kNilId), next_(capacity, kNilId),
+          mask_(heads_.size() - 1) {}
+
+    void insert(std::uint32_t id, std::uint64_t hash) noexcept {
+        std::uint32_t& head = heads_[hash & mask_];
+        next_[id] = head;
+        head = id;
+    }
+    void remove(std::uint32_t id, std::uint64_t hash) noexcept {
+        for (std::uint32_t* link = &heads_[hash & mask_]; *link != kNilId; link = &next_[*link]) {
+            if (*link == id) {
+                *link = next_[id];
+                next_[id] = kNilId;
+                return;
+            }
+        }
+    }
+    // The first id in the hash's chain for which matches(id) holds, or kNilId.
+    template <class Matches>
+    [[nodiscard]] std::uint32_t find(std::uint64_t hash, Matches&& matches) const noexcept {
+        for (std::uint32_t id = heads_[hash & mask_]; id != kNilId; id = next_[id])
+            if (matches(id)) return id;
+        return kNilId;
+    }
+
+private:
+    std::vector<std::uint32_t> heads_;
+    std::vector<std::uint32_t> next_;
+    std::size_t mask_;
+};
+
+// Non-unique keys (all flows of one endpoint share a key), doubly linked so removing one entry
+// is O(1) however many share its bucket.
+class ChainMultiIndex {
+public:
+    ChainMultiIndex(std::size_t capacity, std::size_t buckets)
+        : heads_(std::bit_ceil(std::max<std::size_t>(buckets, 2)), kNilId), next_(capacity, kNilId),
+          prev_(capacity, kNilId), mask_(heads_.size() - 1) {}
+
+    void insert(std::uint32_t id, std::uint64_t hash) noexcept {
+        std::uint32_t& head = heads_[hash & mask_];
+        next_[id] = head;
+        prev_[id] = kNilId;
+        if (head != kNilId) prev_[head] = id;
+        head = id;
+    }
+    void remove(std::uint32_t id, std::uint64_t hash) noexcept {
+        if (prev_[id] != kNilId) {
+            next_[prev_[id]] = next_[id];
+        } else {
+            heads_[hash & mask_] = next_[id];
+        }
+        if (next_[id] != kNilId) prev_[next_[id]] = prev_[id];
+        next_[id] = prev_[id] = kNilId;
+    }
+    // Calls f(id) for every entry in the hash's bucket; f may remove the entry it is given.
+    template <class F>
+    void for_each_in_bucket(std::uint64_t hash, F&& f) {
+        for (std::uint32_t id = heads_[hash & mask_]; id != kNilId;) {
+            const std::uint32_t next = next_[id];
+            f(id);
+            id = next;
+        }
+    }
+
+private:
+    std::vector<std::uint32_t> heads_;
+    std::vector<std::uint32_t> next_;
+    std::vector<std::uint32_t> prev_;
+    std::size_t mask_;
+};
+
+}  // namespace andromeda::nat

@@ -1,0 +1,39 @@
+// One flow as `andromedactl conntrack` shows it: plain values, copied out of the table so the
+// caller holds no lock while rendering.
+#pragma once
+
+#include <cstdint>
+
+#include "nat/types.hpp"
+#include "wire/addresses.hpp"
+
+namespace andromeda::nat {
+
+// A packet's addresses and ports (for ICMP echo, the identifier is in both port fields of the
+// tenant side and the remote "port" is 0).
+struct FlowEndpoints {
+    wire::Ipv4Address source;
+    std::uint16_t source_port = 0;
+    wire::Ipv4Address destination;
+    std::uint16_t destination_port = 0;
+
+    friend bool operator==(const FlowEndpoints&, const FlowEndpoints&) = default;
+};
+
+struct FlowInfo {
+    std::uint32_t vni = 0;
+    Protocol protocol = Protocol::udp;
+    Origin origin = Origin::outbound;
+    FlowState state = FlowState::unreplied;
+    bool port_forward = false;   // opened through a port forward (no dynamic mapping)
+    // The flow's first packet as it arrived, and as the NAT sent it on. Outbound:
+    // tenant -> remote becomes nat -> remote. Inbound: remote -> nat becomes remote -> tenant.
+    FlowEndpoints original;
+    FlowEndpoints translated;
+    Duration age{};              // since the flow was created
+    Duration expires_in{};       // idle time left before it expires
+    std::uint64_t packets_from_inside = 0;
+    std::uint64_t packets_from_outside = 0;
+};
+
+}  // namespace andromeda::nat

@@ -1,0 +1,105 @@
+// The NAT as the pipeline uses it: SNAT/PAT with endpoint-independent mappings, port-forward
+// DNAT, ICMP echo and ICMP error translation, hairpinning, conntrack with timing-wheel expiry.
+//
+// Packets are IPv4 packets translated in place (a span starting at the IPv4 header; the
+// Ethernet header is the pipeline's). Lengths never change, so the frame around it stays valid.
+//
+// Concurrency: the table is split into shards, each with its own lock, and a packet is handled
+// by the shard owning its port: the tenant's source port (or echo id) outbound, the NAT port
+// inbound, the quoted packet's for ICMP errors (PortAllocator::owner_shard). A shard allocates
+// only ports it owns, so a flow, its mapping, its port and its replies always meet in one shard
+// and no operation ever holds two locks. Any worker may call any method; with more shards than
+// workers the locks are nearly always free. A daemon that steers packets to the worker of their
+// shard (owner_shard is a pure function of the port) makes them uncontended.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "nat/counters.hpp"
+#include "nat/flow_info.hpp"
+#include "nat/rules.hpp"
+#include "nat/settings.hpp"
+#include "nat/types.hpp"
+#include "wire/bytes.hpp"
+
+namespace andromeda::nat {
+
+class NatShard;
+struct NatPacket;
+struct ShardOutcome;
+
+struct NatResult {
+    DropReason drop = DropReason::none;  // none: translated, send it on
+    // True when the packet now goes to a tenant (inbound, or a tenant's packet to a NAT address
+    // hairpinned back inside): deliver to endpoint (vni, tenant). False: send it to the uplink.
+    bool to_tenant = false;
+    std::uint32_t vni = 0;
+    Ipv4Address tenant;
+
+    [[nodiscard]] bool translated() const noexcept { return drop == DropReason::none; }
+};
+
+class NatEngine {
+public:
+    static constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
+
+    // Preallocates every table. Throws std::invalid_argument when validate(settings) fails.
+    explicit NatEngine(const NatSettings& settings = {});
+    ~NatEngine();
+    NatEngine(const NatEngine&) = delete;
+    NatEngine& operator=(const NatEngine&) = delete;
+
+    // Installs new per-VPC rules (a reload). Shard by shard: each packet sees one whole rule set.
+    // Flows whose VPC lost NAT or changed NAT address are dropped when next seen; flows of a
+    // removed port forward live on until idle, like established connections after a firewall
+    // change.
+    void set_rules(std::shared_ptr<const NatRules> rules);
+
+    // A tenant's packet from VPC `vni` leaving towards a non-VPC destination: source becomes the
+    // VPC's NAT address and a mapped port.
+    NatResult outbound(std::uint32_t vni, wire::MutableByteSpan ipv4, TimePoint now) noexcept;
+    // A packet from the uplink to a NAT address: destination becomes the tenant's.
+    NatResult inbound(wire::MutableByteSpan ipv4, TimePoint now) noexcept;
+
+    // Reclaims flows whose idle timeout has passed, at most `budget` per shard. Call it
+    // regularly (each worker after a burst, or a timer); cost is proportional to what expires.
+    std::size_t expire(TimePoint now, std::size_t budget = kUnbounded) noexcept;
+    std::size_t expire_shard(std::size_t shard, TimePoint now, std::size_t budget = kUnbounded) noexcept;
+    // Removes every flow of tenant (vni, ip), e.g. after a reload removed the endpoint. Cost: that
+    // endpoint's flows (plus hash-bucket neighbours), not the table.
+    std::size_t expire_endpoint(std::uint32_t vni, Ipv4Address ip) noexcept;
+
+    // Live flows for `andromedactl conntrack`, at most `limit`. Copies each shard under its lock.
+    [[nodiscard]] std::vector<FlowInfo> flows(TimePoint now, std::size_t limit = kUnbounded) const;
+    [[nodiscard]] NatCounters counters() const noexcept;
+    [[nodiscard]] NatCounters shard_counters(std::size_t shard) const noexcept;
+    [[nodiscard]] std::size_t flow_count() const noexcept;
+    [[nodiscard]] std::size_t mapping_count() const noexcept;
+    [[nodiscard]] std::size_t shard_count() const noexcept { return shards_.size(); }
+    [[nodiscard]] const NatSettings& settings() const noexcept { return settings_; }
+    // The shard owning a port: where an inbound packet to that NAT port is handled.
+    [[nodiscard]] std::size_t owner_shard(std::uint16_t port) const noexcept;
+
+private:
+    struct Slot;
+
+    NatResult run_outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept;
+    NatResult run_inbound(const NatPacket& p, std::int64_t now) noexcept;
+    template <class Op>
+    ShardOutcome on_shard(std::size_t shard, Op&& op) noexcept;
+    NatResult reject(DropReason reason) noexcept;
+
+    NatSettings settings_;
+    std::vector<std::unique_ptr<Slot>> shards_;
+    // Drops decided before a packet has a shard (unparseable packets), counted lock-free.
+    std::array<std::atomic<std::uint64_t>, kDropReasonCount> early_drops_{};
+    std::atomic<std::uint32_t> generation_{0};
+};
+
+}  // namespace andromeda::nat

@@ -1,0 +1,308 @@
+#include "nat/nat_shard.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "nat/flow_state.hpp"
+
+namespace andromeda::nat {
+namespace {
+
+std::size_t wheel_slots(const NatSettings& s) {
+    const auto& t = s.timeouts;
+    const auto longest = std::max({t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp});
+    const auto tick = std::max<std::int64_t>(s.wheel_tick.count(), 1);
+    const auto needed = static_cast<std::size_t>(std::chrono::milliseconds(longest).count() / tick + 2);
+    return std::min<std::size_t>(needed, std::size_t{1} << 20);
+}
+
+std::uint16_t remote_port_of(const NatPacket& p, bool from_inside) noexcept {
+    if (p.protocol == Protocol::icmp) return 0;  // echo flows are keyed by identifier alone
+    return from_inside ? p.destination_port : p.source_port;
+}
+
+}  // namespace
+
+NatShard::NatShard(std::size_t index, std::size_t shard_count, const NatSettings& settings, std::uint64_t seed)
+    : index_(index), shard_count_(shard_count), settings_(settings), seed_(seed),
+      flows_((settings.max_flows + shard_count - 1) / shard_count, seed),
+      mappings_((settings.max_flows + shard_count - 1) / shard_count, seed ^ 0x9E3779B97F4A7C15ULL),
+      ports_(index, shard_count, settings.max_nat_addresses),
+      wheel_((settings.max_flows + shard_count - 1) / shard_count,
+             std::chrono::duration_cast<Duration>(settings.wheel_tick).count(), wheel_slots(settings)) {}
+
+void NatShard::set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation) {
+    rules_ = std::move(rules);
+    generation_ = generation;
+}
+
+std::int64_t NatShard::timeout_ns(Protocol p, FlowState s) const noexcept {
+    return std::chrono::duration_cast<Duration>(idle_timeout(settings_.timeouts, p, s)).count();
+}
+
+// ---- outbound: tenant -> outside ---------------------------------------------------------
+
+ShardOutcome NatShard::outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept {
+    if (!rules_) return drop(DropReason::no_nat_config);
+    if (p.kind == PacketKind::icmp_error) return outbound_icmp_error(vni, p, now);
+    // Tenants are never pinged through the NAT, so they have no echo to answer.
+    if (p.kind == PacketKind::icmp_echo_reply) return drop(DropReason::unsupported_icmp);
+    const InsideKey key{vni, p.protocol, p.source, p.source_port, p.destination, remote_port_of(p, true)};
+    std::uint32_t id = live(flows_.find_inside(key), now);
+    if (id == kNilId) {
+        const VpcNatConfig* vpc = rules_->find_vpc(vni);
+        if (!vpc) return drop(DropReason::no_nat_config);
+        if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
+        const ShardOutcome created = create_outbound(vni, *vpc, p, key, now, id);
+        if (id == kNilId) return created;
+    }
+    track(id, true, p.tcp_flags, now);
+    const Flow& f = flows_[id];
+    rewrite_source(p, f.nat_ip, f.nat_port);
+    ++counters_.translated_outbound;
+    ShardOutcome out;
+    out.to_nat_address = rules_->is_nat_address(wire::Ipv4Address(p.destination));
+    return out;
+}
+
+ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
+                                       const InsideKey& key, std::int64_t now, std::uint32_t& id) noexcept {
+    // A port-forward endpoint sends from its forwarded port, whose shard owns such flows.
+    const ForwardMatch* forward = nullptr;
+    std::uint32_t mapping = mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
+    if (mapping == kNilId && p.protocol != Protocol::icmp) {
+        forward = rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+        if (forward && !ports_.owns(forward->forward.nat_port)) {
+            ShardOutcome retry;
+            retry.retry_shard = static_cast<std::uint32_t>(
+                PortAllocator::owner_shard(forward->forward.nat_port, shard_count_));
+            return retry;
+        }
+    }
+    if (flows_.full()) return drop(DropReason::table_full);  // before taking a port for nothing
+    if (mapping == kNilId && !forward) {
+        if (const DropReason r = mapping_for(vni, vpc, p, mapping); r != DropReason::none) return drop(r);
+    }
+    Flow fields;
+    fields.vni = vni;
+    fields.protocol = p.protocol;
+    fields.inside_ip = key.inside_ip;
+    fields.inside_port = key.inside_port;
+    fields.remote_ip = key.remote_ip;
+    fields.remote_port = key.remote_port;
+    fields.nat_ip = vpc.nat_address.value();
+    fields.nat_port = forward ? forward->forward.nat_port : mappings_[mapping].nat_port;
+    fields.mapping = mapping;
+    fields.origin = Origin::outbound;
+    if (const DropReason r = add_flow(fields, now, id); r != DropReason::none) {
+        release_mapping_if_unused(mapping);
+        return drop(r);
+    }
+    return {};
+}
+
+DropReason NatShard::mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
+                                 std::uint32_t& mapping) noexcept {
+    const std::uint32_t pool = ports_.pool_for(vpc.nat_address);
+    if (pool == PortAllocator::kNoPool) return DropReason::nat_address_limit;
+    const NatRules& rules = *rules_;
+    const auto reserved = [&](std::uint16_t port) { return rules.is_forwarded(vpc.nat_address, p.protocol, port); };
+    const std::uint64_t hint = hash_words(seed_, std::uint64_t{vni} << 32 | p.source, p.source_port);
+    const auto port = ports_.allocate(pool, p.protocol, vpc.port_min, vpc.port_max, p.source_port, hint, reserved);
+    if (!port) return DropReason::ports_exhausted;
+    mapping = mappings_.add(Mapping{vni, p.source, vpc.nat_address.value(), p.source_port, *port, p.protocol,
+                                    false, pool, 0});
+    if (mapping == kNilId) {  // cannot happen while mappings <= flows, but never leak a port
+        ports_.release(pool, p.protocol, *port);
+        return DropReason::table_full;
+    }
+    ++counters_.mappings_created;
+    if (*port == p.source_port) ++counters_.ports_preserved;
+    return DropReason::none;
+}
+
+DropReason NatShard::add_flow(const Flow& fields, std::int64_t now, std::uint32_t& id) noexcept {
+    // The translated tuple must name one flow only (a forward may share a port with an older
+    // dynamic mapping, or an inbound flow may already use the tenant's side of the tuple).
+    // Pin the mapping: removing an expired flow below must not release it under us.
+    if (fields.mapping != kNilId) ++mappings_[fields.mapping].flows;
+    DropReason refused = DropReason::none;
+    if (live(flows_.find_outside(OutsideKey::of(fields)), now) != kNilId ||
+        live(flows_.find_inside(InsideKey::of(fields)), now) != kNilId) {
+        refused = DropReason::tuple_conflict;
+    } else if (id = flows_.allocate(); id == kNilId) {
+        refused = DropReason::table_full;
+    }
+    if (refused != DropReason::none) {
+        if (fields.mapping != kNilId) --mappings_[fields.mapping].flows;  // the caller releases it
+        return refused;
+    }
+    Flow& f = flows_[id];
+    f = fields;
+    f.in_use = true;
+    f.linked = false;
+    f.state = initial_state(fields.protocol);
+    f.created_ns = now;
+    f.rules_generation = generation_;
+    flows_.link(id);
+    wheel_.schedule(id, now + timeout_ns(f.protocol, f.state), now);
+    ++counters_.flows_created;
+    return DropReason::none;
+}
+
+// ---- inbound: outside -> tenant ----------------------------------------------------------
+
+ShardOutcome NatShard::inbound(const NatPacket& p, std::int64_t now) noexcept {
+    if (!rules_) return drop(DropReason::no_nat_config);
+    if (p.kind == PacketKind::icmp_error) return inbound_icmp_error(p, now);
+    // Pings to a NAT address are the gateway's to answer, not a tenant's.
+    if (p.kind == PacketKind::icmp_echo_request) return drop(DropReason::no_flow);
+    const OutsideKey key{p.protocol, p.destination, p.destination_port, p.source, remote_port_of(p, false)};
+    std::uint32_t id = live(flows_.find_outside(key), now);
+    if (id == kNilId) {
+        if (!rules_->is_nat_address(wire::Ipv4Address(p.destination))) return drop(DropReason::not_nat_address);
+        const ShardOutcome created = create_inbound(p, key, now, id);
+        if (id == kNilId) return created;
+    }
+    track(id, false, p.tcp_flags, now);
+    const Flow& f = flows_[id];
+    rewrite_destination(p, f.inside_ip, f.inside_port);
+    ++counters_.translated_inbound;
+    ShardOutcome out;
+    out.vni = f.vni;
+    out.tenant = f.inside_ip;
+    return out;
+}
+
+ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
+                                      std::uint32_t& id) noexcept {
+    Flow fields;
+    fields.protocol = p.protocol;
+    fields.remote_ip = key.remote_ip;
+    fields.remote_port = key.remote_port;
+    fields.nat_ip = key.nat_ip;
+    fields.nat_port = key.nat_port;
+    fields.origin = Origin::inbound;
+    if (p.protocol == Protocol::icmp) return drop(DropReason::no_flow);
+    if (const ForwardMatch* forward = rules_->find_forward(wire::Ipv4Address(p.destination), p.protocol,
+                                                           p.destination_port)) {
+        if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
+        fields.vni = forward->vni;
+        fields.inside_ip = forward->forward.endpoint_ip.value();
+        fields.inside_port = forward->forward.endpoint_port;
+    } else if (p.protocol == Protocol::udp && settings_.udp_filtering == UdpFiltering::endpoint_independent) {
+        const std::uint32_t mapping = mappings_.find_outside(Protocol::udp, p.destination, p.destination_port);
+        if (mapping == kNilId) return drop(DropReason::no_flow);
+        const Mapping& m = mappings_[mapping];
+        const VpcNatConfig* vpc = rules_->find_vpc(m.vni);
+        if (!vpc || vpc->nat_address.value() != m.nat_ip) return drop(DropReason::no_flow);  // draining
+        fields.vni = m.vni;
+        fields.inside_ip = m.inside_ip;
+        fields.inside_port = m.inside_port;
+        fields.mapping = mapping;
+    } else {
+        return drop(DropReason::no_flow);
+    }
+    if (const DropReason r = add_flow(fields, now, id); r != DropReason::none) {
+        release_mapping_if_unused(fields.mapping);
+        return drop(r);
+    }
+    return {};
+}
+
+// ---- flow bookkeeping --------------------------------------------------------------------
+
+std::uint32_t NatShard::live(std::uint32_t id, std::int64_t now) noexcept {
+    if (id == kNilId) return kNilId;
+    if (wheel_.expired(id, now)) {
+        remove_flow(id, Removal::expired);
+        return kNilId;
+    }
+    Flow& f = flows_[id];
+    if (f.rules_generation != generation_) {
+        const VpcNatConfig* vpc = rules_ ? rules_->find_vpc(f.vni) : nullptr;
+        if (!vpc || vpc->nat_address.value() != f.nat_ip) {
+            remove_flow(id, Removal::stale);
+            return kNilId;
+        }
+        f.rules_generation = generation_;
+    }
+    return id;
+}
+
+void NatShard::track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags, std::int64_t now) noexcept {
+    Flow& f = flows_[id];
+    const bool from_originator = from_inside == (f.origin == Origin::outbound);
+    ++(from_inside ? f.packets_from_inside : f.packets_from_outside);
+    if (f.protocol == Protocol::tcp) {
+        f.state = next_tcp_state(f, from_originator, tcp_flags);
+    } else if (!from_originator) {
+        f.state = FlowState::replied;
+    }
+    wheel_.refresh(id, now + timeout_ns(f.protocol, f.state));
+}
+
+void NatShard::remove_flow(std::uint32_t id, Removal why) noexcept {
+    const std::uint32_t mapping = flows_[id].mapping;
+    wheel_.cancel(id);
+    flows_.remove(id);
+    if (mapping != kNilId) {
+        --mappings_[mapping].flows;
+        release_mapping_if_unused(mapping);
+    }
+    switch (why) {
+        case Removal::expired: ++counters_.flows_expired; break;
+        case Removal::endpoint: ++counters_.flows_removed_endpoint; break;
+        case Removal::stale: ++counters_.flows_removed_stale; break;
+    }
+}
+
+void NatShard::release_mapping_if_unused(std::uint32_t mapping) noexcept {
+    if (mapping == kNilId || mappings_[mapping].flows != 0) return;
+    const Mapping& m = mappings_[mapping];
+    ports_.release(m.pool, m.protocol, m.nat_port);
+    mappings_.remove(mapping);
+    ++counters_.mappings_released;
+}
+
+std::size_t NatShard::expire(std::int64_t now, std::size_t budget) noexcept {
+    return wheel_.advance(now, budget, [&](std::uint32_t id) { remove_flow(id, Removal::expired); });
+}
+
+std::size_t NatShard::expire_endpoint(std::uint32_t vni, std::uint32_t ip) noexcept {
+    std::size_t removed = 0;
+    flows_.for_each_of_endpoint(vni, ip, [&](std::uint32_t id) {
+        remove_flow(id, Removal::endpoint);
+        ++removed;
+    });
+    return removed;
+}
+
+void NatShard::collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t limit) const {
+    flows_.for_each([&](std::uint32_t id) {
+        if (out.size() >= limit || wheel_.expired(id, now)) return;
+        const Flow& f = flows_[id];
+        const wire::Ipv4Address inside(f.inside_ip), remote(f.remote_ip), nat(f.nat_ip);
+        FlowInfo info;
+        info.vni = f.vni;
+        info.protocol = f.protocol;
+        info.origin = f.origin;
+        info.state = f.state;
+        info.port_forward = f.mapping == kNilId;
+        if (f.origin == Origin::outbound) {
+            info.original = {inside, f.inside_port, remote, f.remote_port};
+            info.translated = {nat, f.nat_port, remote, f.remote_port};
+        } else {
+            info.original = {remote, f.remote_port, nat, f.nat_port};
+            info.translated = {remote, f.remote_port, inside, f.inside_port};
+        }
+        info.age = Duration(now - f.created_ns);
+        info.expires_in = Duration(wheel_.deadline(id) - now);
+        info.packets_from_inside = f.packets_from_inside;
+        info.packets_from_outside = f.packets_from_outside;
+        out.push_back(info);
+    });
+}
+
+}  // namespace andromeda::nat

@@ -1,0 +1,98 @@
+// One partition of the NAT: flows, mappings, port pools, timing wheel and counters. Not
+// thread-safe; NatEngine serialises access with one lock per shard and routes each packet to
+// the shard owning its port (see port_allocator.hpp), so every flow, its mapping and its port
+// live in the same shard.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nat/counters.hpp"
+#include "nat/flow_info.hpp"
+#include "nat/flow_table.hpp"
+#include "nat/mapping_table.hpp"
+#include "nat/nat_packet.hpp"
+#include "nat/port_allocator.hpp"
+#include "nat/rules.hpp"
+#include "nat/settings.hpp"
+#include "nat/timing_wheel.hpp"
+
+namespace andromeda::nat {
+
+// What a shard did with a packet.
+struct ShardOutcome {
+    static constexpr std::uint32_t kNoShard = 0xFFFFFFFF;
+
+    DropReason drop = DropReason::none;
+    std::uint32_t vni = 0;            // inbound: the tenant's VPC
+    std::uint32_t tenant = 0;         // inbound: the tenant address now in the destination
+    bool to_nat_address = false;      // outbound: the destination is a NAT address (hairpin)
+    std::uint32_t retry_shard = kNoShard;  // the flow belongs to another shard: ask that one
+};
+
+class NatShard {
+public:
+    NatShard(std::size_t index, std::size_t shard_count, const NatSettings& settings, std::uint64_t seed);
+
+    void set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation);
+
+    ShardOutcome outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept;
+    ShardOutcome inbound(const NatPacket& p, std::int64_t now) noexcept;
+
+    // Reclaims flows whose deadline has passed (at most `budget`); returns how many.
+    std::size_t expire(std::int64_t now, std::size_t budget) noexcept;
+    // Removes every flow of tenant (vni, ip); returns how many.
+    std::size_t expire_endpoint(std::uint32_t vni, std::uint32_t ip) noexcept;
+
+    // Appends live flows to `out` until it holds `limit`.
+    void collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t limit) const;
+
+    void count_hairpin() noexcept { ++counters_.hairpinned; }
+    [[nodiscard]] const NatCounters& counters() const noexcept { return counters_; }
+    [[nodiscard]] std::size_t flow_count() const noexcept { return flows_.size(); }
+    [[nodiscard]] std::size_t mapping_count() const noexcept { return mappings_.size(); }
+    [[nodiscard]] std::size_t capacity() const noexcept { return flows_.capacity(); }
+
+private:
+    enum class Removal : std::uint8_t { expired, endpoint, stale };
+
+    ShardOutcome outbound_icmp_error(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept;
+    ShardOutcome inbound_icmp_error(const NatPacket& p, std::int64_t now) noexcept;
+    ShardOutcome create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p, const InsideKey& key,
+                                 std::int64_t now, std::uint32_t& id) noexcept;
+    ShardOutcome create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
+                                std::uint32_t& id) noexcept;
+    // Finds a mapping for a new tenant port, or allocates a port for one.
+    DropReason mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
+                           std::uint32_t& mapping) noexcept;
+    // Adds a flow (inside key fields, NAT side, mapping) and files it on the wheel.
+    DropReason add_flow(const Flow& fields, std::int64_t now, std::uint32_t& id) noexcept;
+
+    // The id if it names a live flow still valid under the current rules; else removes an
+    // expired or stale one and returns kNilId.
+    std::uint32_t live(std::uint32_t id, std::int64_t now) noexcept;
+    void track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags, std::int64_t now) noexcept;
+    void remove_flow(std::uint32_t id, Removal why) noexcept;
+    void release_mapping_if_unused(std::uint32_t mapping) noexcept;
+    ShardOutcome drop(DropReason reason) noexcept {
+        counters_.count_drop(reason);
+        return ShardOutcome{reason};
+    }
+    [[nodiscard]] std::int64_t timeout_ns(Protocol p, FlowState s) const noexcept;
+
+    std::size_t index_;
+    std::size_t shard_count_;
+    NatSettings settings_;
+    std::uint64_t seed_;
+    std::shared_ptr<const NatRules> rules_;
+    std::uint32_t generation_ = 0;
+    FlowTable flows_;
+    MappingTable mappings_;
+    PortAllocator ports_;
+    TimingWheel wheel_;
+    NatCounters counters_;
+};
+
+}  // namespace andromeda::nat

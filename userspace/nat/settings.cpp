@@ -1,0 +1,18 @@
+#include "nat/settings.hpp"
+
+namespace andromeda::nat {
+
+std::string validate(const NatSettings& s) {
+    if (s.shards == 0 || s.shards > 1024) return "nat shards must be between 1 and 1024";
+    if (s.max_flows < s.shards) return "nat max_flows must be at least the number of shards";
+    if (s.max_flows > (std::size_t{1} << 31)) return "nat max_flows must be at most 2^31";
+    if (s.max_nat_addresses == 0 || s.max_nat_addresses > 4096)
+        return "nat max_nat_addresses must be between 1 and 4096";
+    if (s.wheel_tick.count() <= 0) return "nat wheel_tick must be positive";
+    const auto& t = s.timeouts;
+    for (const auto timeout : {t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp})
+        if (timeout.count() <= 0) return "nat timeouts must be positive";
+    return {};
+}
+
+}  // namespace andromeda::nat

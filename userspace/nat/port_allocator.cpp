@@ -16,14 +16,17 @@ PortAllocator::PortAllocator(std::size_t shard, std::size_t shard_count, std::si
 }
 
 std::uint32_t PortAllocator::pool_for(wire::Ipv4Address address) noexcept {
-    std::uint32_t reusable = kNoPool;
+    std::uint32_t unclaimed = kNoPool;
+    std::uint32_t drained = kNoPool;  // claimed by an address that holds no port any more
     for (std::uint32_t i = 0; i < pools_.size(); ++i) {
         const Pool& p = pools_[i];
         if (p.claimed && p.address == address.value()) return i;
-        if (reusable == kNoPool && (!p.claimed || p.used == 0)) reusable = i;
+        if (!p.claimed && unclaimed == kNoPool) unclaimed = i;
+        if (p.claimed && p.used == 0 && drained == kNoPool) drained = i;
     }
-    if (reusable != kNoPool) pools_[reusable] = Pool{address.value(), 0, true};  // its bitmaps are all clear
-    return reusable;
+    const std::uint32_t pool = unclaimed != kNoPool ? unclaimed : drained;
+    if (pool != kNoPool) pools_[pool] = Pool{address.value(), 0, true};  // its bitmaps are all clear
+    return pool;
 }
 
 void PortAllocator::take(std::uint32_t pool, Protocol protocol, std::uint32_t local) noexcept {

@@ -53,6 +53,12 @@ ShardOutcome NatShard::outbound(std::uint32_t vni, const NatPacket& p, std::int6
     if (id == kNilId) {
         const VpcNatConfig* vpc = rules_->find_vpc(vni);
         if (!vpc) return drop(DropReason::no_nat_config);
+        // A port-forward endpoint's flows live in the shard of its forwarded port.
+        if (const std::uint32_t owner = forward_owner(vni, *vpc, p); owner != ShardOutcome::kNoShard) {
+            ShardOutcome retry;
+            retry.retry_shard = owner;
+            return retry;
+        }
         if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
         const ShardOutcome created = create_outbound(vni, *vpc, p, key, now, id);
         if (id == kNilId) return created;
@@ -68,18 +74,12 @@ ShardOutcome NatShard::outbound(std::uint32_t vni, const NatPacket& p, std::int6
 
 ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                                        const InsideKey& key, std::int64_t now, std::uint32_t& id) noexcept {
-    // A port-forward endpoint sends from its forwarded port, whose shard owns such flows.
+    // A dynamic mapping wins (it predates the forward); else a forwarded endpoint sends from its
+    // forwarded port (a static mapping, owned by this shard: see forward_owner).
     const ForwardMatch* forward = nullptr;
     std::uint32_t mapping = mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
-    if (mapping == kNilId && p.protocol != Protocol::icmp) {
+    if (mapping == kNilId && p.protocol != Protocol::icmp)
         forward = rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
-        if (forward && !ports_.owns(forward->forward.nat_port)) {
-            ShardOutcome retry;
-            retry.retry_shard = static_cast<std::uint32_t>(
-                PortAllocator::owner_shard(forward->forward.nat_port, shard_count_));
-            return retry;
-        }
-    }
     if (flows_.full()) return drop(DropReason::table_full);  // before taking a port for nothing
     if (mapping == kNilId && !forward) {
         if (const DropReason r = mapping_for(vni, vpc, p, mapping); r != DropReason::none) return drop(r);
@@ -100,6 +100,16 @@ ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vp
         return drop(r);
     }
     return {};
+}
+
+std::uint32_t NatShard::forward_owner(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p) const noexcept {
+    if (p.protocol == Protocol::icmp) return ShardOutcome::kNoShard;
+    if (mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value()) != kNilId)
+        return ShardOutcome::kNoShard;
+    const ForwardMatch* forward =
+        rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+    if (!forward || ports_.owns(forward->forward.nat_port)) return ShardOutcome::kNoShard;
+    return static_cast<std::uint32_t>(PortAllocator::owner_shard(forward->forward.nat_port, shard_count_));
 }
 
 DropReason NatShard::mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,

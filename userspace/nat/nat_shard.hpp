@@ -64,6 +64,9 @@ private:
                                  std::int64_t now, std::uint32_t& id) noexcept;
     ShardOutcome create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
                                 std::uint32_t& id) noexcept;
+    // The shard owning a forwarded endpoint's flows when it is not this one, else kNoShard.
+    [[nodiscard]] std::uint32_t forward_owner(std::uint32_t vni, const VpcNatConfig& vpc,
+                                              const NatPacket& p) const noexcept;
     // Finds a mapping for a new tenant port, or allocates a port for one.
     DropReason mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                            std::uint32_t& mapping) noexcept;

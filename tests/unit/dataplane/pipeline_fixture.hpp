@@ -220,6 +220,11 @@ struct ChunkFrame {
         buffer = {chunk.data(), static_cast<std::uint32_t>(chunk.size()), static_cast<std::uint32_t>(headroom),
                   static_cast<std::uint32_t>(frame.size())};
     }
+    // The buffer points into `chunk`: a copy would alias the original's bytes.
+    ChunkFrame(const ChunkFrame&) = delete;
+    ChunkFrame& operator=(const ChunkFrame&) = delete;
+    ChunkFrame(ChunkFrame&&) = default;
+
     Bytes chunk;
     dataplane::PacketBuffer buffer;
 };

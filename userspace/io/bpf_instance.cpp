@@ -1,0 +1,182 @@
+#include "io/bpf_instance.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <spdlog/spdlog.h>
+
+#include "andromeda_xdp.skel.h"
+#include "io/interfaces.hpp"
+#include "io/io_error.hpp"
+#include "io/library_log.hpp"
+#include "io/port_table.hpp"
+
+namespace andromeda::io {
+
+namespace {
+
+bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
+    switch (id) {
+    case MapId::xsks: return skel.maps.andromeda_xsks;
+    case MapId::ports: return skel.maps.andromeda_ports;
+    case MapId::peers: return skel.maps.andromeda_peers;
+    case MapId::vnis: return skel.maps.andromeda_vnis;
+    case MapId::fabric: return skel.maps.andromeda_fabric;
+    case MapId::nat_addrs: return skel.maps.andromeda_nat_addrs;
+    case MapId::stats: return skel.maps.andromeda_stats;
+    case MapId::daemon_stats: return skel.maps.andromeda_daemon_stats;
+    }
+    return nullptr;
+}
+
+// Writes through the map fds, checking sizes against what the kernel map was created with.
+class BpfMapWriter final : public MapWriter {
+public:
+    explicit BpfMapWriter(andromeda_xdp& skel) : skel_(skel) {}
+
+    void upsert(MapId id, std::span<const std::byte> key, std::span<const std::byte> value) override {
+        const bpf_map* map = checked(id, key, value.size());
+        if (bpf_map_update_elem(bpf_map__fd(map), key.data(), value.data(), BPF_ANY) != 0)
+            throw IoError(std::string("writing an entry of ") + bpf_name(id), errno,
+                          errno == E2BIG || errno == ENOMEM ? "the map is full" : "");
+    }
+    void erase(MapId id, std::span<const std::byte> key) override {
+        const bpf_map* map = checked(id, key, bpf_map__value_size(map_of(skel_, id)));
+        if (bpf_map_delete_elem(bpf_map__fd(map), key.data()) != 0 && errno != ENOENT)
+            throw IoError(std::string("deleting an entry of ") + bpf_name(id), errno);
+    }
+
+private:
+    const bpf_map* checked(MapId id, std::span<const std::byte> key, std::size_t value_size) const {
+        const bpf_map* map = map_of(skel_, id);
+        if (key.size() != bpf_map__key_size(map) || value_size != bpf_map__value_size(map))
+            throw IoError(std::string("entry size mismatch for ") + bpf_name(id), EINVAL,
+                          "shared/andromeda_kern_user.h and the loaded object disagree; rebuild");
+        return map;
+    }
+    andromeda_xdp& skel_;
+};
+
+}  // namespace
+
+std::string RecoveryReport::message() const {
+    if (!recovered()) return {};
+    std::vector<std::string> parts;
+    if (!removed_pins.empty()) {
+        std::string names;
+        for (const auto& name : removed_pins) names += (names.empty() ? "" : ", ") + name;
+        parts.push_back("removed " + std::to_string(removed_pins.size()) + " stale pins from " + pin_dir.string() + " (" +
+                        names + ")");
+    }
+    for (const auto& d : detached) parts.push_back("detached XDP from " + d);
+    std::string out = "recovered from a previous instance: ";
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+    return out;
+}
+
+void BpfInstance::SkeletonDeleter::operator()(andromeda_xdp* skel) const noexcept { andromeda_xdp::destroy(skel); }
+
+BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
+    route_library_logs_to_spdlog();
+    if (config_.pin_dir.empty()) config_.pin_dir = default_pin_dir(config_.node_name);
+    recovery_.pin_dir = config_.pin_dir;
+    recovery_.mounted_bpffs = ensure_bpffs_for(config_.pin_dir);
+    directory_ = std::make_unique<InstanceDirectory>(config_.pin_dir);
+    recovery_.removed_pins = directory_->remove_pins();
+    if (!recovery_.removed_pins.empty()) spdlog::info("{}", recovery_.message());
+    try {
+        load_and_pin();
+    } catch (...) {
+        unpin_all();
+        throw;
+    }
+}
+
+BpfInstance::~BpfInstance() {
+    ports_.clear();  // detaches
+    unpin_all();
+    skel_.reset();
+    directory_->remove_if_empty();
+}
+
+void BpfInstance::load_and_pin() {
+    skel_.reset(andromeda_xdp::open());
+    if (!skel_) throw IoError("opening the andromeda_xdp BPF object", errno);
+    skel_->rodata->overlay_port = config_.overlay_port;
+    skel_->rodata->encap_kind = config_.encap_kind;
+    {
+        LibraryLogCapture capture;
+        if (const int rc = andromeda_xdp::load(skel_.get()); rc != 0) {
+            for (const auto& line : capture.lines()) spdlog::warn("{}", line);
+            throw IoError("loading the andromeda_xdp BPF object", -rc, capture.tail(2));
+        }
+    }
+    for (const MapId id : kAllMaps) {
+        const auto path = pin_path(id);
+        if (const int rc = bpf_map__pin(map_of(*skel_, id), path.c_str()); rc != 0)
+            throw IoError("pinning " + std::string(bpf_name(id)) + " at " + path.string(), -rc);
+    }
+    bpf_prog_info info{};
+    __u32 length = sizeof info;
+    if (bpf_obj_get_info_by_fd(program_fd(), &info, &length) == 0) program_id_ = info.id;
+    writer_ = std::make_unique<BpfMapWriter>(*skel_);
+    spdlog::info("loaded {} (prog id {}), maps pinned under {}", kXdpProgramName, program_id_, config_.pin_dir.string());
+}
+
+void BpfInstance::unpin_all() noexcept {
+    if (!skel_) return;
+    for (const MapId id : kAllMaps) {
+        bpf_map* map = map_of(*skel_, id);
+        if (bpf_map__is_pinned(map)) bpf_map__unpin(map, nullptr);
+    }
+}
+
+const AttachReport& BpfInstance::attach(std::string_view ifname) {
+    for (const auto& port : ports_)
+        if (port.ifname == ifname) return port.attachment->report();
+    const InterfaceInfo link = require_interface(ifname);
+    auto attachment =
+        std::make_unique<XdpAttachment>(program_fd(), link, config_.xdp_mode, config_.replace_foreign_xdp);
+    if (!attachment->report().replaced.empty()) recovery_.detached.push_back(link.name + ": " + attachment->report().replaced);
+    ports_.push_back({std::string(ifname), std::move(attachment)});
+    return ports_.back().attachment->report();
+}
+
+bool BpfInstance::detach(std::string_view ifname) {
+    const auto it = std::find_if(ports_.begin(), ports_.end(), [&](const Port& p) { return p.ifname == ifname; });
+    if (it == ports_.end()) return false;
+    const bool detached = it->attachment->detach();
+    ports_.erase(it);
+    return detached;
+}
+
+std::vector<AttachReport> BpfInstance::attachments() const {
+    std::vector<AttachReport> out;
+    for (const auto& port : ports_) out.push_back(port.attachment->report());
+    return out;
+}
+
+void BpfInstance::register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd) {
+    if (slot >= ANDROMEDA_MAX_PORTS || queue >= ANDROMEDA_MAX_QUEUES)
+        throw IoError("XSKMAP slot " + std::to_string(slot) + " queue " + std::to_string(queue) + " out of range", ERANGE,
+                      "at most " + std::to_string(ANDROMEDA_MAX_QUEUES) + " queues per port");
+    const std::uint32_t key = xsk_key(slot, queue);
+    if (bpf_map_update_elem(map_fd(MapId::xsks), &key, &xsk_fd, BPF_ANY) != 0)
+        throw IoError("registering an AF_XDP socket in andromeda_xsks", errno);
+}
+
+void BpfInstance::unregister_socket(std::uint32_t slot, std::uint32_t queue) {
+    const std::uint32_t key = xsk_key(slot, queue);
+    if (bpf_map_delete_elem(map_fd(MapId::xsks), &key) != 0 && errno != ENOENT)
+        throw IoError("removing an AF_XDP socket from andromeda_xsks", errno);
+}
+
+int BpfInstance::map_fd(MapId map) const noexcept { return bpf_map__fd(map_of(*skel_, map)); }
+
+int BpfInstance::program_fd() const noexcept { return bpf_program__fd(skel_->progs.andromeda_xdp); }
+
+}  // namespace andromeda::io

@@ -1,0 +1,97 @@
+// One andromedad instance's BPF side, from start to clean exit:
+//   - mounts bpffs at /sys/fs/bpf when missing, locks the instance's pin directory;
+//   - removes pins a crashed previous instance left there (and says so);
+//   - opens the skeleton, sets the rodata (overlay port, encap kind), loads, pins every map
+//     as <pin dir>/<name without andromeda_> so `bpftool map dump pinned` prints named fields;
+//   - attaches XDP to the ports (native, else generic), replacing a previous instance's
+//     leftover program, and detaches on destruction;
+//   - registers AF_XDP sockets in the XSKMAP, reads and publishes counters.
+// Attach calls resolve interface names in the calling thread's network namespace.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "andromeda_kern_user.h"
+#include "io/bpffs.hpp"
+#include "io/config.hpp"
+#include "io/map_ids.hpp"
+#include "io/map_sync.hpp"
+#include "io/xdp_attach.hpp"
+#include "io/xdp_stats.hpp"
+
+struct andromeda_xdp;
+
+namespace andromeda::io {
+
+// What starting over a crashed instance's leftovers took.
+struct RecoveryReport {
+    std::filesystem::path pin_dir;
+    bool mounted_bpffs = false;
+    std::vector<std::string> removed_pins;  // names of the stale pins removed
+    std::vector<std::string> detached;      // "eth1: andromeda_xdp prog id 163 (native)"
+
+    [[nodiscard]] bool recovered() const noexcept { return !removed_pins.empty() || !detached.empty(); }
+    // "recovered from a previous instance: removed 8 stale pins from ...; detached XDP from ...",
+    // or empty when there was nothing to recover.
+    [[nodiscard]] std::string message() const;
+};
+
+class BpfInstance {
+public:
+    // Throws IoError saying what failed and how to fix it.
+    explicit BpfInstance(InstanceConfig config);
+    // Detaches from every port, unpins the maps and removes the pin directory.
+    ~BpfInstance();
+    BpfInstance(const BpfInstance&) = delete;
+    BpfInstance& operator=(const BpfInstance&) = delete;
+
+    // Attaches the program to `ifname` (in this thread's namespace). Attaching a port twice
+    // returns the first report.
+    const AttachReport& attach(std::string_view ifname);
+    // Detaches from `ifname`; false when it was not attached.
+    bool detach(std::string_view ifname);
+    [[nodiscard]] std::vector<AttachReport> attachments() const;
+
+    // XSKMAP entry for (port slot, RX queue): where the XDP program redirects that queue.
+    void register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd);
+    void unregister_socket(std::uint32_t slot, std::uint32_t queue);
+
+    [[nodiscard]] int map_fd(MapId map) const noexcept;
+    [[nodiscard]] std::filesystem::path pin_path(MapId map) const { return config_.pin_dir / pin_name(map); }
+    [[nodiscard]] int program_fd() const noexcept;
+    [[nodiscard]] std::uint32_t program_id() const noexcept { return program_id_; }
+    // Writes into the maps of this instance; give it to a FabricMapSync.
+    [[nodiscard]] MapWriter& map_writer() noexcept { return *writer_; }
+
+    [[nodiscard]] XdpStats read_stats() const { return read_xdp_stats(map_fd(MapId::stats)); }
+    void publish_daemon_stats(const andromeda_daemon_stats& stats) { write_daemon_stats(map_fd(MapId::daemon_stats), stats); }
+
+    [[nodiscard]] const RecoveryReport& recovery() const noexcept { return recovery_; }
+    [[nodiscard]] const InstanceConfig& config() const noexcept { return config_; }
+
+private:
+    struct SkeletonDeleter {
+        void operator()(andromeda_xdp* skel) const noexcept;
+    };
+    struct Port {
+        std::string ifname;
+        std::unique_ptr<XdpAttachment> attachment;
+    };
+    void load_and_pin();
+    void unpin_all() noexcept;
+
+    InstanceConfig config_;
+    RecoveryReport recovery_;
+    std::unique_ptr<InstanceDirectory> directory_;
+    std::unique_ptr<andromeda_xdp, SkeletonDeleter> skel_;
+    std::unique_ptr<MapWriter> writer_;
+    std::uint32_t program_id_ = 0;
+    std::vector<Port> ports_;
+};
+
+}  // namespace andromeda::io

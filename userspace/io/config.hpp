@@ -1,0 +1,78 @@
+// Settings of the I/O layer and the text forms an operator or test may give them. Everything
+// here is pure (no I/O), so it is unit-tested without root.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabric/model.hpp"
+
+namespace andromeda::io {
+
+// How the XDP program ended up attached to an interface.
+enum class XdpMode : std::uint8_t { native, generic };
+// What to try: `best` is native, falling back to generic (skb) when the driver refuses.
+enum class XdpModePreference : std::uint8_t { best, native_only, generic_only };
+// How an AF_XDP socket ended up bound.
+enum class BindMode : std::uint8_t { zero_copy, copy };
+// What to try: `best` is zero-copy, falling back to copy when the driver cannot.
+enum class BindPreference : std::uint8_t { best, zero_copy_only, copy_only };
+
+// "auto" | "native" | "generic" (also "skb"); nullopt for anything else.
+[[nodiscard]] std::optional<XdpModePreference> parse_xdp_mode(std::string_view text) noexcept;
+// "auto" | "zerocopy" (also "zero-copy", "zc") | "copy"; nullopt for anything else.
+[[nodiscard]] std::optional<BindPreference> parse_bind_mode(std::string_view text) noexcept;
+[[nodiscard]] const char* to_string(XdpMode mode) noexcept;
+[[nodiscard]] const char* to_string(BindMode mode) noexcept;
+[[nodiscard]] const char* to_string(XdpModePreference mode) noexcept;
+[[nodiscard]] const char* to_string(BindPreference mode) noexcept;
+
+// The kernel reserves this much in front of every received frame (XDP_PACKET_HEADROOM).
+inline constexpr std::uint32_t kKernelRxHeadroom = 256;
+
+// One worker's UMEM and the rings of each of its sockets.
+struct UmemConfig {
+    std::uint32_t frame_count = 4096;
+    std::uint32_t frame_size = 4096;  // a power of two, 2048..4096 (aligned chunk mode)
+    // Extra room in front of each frame, beyond the kernel's own, so a tenant frame can be
+    // encapsulated in place (ANDROMEDA_ENCAP_OVERHEAD bytes) even on drivers without it.
+    std::uint32_t frame_headroom = 64;
+    std::uint32_t fill_size = 1024;  // per socket; every ring size is a power of two
+    std::uint32_t completion_size = 1024;
+    std::uint32_t rx_size = 1024;
+    std::uint32_t tx_size = 1024;
+    std::uint32_t batch_size = 64;  // frames taken from an RX ring per pass, at most 64
+
+    // Every problem, one sentence each; empty when the configuration is usable.
+    [[nodiscard]] std::vector<std::string> problems() const;
+    // Throws IoError listing every problem.
+    void validate() const;
+    // The longest frame a chunk can hold after both headrooms.
+    [[nodiscard]] std::uint32_t max_frame_length() const noexcept {
+        return frame_size - frame_headroom - kKernelRxHeadroom;
+    }
+};
+
+// One andromedad instance's BPF side.
+struct InstanceConfig {
+    std::string node_name;
+    std::filesystem::path pin_dir;  // where the maps are pinned; see default_pin_dir()
+    std::uint16_t overlay_port = fabric::kAndromedaUdpPort;
+    std::uint32_t encap_kind = 0;  // enum andromeda_encap_kind
+    XdpModePreference xdp_mode = XdpModePreference::best;
+    // An XDP program that is not Andromeda's already on a port: refuse (default) or replace.
+    bool replace_foreign_xdp = false;
+};
+
+inline constexpr std::string_view kDefaultPinRoot = "/sys/fs/bpf/andromeda";
+
+// /sys/fs/bpf/andromeda/<node name>. Throws IoError for a name that is no single path component.
+[[nodiscard]] std::filesystem::path default_pin_dir(std::string_view node_name);
+// From [node]: name, pin_dir (or the default), encapsulation and its UDP port.
+[[nodiscard]] InstanceConfig instance_config_from(const fabric::LocalNodeSettings& local);
+
+}  // namespace andromeda::io

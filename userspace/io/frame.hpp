@@ -1,0 +1,98 @@
+// A frame while a worker holds it, and what a frame handler (the daemon's glue around the
+// dataplane pipeline) can do with it. Frames live in the worker's UMEM: moving one from a tenant
+// socket to the underlay socket is a descriptor hand-over, and encapsulation grows the frame
+// into the headroom in front of it (push_front), with no copy.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+namespace andromeda::io {
+
+// Why the I/O layer let go of a frame without sending it.
+enum class DropReason : std::uint8_t {
+    handler,             // the handler said drop (its own counters say why)
+    unhandled,           // the handler gave the frame no fate
+    tx_ring_full,        // the target TX ring had no room, even after reclaiming completions
+    no_such_socket,      // transmit() named a socket this worker does not have
+    invalid_descriptor,  // the kernel handed back an address outside the UMEM or a chunk
+};
+inline constexpr std::size_t kDropReasonCount = 5;
+[[nodiscard]] const char* to_string(DropReason reason) noexcept;
+
+inline constexpr std::uint32_t kNoSocket = 0xFFFFFFFF;
+
+class Frame {
+public:
+    [[nodiscard]] std::uint8_t* data() const noexcept { return chunk_ + offset_; }
+    [[nodiscard]] std::uint32_t length() const noexcept { return length_; }
+    [[nodiscard]] std::span<std::uint8_t> bytes() const noexcept { return {data(), length_}; }
+    // Bytes free in front of data(): at least the UMEM's frame headroom.
+    [[nodiscard]] std::uint32_t headroom() const noexcept { return offset_; }
+    [[nodiscard]] std::uint32_t tailroom() const noexcept { return chunk_size_ - offset_ - length_; }
+    // The socket (index in the worker) the frame arrived on; kNoSocket for allocated frames.
+    [[nodiscard]] std::uint32_t socket() const noexcept { return socket_; }
+
+    // Grows the frame by `n` bytes at the front (encapsulation); false when the headroom is short.
+    bool push_front(std::uint32_t n) noexcept {
+        if (n > offset_) return false;
+        offset_ -= n;
+        length_ += n;
+        return true;
+    }
+    // Removes `n` leading bytes (decapsulation); false when the frame is shorter.
+    bool pull_front(std::uint32_t n) noexcept {
+        if (n > length_) return false;
+        offset_ += n;
+        length_ -= n;
+        return true;
+    }
+    // Sets the length (trim, or grow into the tailroom); false when the chunk is too small.
+    bool set_length(std::uint32_t n) noexcept {
+        if (offset_ + n > chunk_size_) return false;
+        length_ = n;
+        return true;
+    }
+
+private:
+    friend class XskWorker;
+    enum class Fate : std::uint8_t { pending, transmit, dropped };
+
+    std::uint8_t* chunk_ = nullptr;
+    std::uint32_t index_ = 0;  // chunk number in the UMEM
+    std::uint32_t chunk_size_ = 0;
+    std::uint32_t offset_ = 0;
+    std::uint32_t length_ = 0;
+    std::uint32_t socket_ = kNoSocket;
+    Fate fate_ = Fate::pending;
+};
+
+// What a handler can do with frames; implemented by the worker.
+class FrameOutput {
+public:
+    // Sends `frame` out of `socket` (any socket of this worker, the arrival one included).
+    virtual void transmit(Frame& frame, std::uint32_t socket) noexcept = 0;
+    // Frees `frame` (DropReason::handler).
+    virtual void drop(Frame& frame) noexcept = 0;
+    // A fresh frame for a packet the handler generates (an ARP or ICMP reply), with the full
+    // headroom in front; nullptr when the worker has none to spare. It must be transmitted or
+    // dropped during this call of the handler.
+    virtual Frame* allocate() noexcept = 0;
+    // Copies `bytes` into a fresh frame and sends it out of `socket`: the hand-off for frames
+    // that arrived in another worker's UMEM. False when no frame was free or it does not fit.
+    virtual bool transmit_copy(std::span<const std::uint8_t> bytes, std::uint32_t socket) noexcept = 0;
+
+protected:
+    ~FrameOutput() = default;
+};
+
+class FrameHandler {
+public:
+    virtual ~FrameHandler() = default;
+    // One RX batch of up to UmemConfig::batch_size frames from socket `socket`. Every frame
+    // should get a fate through `out`; the worker drops the rest (DropReason::unhandled).
+    virtual void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) = 0;
+};
+
+}  // namespace andromeda::io

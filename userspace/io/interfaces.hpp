@@ -1,0 +1,58 @@
+// Interface facts over netlink and ethtool ioctls, in the calling thread's network namespace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wire/addresses.hpp"
+
+namespace andromeda::io {
+
+struct InterfaceInfo {
+    std::string name;
+    std::uint32_t ifindex = 0;
+    wire::MacAddress mac;
+    std::uint32_t mtu = 0;
+    bool up = false;  // administratively up (IFF_UP)
+    // RX queues the driver reports (ETHTOOL_GCHANNELS rx + combined); 1 when it cannot say.
+    std::uint32_t rx_queues = 1;
+    std::string driver;  // ETHTOOL_GDRVINFO ("veth", "mlx5_core"); empty when unknown
+    // The XDP program attached, as the kernel reports it (IFLA_XDP): 0 when none.
+    std::uint32_t xdp_prog_id = 0;
+    std::uint8_t xdp_attached = 0;  // XDP_ATTACHED_NONE / DRV / SKB / HW / MULTI
+    // A veth's peer (IFLA_LINK) and, when the peer lives in another namespace, that
+    // namespace's id as seen from here (IFLA_LINK_NETNSID).
+    std::uint32_t link_ifindex = 0;
+    std::optional<std::int32_t> link_netnsid;
+};
+
+// nullopt when no such interface exists in this network namespace. Throws IoError when
+// netlink itself fails.
+[[nodiscard]] std::optional<InterfaceInfo> find_interface(std::string_view name);
+[[nodiscard]] std::optional<InterfaceInfo> find_interface(std::uint32_t ifindex);
+// Like find_interface, but a missing interface is an IoError that says what to check.
+[[nodiscard]] InterfaceInfo require_interface(std::string_view name);
+
+// The interface's IPv4 addresses (RTM_GETADDR), primary first.
+[[nodiscard]] std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex);
+
+// ETHTOOL_GCHANNELS: rx + combined channels; 1 when the driver does not implement it.
+[[nodiscard]] std::uint32_t rx_queue_count(std::string_view ifname);
+// ETHTOOL_GTXCSUM: whether the interface leaves TX checksums to offload. nullopt when the
+// driver cannot say. On a tenant veth this must be off: frames it hands to XDP/AF_XDP would
+// carry unfilled TCP/UDP checksums that the far tenant drops (DESIGN.md section 4).
+[[nodiscard]] std::optional<bool> tx_checksum_offload(std::string_view ifname);
+
+// The same for the far end of a veth: the tenant's side, which is the one whose offload
+// matters. Finds the peer in this namespace or in a named one (/run/netns); nullopt when the
+// interface is no veth, or its peer cannot be found or asked.
+[[nodiscard]] std::optional<bool> veth_peer_tx_checksum_offload(std::string_view ifname);
+
+// The warning andromedad logs for a tenant port whose tenant side has TX checksum offload on,
+// or empty when it is off or cannot be told.
+[[nodiscard]] std::string tenant_checksum_warning(std::string_view ifname);
+
+}  // namespace andromeda::io

@@ -1,0 +1,58 @@
+// What the fabric maps (peers, vnis, fabric, nat_addrs) should contain, computed from a fabric
+// snapshot, and what a FabricDiff changes in them. Pure functions over the fabric model: the
+// writing (and the skipping of writes that would change nothing) is map_sync's.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "andromeda_kern_user.h"
+#include "fabric/diff.hpp"
+#include "fabric/snapshot.hpp"
+#include "wire/addresses.hpp"
+
+namespace andromeda::io {
+
+// Facts about this node the fabric file may leave out.
+struct LocalContext {
+    // This node's underlay IPv4: [node] address, or the underlay interface's own.
+    wire::Ipv4Address underlay_address;
+};
+
+template <class Key, class Value>
+struct TableChanges {
+    std::vector<std::pair<Key, Value>> upserts;
+    std::vector<Key> erases;  // applied before the upserts, so a key may move between entries
+
+    [[nodiscard]] bool empty() const noexcept { return upserts.empty() && erases.empty(); }
+    [[nodiscard]] std::size_t size() const noexcept { return upserts.size() + erases.size(); }
+};
+
+struct FabricMapPlan {
+    TableChanges<__be32, andromeda_peer> peers;  // underlay IPv4 -> peer node
+    TableChanges<__u32, andromeda_vni> vnis;
+    TableChanges<andromeda_fabric_key, andromeda_fabric_entry> fabric;
+    TableChanges<__be32, __u32> nat_addrs;  // NAT address served by this node -> VNI
+
+    [[nodiscard]] std::size_t size() const noexcept {
+        return peers.size() + vnis.size() + fabric.size() + nat_addrs.size();
+    }
+};
+
+// Everything the maps should hold for `snapshot`: upserts only. map_sync's reconcile() also
+// erases whatever else the maps hold.
+[[nodiscard]] FabricMapPlan plan_full(const fabric::FabricSnapshot& snapshot, const LocalContext& local);
+
+// The entries `diff` may have changed, valued from `after` (the snapshot the diff leads to),
+// including knock-on changes the diff does not list (a node's new address moves the fabric
+// entries of its endpoints). It may name an entry whose value did not change; map_sync skips
+// those writes.
+[[nodiscard]] FabricMapPlan plan_diff(const fabric::FabricSnapshot& after, const fabric::FabricDiff& diff,
+                                      const LocalContext& local);
+
+// A stable 32-bit id from a name (FNV-1a): the node_id of a peer and vpc_id of a VNI, so an
+// entry's value does not change when the file is merely reordered.
+[[nodiscard]] std::uint32_t stable_id(std::string_view name) noexcept;
+
+}  // namespace andromeda::io

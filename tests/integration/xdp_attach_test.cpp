@@ -1,0 +1,231 @@
+// XDP attach/detach on real veths in namespaces: the mode achieved, clean detach, recovery
+// after a crash, foreign programs, pins and what bpftool prints from them.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <linux/if_link.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "io/bpf_instance.hpp"
+#include "io/interfaces.hpp"
+#include "io/io_error.hpp"
+#include "io_test_support.hpp"
+#include "support/root.hpp"
+
+namespace andromeda::io {
+namespace {
+
+using andromeda::testing::NetnsGuard;
+using andromeda::testing::Topology;
+using andromeda::testing::VethOptions;
+using testing::contains;
+using testing::instance_config;
+
+namespace fs = std::filesystem;
+
+class XdpAttach : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ANDROMEDA_REQUIRE_ROOT();
+        testing::sweep_stale_test_pins();
+        host_ = &topo_.add_namespace("host");
+        peer_ = &topo_.add_namespace("peer");
+    }
+    void connect(unsigned mtu = 1500) {
+        VethOptions options;
+        options.mtu = mtu;
+        topo_.add_veth(*host_, "eth1", *peer_, "eth1", options);
+    }
+    std::uint32_t attached_prog_id() { return require_interface("eth1").xdp_prog_id; }
+
+    Topology topo_;
+    andromeda::testing::Netns* host_ = nullptr;
+    andromeda::testing::Netns* peer_ = nullptr;
+};
+
+TEST_F(XdpAttach, NativeOnVethAndDetachLeavesNoProgram) {
+    connect();
+    NetnsGuard in_host(*host_);
+    BpfInstance bpf(instance_config("native"));
+    const AttachReport& report = bpf.attach("eth1");
+    std::cout << "achieved: " << report.message() << "\n";
+    RecordProperty("xdp_mode", to_string(report.mode));
+    EXPECT_EQ(report.mode, XdpMode::native);
+    EXPECT_TRUE(report.native_refusal.empty()) << report.native_refusal;
+    EXPECT_TRUE(report.replaced.empty());
+    const InterfaceInfo link = require_interface("eth1");
+    EXPECT_EQ(link.xdp_attached, XDP_ATTACHED_DRV);
+    EXPECT_EQ(link.xdp_prog_id, bpf.program_id());
+    EXPECT_EQ(&bpf.attach("eth1"), &bpf.attach("eth1")) << "attaching twice returns the first attachment";
+
+    EXPECT_TRUE(bpf.detach("eth1"));
+    EXPECT_EQ(attached_prog_id(), 0u);
+    EXPECT_EQ(require_interface("eth1").xdp_attached, XDP_ATTACHED_NONE);
+    EXPECT_FALSE(bpf.detach("eth1"));
+}
+
+TEST_F(XdpAttach, DestructionDetachesEvenFromAnotherNamespace) {
+    connect();
+    std::unique_ptr<BpfInstance> bpf;
+    fs::path pin_dir;
+    {
+        NetnsGuard in_host(*host_);
+        bpf = std::make_unique<BpfInstance>(instance_config("dtor"));
+        bpf->attach("eth1");
+        pin_dir = bpf->config().pin_dir;
+        EXPECT_NE(attached_prog_id(), 0u);
+    }
+    bpf.reset();  // from the root namespace, where the same ifindex may be another interface
+    NetnsGuard in_host(*host_);
+    EXPECT_EQ(attached_prog_id(), 0u);
+    EXPECT_FALSE(fs::exists(pin_dir)) << "the pin directory is removed on a clean exit";
+}
+
+// veth refuses native XDP when its peer's MTU is too large for a single-buffer program.
+TEST_F(XdpAttach, FallsBackToGenericWhenNativeIsRefused) {
+    connect(9000);
+    NetnsGuard in_host(*host_);
+    BpfInstance bpf(instance_config("generic"));
+    const AttachReport& report = bpf.attach("eth1");
+    std::cout << "achieved: " << report.message() << "\n";
+    EXPECT_EQ(report.mode, XdpMode::generic);
+    EXPECT_FALSE(report.native_refusal.empty());
+    EXPECT_TRUE(contains(report.message(), "native mode refused")) << report.message();
+    EXPECT_EQ(require_interface("eth1").xdp_attached, XDP_ATTACHED_SKB);
+}
+
+TEST_F(XdpAttach, NativeOnlySaysWhyItFailed) {
+    connect(9000);
+    NetnsGuard in_host(*host_);
+    auto config = instance_config("native-only");
+    config.xdp_mode = XdpModePreference::native_only;
+    BpfInstance bpf(config);
+    try {
+        bpf.attach("eth1");
+        FAIL() << "native attach with a 9000-byte peer MTU succeeded";
+    } catch (const IoError& e) {
+        EXPECT_TRUE(contains(e.what(), "attaching XDP to eth1")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "MTU")) << e.what();
+    }
+    EXPECT_EQ(attached_prog_id(), 0u);
+    EXPECT_THROW(bpf.attach("no-such-if"), IoError);
+}
+
+// A previous instance dies (SIGKILL) with XDP attached and its maps pinned; the next start
+// clears both and says what it cleaned.
+TEST_F(XdpAttach, RecoversAfterACrash) {
+    connect();
+    NetnsGuard in_host(*host_);
+    const auto config = instance_config("crash");
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        try {
+            BpfInstance bpf(config);
+            bpf.attach("eth1");
+            raise(SIGKILL);  // while the instance is alive: no destructor runs
+        } catch (...) {
+        }
+        _exit(1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the crashing instance failed to start";
+    const std::uint32_t stale_prog = attached_prog_id();
+    ASSERT_NE(stale_prog, 0u) << "a crashed instance leaves its program attached";
+    ASSERT_TRUE(fs::exists(config.pin_dir / "fabric"));
+
+    BpfInstance bpf(config);
+    EXPECT_EQ(bpf.recovery().removed_pins.size(), kMapCount);
+    const AttachReport& report = bpf.attach("eth1");
+    EXPECT_TRUE(contains(report.replaced, "andromeda_xdp prog id " + std::to_string(stale_prog))) << report.replaced;
+    const std::string message = bpf.recovery().message();
+    std::cout << message << "\n";
+    EXPECT_TRUE(contains(message, "recovered from a previous instance: removed 8 stale pins from " + config.pin_dir.string()))
+        << message;
+    EXPECT_TRUE(contains(message, "detached XDP from eth1")) << message;
+    EXPECT_EQ(attached_prog_id(), bpf.program_id());
+    EXPECT_NE(bpf.program_id(), stale_prog);
+}
+
+int load_foreign_program() {
+    const bpf_insn pass[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    return bpf_prog_load(BPF_PROG_TYPE_XDP, "foreign_pass", "GPL", pass, 2, nullptr);
+}
+
+TEST_F(XdpAttach, ForeignProgramIsRefusedUnlessReplacementIsAsked) {
+    connect();
+    NetnsGuard in_host(*host_);
+    const int foreign = load_foreign_program();
+    ASSERT_GE(foreign, 0) << std::strerror(errno);
+    const auto ifindex = static_cast<int>(require_interface("eth1").ifindex);
+    ASSERT_EQ(bpf_xdp_attach(ifindex, foreign, XDP_FLAGS_DRV_MODE, nullptr), 0);
+    const std::uint32_t foreign_id = attached_prog_id();
+
+    auto config = instance_config("foreign");
+    {
+        BpfInstance bpf(config);
+        try {
+            bpf.attach("eth1");
+            FAIL() << "replaced a foreign program without being asked";
+        } catch (const IoError& e) {
+            EXPECT_TRUE(contains(e.what(), "foreign_pass")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "not Andromeda's")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "xdp off")) << e.what();
+        }
+        EXPECT_EQ(attached_prog_id(), foreign_id) << "a refusal leaves the foreign program alone";
+    }
+    config.replace_foreign_xdp = true;
+    BpfInstance bpf(config);
+    EXPECT_TRUE(contains(bpf.attach("eth1").replaced, "foreign_pass"));
+    EXPECT_EQ(attached_prog_id(), bpf.program_id());
+    close(foreign);
+}
+
+TEST_F(XdpAttach, MapsArePinnedWithNamedFieldsForBpftool) {
+    connect();
+    NetnsGuard in_host(*host_);
+    BpfInstance bpf(instance_config("pins"));
+    for (const MapId id : kAllMaps) EXPECT_TRUE(fs::exists(bpf.pin_path(id))) << bpf.pin_path(id);
+    EXPECT_EQ(bpf.config().pin_dir, fs::path("/sys/fs/bpf/andromeda") / bpf.config().node_name);
+
+    const auto stats = andromeda::testing::run_command({"bpftool", "map", "dump", "pinned", bpf.pin_path(MapId::stats)});
+    ASSERT_TRUE(stats.ok()) << stats.output;
+    EXPECT_TRUE(contains(stats.output, "rx_packets")) << stats.output;
+    EXPECT_TRUE(contains(stats.output, "drop_no_socket")) << stats.output;
+
+    andromeda_daemon_stats daemon{};
+    daemon.reloads_ok = 4242;
+    bpf.publish_daemon_stats(daemon);
+    const auto published = andromeda::testing::run_command(
+        {"bpftool", "map", "dump", "pinned", bpf.pin_path(MapId::daemon_stats)});
+    EXPECT_TRUE(contains(published.output, "\"reloads_ok\": 4242")) << published.output;
+    EXPECT_EQ(read_daemon_stats(bpf.map_fd(MapId::daemon_stats)).reloads_ok, 4242u);
+    EXPECT_EQ(bpf.read_stats().rx_packets(), 0u);
+}
+
+TEST_F(XdpAttach, OneNodeNameOneInstanceButNodesCoexist) {
+    connect();
+    NetnsGuard in_host(*host_);
+    const auto config = instance_config("lock");
+    BpfInstance first(config);
+    try {
+        BpfInstance second(config);
+        FAIL() << "two instances shared one pin directory";
+    } catch (const IoError& e) {
+        EXPECT_TRUE(contains(e.what(), "another andromedad for this node is running")) << e.what();
+    }
+    EXPECT_TRUE(fs::exists(first.pin_path(MapId::fabric))) << "the refused instance removed nothing";
+    BpfInstance other_node(instance_config("lock-other"));
+    EXPECT_NE(other_node.config().pin_dir, first.config().pin_dir);
+}
+
+}  // namespace
+}  // namespace andromeda::io

@@ -3,26 +3,53 @@
 
 #include <iostream>
 
+#include "ctl/control_commands.hpp"
 #include "ctl/inspect_command.hpp"
+
+namespace {
+
+using andromeda::daemon::Command;
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"andromedactl: inspect and control an Andromeda data plane"};
     app.require_subcommand(1);
 
+    andromeda::ctl::Target target;
+    std::string socket, node;
+    app.add_option("--socket", socket, "the daemon's control socket (default: /run/andromeda/<node>.sock)");
+    app.add_option("-n,--node", node, "the instance (its [node] name) when several run on this host");
+
+    andromeda::ctl::CommandOptions options;
+    auto add_daemon_command = [&](const char* name, const char* help) {
+        auto* cmd = app.add_subcommand(name, help);
+        cmd->add_flag("--json", options.json, "print the daemon's JSON as is");
+        return cmd;
+    };
+    auto* status_cmd = add_daemon_command("status", "Ports (XDP mode, AF_XDP bind, queues), fabric generation, uptime");
+    auto* stats_cmd = add_daemon_command("stats", "Counters: XDP verdicts and drop reasons, data path, NAT, daemon");
+    double watch = 0;
+    auto* watch_opt = stats_cmd->add_option("--watch", watch, "repeat every SECONDS with rates")
+                          ->expected(0, 1)
+                          ->default_str("1");
+    auto* fabric_cmd = add_daemon_command("fabric", "The running fabric: nodes, VPCs, endpoints");
+    auto* conntrack_cmd = add_daemon_command("conntrack", "NAT flows: original and translated tuples, state, age");
+    auto* reload_cmd = add_daemon_command("reload", "Load FILE (default: the running config), print the diff applied");
+    std::string reload_file;
+    reload_cmd->add_option("file", reload_file, "the new node.toml");
+
     andromeda::ctl::InspectRequest inspect;
-    std::string hex;
-    std::string pcap;
+    std::string hex, pcap;
     auto* inspect_cmd = app.add_subcommand(
         "inspect", "Decode a frame layer by layer: HEX, --pcap FILE, or (no argument) a synthesised overlay packet");
-    inspect_cmd->add_option("hex", hex, "the frame as hex digits (spaces, ':' and '-' allowed)");
-    auto* pcap_opt = inspect_cmd->add_option("--pcap", pcap, "decode every frame of this pcap/pcapng file");
+    auto* hex_opt = inspect_cmd->add_option("hex", hex, "the frame as hex digits (spaces, ':' and '-' allowed)");
+    inspect_cmd->add_option("--pcap", pcap, "decode every frame of this pcap/pcapng file")->excludes(hex_opt);
     inspect_cmd->add_flag("--json", inspect.json, "print JSON instead of text");
-    inspect_cmd->add_option("--andromeda-port", inspect.options.andromeda_port,
-                            "UDP port decoded as the Andromeda overlay")
+    inspect_cmd->add_option("--andromeda-port", inspect.options.andromeda_port, "UDP port decoded as Andromeda")
         ->capture_default_str();
     inspect_cmd->add_option("--vxlan-port", inspect.options.vxlan_ports, "UDP ports decoded as VXLAN")
         ->capture_default_str();
-    pcap_opt->excludes(inspect_cmd->get_option("hex"));
 
     CLI11_PARSE(app, argc, argv);
 
@@ -31,5 +58,19 @@ int main(int argc, char** argv) {
         if (!pcap.empty()) inspect.pcap = pcap;
         return andromeda::ctl::run_inspect(inspect, std::cout, std::cerr);
     }
-    return 0;
+    if (!socket.empty()) target.socket = socket;
+    if (!node.empty()) target.node = node;
+    andromeda::daemon::ControlRequest request;
+    if (status_cmd->parsed()) request.command = Command::status;
+    if (stats_cmd->parsed()) {
+        request.command = Command::stats;
+        if (watch_opt->count() > 0) options.watch_s = watch > 0 ? watch : 1.0;
+    }
+    if (fabric_cmd->parsed()) request.command = Command::fabric;
+    if (conntrack_cmd->parsed()) request.command = Command::conntrack;
+    if (reload_cmd->parsed()) {
+        request.command = Command::reload;
+        if (!reload_file.empty()) request.file = reload_file;
+    }
+    return andromeda::ctl::run_control_command(target, request, options, std::cout, std::cerr);
 }

@@ -1,0 +1,97 @@
+#include "ctl/control_commands.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "daemon/control_socket.hpp"
+
+namespace andromeda::ctl {
+namespace {
+
+using nlohmann::json;
+
+class CtlTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("andromedactl-" + std::to_string(getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    std::filesystem::path dir_;
+};
+
+TEST_F(CtlTest, ResolvesTheOnlyInstanceOrSaysWhichToPick) {
+    std::string error;
+    EXPECT_FALSE(resolve_socket({}, error, dir_.string()));
+    EXPECT_NE(error.find("is andromedad running?"), std::string::npos);
+    std::ofstream(dir_ / "node1.sock").put('x');
+    EXPECT_EQ(resolve_socket({}, error, dir_.string()), (dir_ / "node1.sock").string());
+    std::ofstream(dir_ / "node2.sock").put('x');
+    EXPECT_FALSE(resolve_socket({}, error, dir_.string()));
+    EXPECT_EQ(error, "several andromedad instances run here; pick one with --node NAME: node1 node2");
+    EXPECT_EQ(resolve_socket({std::nullopt, "node2"}, error, dir_.string()), (dir_ / "node2.sock").string());
+    EXPECT_EQ(resolve_socket({"/x.sock", "node2"}, error, dir_.string()), "/x.sock");
+}
+
+TEST(CtlRender, StatusTable) {
+    const json r = {{"node", "node1"},       {"pid", 42},         {"uptime_s", 3725},
+                    {"fabric_generation", 3}, {"workers", 1},      {"config", "/etc/a.toml"},
+                    {"pin_dir", "/sys/fs/bpf/andromeda/node1"},
+                    {"ports", {{{"name", "eth1"}, {"role", "underlay"}, {"xdp_mode", "native"}, {"bind", "copy"},
+                                {"queues", 2}, {"endpoint", nullptr}}}}};
+    EXPECT_EQ(render_status(r),
+              "node node1  pid 42  up 1h 2m  fabric generation 3  workers 1\n"
+              "config /etc/a.toml\n"
+              "pins /sys/fs/bpf/andromeda/node1\n"
+              "\n"
+              "PORT  ROLE      XDP     AF_XDP  QUEUES  ENDPOINT\n"
+              "eth1  underlay  native  copy    2       -\n");
+}
+
+TEST(CtlRender, StatsShowsWhatHappenedAndRates) {
+    const json now = {{"xdp", {{"rx_packets", 150}, {"drop_unknown_vni", 0}}}, {"nat", {{"flows", 0}}}};
+    // Groups come in key order (nlohmann::json keeps objects sorted).
+    EXPECT_EQ(render_stats(now), "nat:\n  (all zero)\nxdp:\n  COUNTER     VALUE\n  rx_packets  150\n");
+    const json before = {{"xdp", {{"rx_packets", 100}, {"drop_unknown_vni", 0}}}};
+    const auto watched = render_stats(now, &before, 2.0);
+    EXPECT_NE(watched.find("  rx_packets        150    25/s"), std::string::npos) << watched;
+    EXPECT_NE(watched.find("  drop_unknown_vni  0      0/s"), std::string::npos) << watched;
+}
+
+TEST_F(CtlTest, CommandsTalkToTheDaemonAndReportItsRefusal) {
+    daemon::ControlServer server;
+    std::string error;
+    const auto path = (dir_ / "node1.sock").string();
+    ASSERT_TRUE(server.start(
+        path,
+        [](const daemon::ControlRequest& r) {
+            if (r.command == daemon::Command::reload)
+                return daemon::render_error("node.toml:4: vpc[0].vni: 16777216 is out of range; use 1-16777215");
+            return daemon::render_ok({{"generation", 7}, {"local_node", "node1"}, {"nodes", json::array()},
+                                      {"vpcs", json::array()}});
+        },
+        error))
+        << error;
+    std::ostringstream out, err;
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::fabric, std::nullopt}, {}, out, err), 0);
+    EXPECT_NE(out.str().find("fabric generation 7  local node node1"), std::string::npos) << out.str();
+    out.str("");
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::fabric, std::nullopt}, {true, {}}, out, err),
+              0);
+    EXPECT_EQ(json::parse(out.str())["generation"], 7);
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::reload, std::nullopt}, {}, out, err), 1);
+    EXPECT_EQ(err.str(), "andromedactl reload: node.toml:4: vpc[0].vni: 16777216 is out of range; use 1-16777215\n");
+    server.stop();
+    err.str("");
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::status, std::nullopt}, {}, out, err), 2);
+    EXPECT_NE(err.str().find("is it running?"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace andromeda::ctl

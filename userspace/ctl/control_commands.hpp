@@ -1,0 +1,42 @@
+// andromedactl's daemon commands: status, stats, fabric, conntrack, reload. Each sends one
+// request over the instance's control socket and renders the JSON result for a terminal (or
+// prints it as is with --json).
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "daemon/control_protocol.hpp"
+
+namespace andromeda::ctl {
+
+// Which daemon to talk to: an explicit socket, an instance (node) name, or — when neither is
+// given — the only instance running on this host.
+struct Target {
+    std::optional<std::string> socket;
+    std::optional<std::string> node;
+};
+
+// Resolves the control socket path; on failure says why (none running, several running).
+[[nodiscard]] std::optional<std::string> resolve_socket(const Target& target, std::string& error,
+                                                        const std::string& run_dir = "/run/andromeda");
+
+// Renderers, exposed for tests: they take a daemon's `result` object.
+[[nodiscard]] std::string render_status(const nlohmann::json& result);
+[[nodiscard]] std::string render_stats(const nlohmann::json& result, const nlohmann::json* previous = nullptr,
+                                       double interval_s = 0);
+[[nodiscard]] std::string render_fabric(const nlohmann::json& result);
+[[nodiscard]] std::string render_conntrack(const nlohmann::json& result);
+[[nodiscard]] std::string render_reload(const nlohmann::json& result);
+
+struct CommandOptions {
+    bool json = false;
+    std::optional<double> watch_s;  // stats --watch [SECONDS]
+};
+
+// Runs one command; returns the exit code (0 ok, 1 the daemon refused, 2 cannot reach it).
+int run_control_command(const Target& target, const daemon::ControlRequest& request, const CommandOptions& options,
+                        std::ostream& out, std::ostream& err);
+
+}  // namespace andromeda::ctl

@@ -123,7 +123,7 @@ TEST_F(BatchTest, ANewSnapshotGenerationRebuildsTemplatesAndKeepsIpIds) {
     EXPECT_EQ(pipeline_.counters().fabric_rebuilds, 2u);
     pipeline_.set_next_hop(kNode3Ip, mac("02:00:00:00:a1:03"));
     ASSERT_EQ(pipeline_.process(kBlue10Port, frame, *moved, out_.fresh()).verdict, Verdict::forward);
-    const auto decap = overlay::decapsulate(out_.frame(0), {});
+    const auto decap = overlay::decapsulate(out_.view(0), {});
     EXPECT_EQ(decap.packet.outer_dst_ip, kNode3Ip);
     EXPECT_EQ(decap.packet.outer_dst_mac, mac("02:00:00:00:a1:03"));
     // Back to the first snapshot: node2's template continues at ID 3.

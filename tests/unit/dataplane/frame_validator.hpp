@@ -21,9 +21,12 @@
 namespace andromeda::testing {
 
 struct ValidatorOptions {
-    // Forwarded frames carry the tenant's transport checksum untouched: check it only when the
-    // input's was valid. Everything the pipeline builds itself is always checked.
-    bool transport_checksums = true;
+    // What only the original sender answers for: transport checksums (UDP, TCP, ICMP), the
+    // datagram an ICMP error quotes, a non-zero TTL (the pipeline never
+    // rewrites it: the overlay is one hop), 8-byte alignment of a sender's own fragments. A forwarded
+    // frame carries these untouched, so they are checked only when the input had them right;
+    // headers and lengths, and everything in frames the pipeline builds, are always checked.
+    bool sender_content = true;
     std::uint16_t andromeda_port = overlay::kAndromedaUdpPort;
     std::uint16_t vxlan_port = overlay::kVxlanUdpPort;
 };
@@ -65,9 +68,10 @@ private:
         if (ip->total_length() != payload.size())
             fail(where, "total length " + std::to_string(ip->total_length()) + " != " + std::to_string(payload.size()));
         if (!ip->checksum_valid()) fail(where, "header checksum");
-        if (ip->ttl() == 0) fail(where, "TTL 0");
+        if (options_.sender_content && ip->ttl() == 0) fail(where, "TTL 0");
         if (ip->is_fragment()) {
-            if (ip->more_fragments() && ip->payload().size() % 8 != 0) fail(where, "non-last fragment not 8-aligned");
+            if (options_.sender_content && ip->more_fragments() && ip->payload().size() % 8 != 0)
+                fail(where, "non-last fragment not 8-aligned");
             if (ip->fragment_offset() != 0) return;  // no transport header to check
             if (ip->more_fragments()) return;        // transport checksum covers the whole datagram
         }
@@ -75,14 +79,14 @@ private:
         switch (ip->protocol()) {
             case wire::ip_protocol::kUdp: return check_udp4(*ip, where + "udp: ");
             case wire::ip_protocol::kTcp:
-                if (options_.transport_checksums && !wire::checksum_verifies(l4, ip->pseudo_header_sum()))
+                if (options_.sender_content && !wire::checksum_verifies(l4, ip->pseudo_header_sum()))
                     fail(where, "tcp checksum");
                 return;
             case wire::ip_protocol::kIcmp: {
                 const auto icmp = wire::Icmpv4View::parse(l4);
                 if (!icmp) return fail(where, "icmp truncated");
-                if (options_.transport_checksums && !icmp->checksum_valid()) fail(where, "icmp checksum");
-                if (icmp->is_error()) check_quote(icmp->original_datagram(), where + "icmp quote: ");
+                if (options_.sender_content && !icmp->checksum_valid()) fail(where, "icmp checksum");
+                if (options_.sender_content && icmp->is_error()) check_quote(icmp->original_datagram(), where + "icmp quote: ");
                 return;
             }
             default: return;
@@ -97,13 +101,16 @@ private:
     }
 
     void check_udp4(const wire::Ipv4View& ip, const std::string& where) {
-        const auto udp = wire::UdpView::parse(ip.payload());
+        const auto l4 = ip.payload();
+        const std::uint16_t port = l4.size() >= 4 ? wire::load_be16(&l4[2]) : 0;
+        // An outer header is the pipeline's own work; a tenant's UDP is the tenant's.
+        const bool is_overlay = depth_ == 0 && (port == options_.andromeda_port || port == options_.vxlan_port);
+        if (!is_overlay && !options_.sender_content) return;
+        const auto udp = wire::UdpView::parse(l4);
         if (!udp) return fail(where, "does not parse");
-        if (udp->length() != ip.payload().size()) fail(where, "length disagrees with IP");
-        const bool is_overlay = udp->destination_port() == options_.andromeda_port ||
-                                udp->destination_port() == options_.vxlan_port;
+        if (udp->length() != l4.size()) fail(where, "length disagrees with IP");
         // The outer checksum is the pipeline's own, so it is always checked (0 = none is legal).
-        if ((options_.transport_checksums || is_overlay) && !udp->checksum_valid(ip.source(), ip.destination()))
+        if ((options_.sender_content || is_overlay) && !udp->checksum_valid(ip.source(), ip.destination()))
             fail(where, "checksum");
         if (is_overlay) check_overlay(ip, *udp, where + "overlay: ");
     }
@@ -138,7 +145,7 @@ private:
             const auto icmp = wire::Icmpv6View::parse(l4);
             if (!icmp) return fail(where, "icmpv6 truncated");
             if (!icmp->checksum_valid(ip->source(), ip->final_destination())) fail(where, "icmpv6 checksum");
-        } else if (ip->upper_layer_protocol() == wire::ip_protocol::kUdp && options_.transport_checksums) {
+        } else if (ip->upper_layer_protocol() == wire::ip_protocol::kUdp && options_.sender_content) {
             const auto udp = wire::UdpView::parse(l4);
             if (!udp || !udp->checksum_valid(ip->source(), ip->final_destination())) fail(where, "udp checksum");
         }

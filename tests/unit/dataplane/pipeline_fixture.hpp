@@ -1,233 +1,19 @@
-// A two-node fabric with three VPCs and the pieces every pipeline test needs: snapshots loaded
-// from node.toml text, the port table, and a sink with owned spare chunks.
-//
-//   blue   VNI 100 10.0.0.0/24    .10 .11 .12 on node1 (.12's port is not in the table), .20 node2,
-//                                 .30 node3 (no next-hop MAC known)
-//   green  VNI 200 10.0.0.0/24    .10 on node1, .20 on node2: same addresses as blue, other tenant
-//   red    VNI 300 172.16.0.0/24  NAT at node2; .10 on node1, .20 on node2
-//   orange VNI 400 192.168.50.0/24 NAT at node1 (which has an uplink); .10 node1, .20 node2
+// GoogleTest fixture for one node's pipeline over the shared test fabric (pipeline_world.hpp).
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "dataplane/pipeline.hpp"
-#include "fabric/loader.hpp"
 #include "unit/dataplane/frame_validator.hpp"
-#include "unit/dataplane/test_frames.hpp"
+#include "unit/dataplane/pipeline_world.hpp"
 
 namespace andromeda::testing {
 
-using dataplane::PortId;
-
-inline constexpr PortId kUnderlayPort = 1;
-inline constexpr PortId kUplinkPort = 2;
-inline constexpr PortId kBlue10Port = 10;
-inline constexpr PortId kBlue11Port = 11;
-inline constexpr PortId kBlue20Port = 12;  // node2's tenant port for blue .20
-inline constexpr PortId kGreen10Port = 20;
-inline constexpr PortId kRed10Port = 30;
-inline constexpr PortId kOrange10Port = 40;
-inline constexpr PortId kUnboundPort = 99;   // a tenant port no endpoint names
-inline constexpr PortId kUnknownPort = 1234;  // not in the table at all
-
-inline const wire::MacAddress kGatewayMac = mac("02:00:00:00:00:ff");
-inline const wire::MacAddress kNode1Mac = mac("02:00:00:00:a1:01");
-inline const wire::MacAddress kNode2Mac = mac("02:00:00:00:a1:02");
-inline const wire::MacAddress kBlue10Mac = mac("02:00:00:00:00:10");
-inline const wire::MacAddress kBlue11Mac = mac("02:00:00:00:00:11");
-inline const wire::MacAddress kBlue20Mac = mac("02:00:00:00:00:20");
-inline const wire::MacAddress kGreen10Mac = mac("02:00:00:c8:00:0a");
-inline const wire::MacAddress kGreen20Mac = mac("02:00:00:c8:00:14");
-inline const wire::MacAddress kRed10Mac = mac("02:00:00:2c:00:0a");
-inline const wire::MacAddress kOrange10Mac = mac("02:00:00:32:00:0a");
-inline const wire::Ipv4Address kNode1Ip = ipv4("192.168.1.1");
-inline const wire::Ipv4Address kNode2Ip = ipv4("192.168.1.2");
-inline const wire::Ipv4Address kNode3Ip = ipv4("192.168.1.3");
-
-// `local` becomes [node]; `extra_node` is appended to the [node] table (e.g. encap = "vxlan").
-inline std::string fabric_text(const std::string& local, const std::string& extra_node = "") {
-    const std::string address = local == "node1" ? "192.168.1.1" : local == "node2" ? "192.168.1.2" : "192.168.1.3";
-    return "[node]\nname = \"" + local + "\"\nunderlay = \"eth1\"\naddress = \"" + address + "\"\n" + extra_node +
-           R"(
-[node.uplink]
-interface = "eth2"
-
-[[nodes]]
-name = "node1"
-address = "192.168.1.1"
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-[[nodes]]
-name = "node3"
-address = "192.168.1.3"
-
-[[vpc]]
-name = "blue"
-vni = 100
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:10"
-node = "node1"
-port = "tap-blue-10"
-[[vpc.endpoint]]
-ip = "10.0.0.11"
-mac = "02:00:00:00:00:11"
-node = "node1"
-port = "tap-blue-11"
-[[vpc.endpoint]]
-ip = "10.0.0.12"
-mac = "02:00:00:00:00:12"
-node = "node1"
-port = "tap-blue-12"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:20"
-node = "node2"
-port = "tap-blue-20"
-[[vpc.endpoint]]
-ip = "10.0.0.30"
-mac = "02:00:00:00:00:30"
-node = "node3"
-port = "tap-blue-30"
-
-[[vpc]]
-name = "green"
-vni = 200
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:c8:00:0a"
-node = "node1"
-port = "tap-green-10"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:c8:00:14"
-node = "node2"
-port = "tap-green-20"
-
-[[vpc]]
-name = "red"
-vni = 300
-cidr = "172.16.0.0/24"
-gateway = "172.16.0.1"
-[vpc.nat]
-gateway_node = "node2"
-address = "203.0.113.20"
-[[vpc.endpoint]]
-ip = "172.16.0.10"
-mac = "02:00:00:2c:00:0a"
-node = "node1"
-port = "tap-red-10"
-[[vpc.endpoint]]
-ip = "172.16.0.20"
-mac = "02:00:00:2c:00:14"
-node = "node2"
-port = "tap-red-20"
-
-[[vpc]]
-name = "orange"
-vni = 400
-cidr = "192.168.50.0/24"
-gateway = "192.168.50.1"
-[vpc.nat]
-gateway_node = "node1"
-address = "203.0.113.10"
-[[vpc.endpoint]]
-ip = "192.168.50.10"
-mac = "02:00:00:32:00:0a"
-node = "node1"
-port = "tap-orange-10"
-[[vpc.endpoint]]
-ip = "192.168.50.20"
-mac = "02:00:00:32:00:14"
-node = "node2"
-port = "tap-orange-20"
-)";
-}
-
 inline std::shared_ptr<const fabric::FabricSnapshot> load_fabric(const std::string& text, std::uint64_t generation = 1) {
-    fabric::LoadOptions options;
-    options.generation = generation;
-    auto result = fabric::load_fabric_string(text, "test.toml", options);
-    if (!result.ok()) {
-        std::string errors;
-        for (const auto& e : result.errors) errors += e.to_string() + "\n";
-        ADD_FAILURE() << errors;
-    }
-    return result.snapshot;
+    std::string errors;
+    auto snapshot = try_load_fabric(text, generation, errors);
+    if (!snapshot) ADD_FAILURE() << errors;
+    return snapshot;
 }
-
-inline dataplane::PipelineConfig node_config(const std::string& local) {
-    dataplane::PipelineConfig c;
-    const bool node1 = local == "node1";
-    c.underlay_mac = node1 ? kNode1Mac : kNode2Mac;
-    c.next_hops = {{node1 ? kNode2Ip : kNode1Ip, node1 ? kNode2Mac : kNode1Mac}};
-    using dataplane::PortRole;
-    c.ports = {{kUnderlayPort, PortRole::underlay, ""},
-               {kUplinkPort, PortRole::uplink, ""},
-               {kBlue10Port, PortRole::tenant, "tap-blue-10"},
-               {kBlue11Port, PortRole::tenant, "tap-blue-11"},
-               {kBlue20Port, PortRole::tenant, "tap-blue-20"},
-               {kGreen10Port, PortRole::tenant, node1 ? "tap-green-10" : "tap-green-20"},
-               {kRed10Port, PortRole::tenant, node1 ? "tap-red-10" : "tap-red-20"},
-               {kOrange10Port, PortRole::tenant, node1 ? "tap-orange-10" : "tap-orange-20"},
-               {kUnboundPort, PortRole::tenant, "tap-nobody"}};
-    return c;
-}
-
-// Owned storage behind a FrameSink: `spare_count` chunks of `chunk_size` bytes, frames placed
-// `headroom` bytes in (as an AF_XDP UMEM does).
-class SinkStorage {
-public:
-    explicit SinkStorage(std::size_t spare_count = 128, std::size_t chunk_size = 4096, std::size_t headroom = 256)
-        : chunks_(spare_count, Bytes(chunk_size)), slots_(spare_count + dataplane::kMaxBatch) {
-        for (auto& chunk : chunks_)
-            spares_.push_back({chunk.data(), static_cast<std::uint32_t>(chunk_size),
-                               static_cast<std::uint32_t>(headroom), 0});
-        sink_ = dataplane::FrameSink(slots_, spares_);
-    }
-    dataplane::FrameSink& sink() { return sink_; }
-    dataplane::FrameSink& fresh() {
-        sink_.reset();
-        return sink_;
-    }
-    std::span<const dataplane::Emission> emissions() const { return sink_.emissions(); }
-    Bytes frame(std::size_t i) const {
-        const auto& e = sink_.emissions()[i];
-        return Bytes(e.frame.data(), e.frame.data() + e.frame.length);
-    }
-
-private:
-    std::vector<Bytes> chunks_;
-    std::vector<dataplane::PacketBuffer> spares_;
-    std::vector<dataplane::Emission> slots_;
-    dataplane::FrameSink sink_;
-};
-
-// A frame copied into its own chunk behind `headroom` bytes, for the in-place variants.
-struct ChunkFrame {
-    ChunkFrame(const Bytes& frame, std::size_t headroom = 256, std::size_t chunk_size = 4096)
-        : chunk(std::max(chunk_size, headroom + frame.size())) {
-        std::copy(frame.begin(), frame.end(), chunk.begin() + static_cast<std::ptrdiff_t>(headroom));
-        buffer = {chunk.data(), static_cast<std::uint32_t>(chunk.size()), static_cast<std::uint32_t>(headroom),
-                  static_cast<std::uint32_t>(frame.size())};
-    }
-    // The buffer points into `chunk`: a copy would alias the original's bytes.
-    ChunkFrame(const ChunkFrame&) = delete;
-    ChunkFrame& operator=(const ChunkFrame&) = delete;
-    ChunkFrame(ChunkFrame&&) = default;
-
-    Bytes chunk;
-    dataplane::PacketBuffer buffer;
-};
 
 // Fixture for one node's pipeline over the shared fabric.
 class PipelineTest : public ::testing::Test {
@@ -245,10 +31,10 @@ protected:
         return dataplane::drop_count(pipeline_.counters().drops, reason);
     }
     // Every emitted frame passes the validator (transport checksums included).
-    void expect_valid_emissions(bool transport_checksums = true) const {
+    void expect_valid_emissions(bool sender_content = true) const {
         for (std::size_t i = 0; i < out_.emissions().size(); ++i) {
             const Bytes f = out_.frame(i);
-            EXPECT_EQ(frame_problems(f, {transport_checksums}), std::vector<std::string>{}) << "emission " << i;
+            EXPECT_EQ(frame_problems(f, {sender_content}), std::vector<std::string>{}) << "emission " << i;
         }
     }
 

@@ -131,7 +131,7 @@ TEST_F(PmtudTest, AFragmentIsFragmentedFurtherKeepingItsOffsetAndMoreFragments) 
     ASSERT_EQ(out_.emissions().size(), 3u);
     std::size_t expected_offset = 100;
     for (std::size_t i = 0; i < 3; ++i) {
-        const auto decap = overlay::decapsulate(out_.frame(i), {});
+        const auto decap = overlay::decapsulate(out_.view(i), {});
         const auto ip = wire::Ipv4View::parse(wire::EthernetView::parse(decap.packet.inner)->payload());
         EXPECT_EQ(ip->fragment_offset(), expected_offset);
         EXPECT_TRUE(ip->more_fragments());  // the original was not the last piece either

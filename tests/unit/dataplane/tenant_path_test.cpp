@@ -75,7 +75,7 @@ TEST_F(TenantPathTest, TcpAndIcmpToRemoteEndpointAreForwarded) {
     for (const std::uint8_t protocol : {wire::ip_protocol::kTcp, wire::ip_protocol::kIcmp}) {
         const Bytes frame = ipv4_frame(blue10_to("10.0.0.20", protocol));
         ASSERT_EQ(run(kBlue10Port, frame).verdict, Verdict::forward);
-        const auto decap = overlay::decapsulate(out_.frame(0), {});
+        const auto decap = overlay::decapsulate(out_.view(0), {});
         ASSERT_TRUE(decap.ok());
         EXPECT_EQ(decap.packet.flow_hash, overlay::flow_hash_of_frame(frame));
         expect_valid_emissions();
@@ -108,13 +108,13 @@ TEST_F(TenantPathTest, TwoVpcsWithTheSameCidrStayIsolated) {
     Ipv4Spec green = blue10_to("10.0.0.20");
     green.src_mac = kGreen10Mac;
     ASSERT_EQ(run(kGreen10Port, ipv4_frame(green)).verdict, Verdict::forward);
-    auto decap = overlay::decapsulate(out_.frame(0), {});
+    auto decap = overlay::decapsulate(out_.view(0), {});
     ASSERT_TRUE(decap.ok());
     EXPECT_EQ(decap.packet.vni, 200u);
     EXPECT_EQ(wire::EthernetView::parse(decap.packet.inner)->destination(), kGreen20Mac);
 
     ASSERT_EQ(run(kBlue10Port, ipv4_frame(blue10_to("10.0.0.20"))).verdict, Verdict::forward);
-    decap = overlay::decapsulate(out_.frame(0), {});
+    decap = overlay::decapsulate(out_.view(0), {});
     EXPECT_EQ(decap.packet.vni, 100u);
     EXPECT_EQ(wire::EthernetView::parse(decap.packet.inner)->destination(), kBlue20Mac);
 
@@ -134,7 +134,7 @@ TEST_F(TenantPathTest, VlanTaggedFrameIsCarriedWithItsTag) {
     s.tags = {wire::VlanTag{wire::ethertype::kVlan, 0, false, 7}};
     const Bytes frame = ipv4_frame(s);
     ASSERT_EQ(run(kBlue10Port, frame).verdict, Verdict::forward);
-    const auto decap = overlay::decapsulate(out_.frame(0), {});
+    const auto decap = overlay::decapsulate(out_.view(0), {});
     ASSERT_TRUE(decap.ok());
     EXPECT_EQ(wire::EthernetView::parse(decap.packet.inner)->vlan_id(), 7);
     EXPECT_EQ(decap.packet.inner.size(), frame.size());
@@ -163,7 +163,7 @@ TEST_F(TenantPathTest, OutsideAddressIsEncapsulatedTowardsARemoteNatNode) {
     s.src = ipv4("172.16.0.10");
     const Bytes frame = ipv4_frame(s);
     ASSERT_EQ(run(kRed10Port, frame).verdict, Verdict::forward);
-    const auto decap = overlay::decapsulate(out_.frame(0), {});
+    const auto decap = overlay::decapsulate(out_.view(0), {});
     ASSERT_TRUE(decap.ok());
     EXPECT_EQ(decap.packet.outer_dst_ip, kNode2Ip);
     EXPECT_EQ(decap.packet.vni, 300u);

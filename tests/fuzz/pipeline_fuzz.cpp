@@ -1,0 +1,127 @@
+// The whole pipeline under arbitrary input: a node1 pipeline of the test fabric
+// (tests/unit/dataplane/pipeline_world.hpp) gets the input as one frame or as a sequence of
+// frames on its ports, through the copy and the in-place variants in lockstep. It must never
+// crash, never emit a malformed frame (tests/unit/dataplane/frame_validator.hpp), keep verdicts
+// and emissions consistent, and both variants must emit the same bytes.
+//
+// Input: byte 0 < 0x80 picks the port (index into kPorts), the rest is the frame.
+//        byte 0 >= 0x80: a sequence of records [selector][length, big-endian u16][frame]; a
+//        selector of 0xff switches the fabric snapshot, 0xfe advances the clock one second,
+//        any other picks the port as above.
+// Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "unit/dataplane/frame_validator.hpp"
+#include "unit/dataplane/pipeline_world.hpp"
+
+namespace {
+
+using namespace andromeda;
+using namespace andromeda::testing;
+
+constexpr PortId kPorts[] = {kBlue10Port,  kBlue11Port,   kGreen10Port, kRed10Port, kOrange10Port,
+                             kUnboundPort, kUnderlayPort, kUplinkPort,  kUnknownPort};
+
+[[noreturn]] void violation(const char* what, const std::string& detail = "") {
+    std::fprintf(stderr, "pipeline_fuzz: %s %s\n", what, detail.c_str());
+    std::abort();
+}
+
+std::shared_ptr<const fabric::FabricSnapshot> load_or_die(const std::string& text, std::uint64_t generation) {
+    std::string errors;
+    auto snapshot = try_load_fabric(text, generation, errors);
+    if (!snapshot) violation("test fabric does not load:", errors);
+    return snapshot;
+}
+
+const fabric::FabricSnapshot& snapshot(int which) {
+    static const auto andromeda_fabric = load_or_die(fabric_text("node1"), 1);
+    static const auto vxlan_fabric = load_or_die(fabric_text("node1", "encap = \"vxlan\"\n"), 2);
+    return which == 0 ? *andromeda_fabric : *vxlan_fabric;
+}
+
+// A fresh world per input keeps every run reproducible from its input alone.
+struct World {
+    World() {
+        auto config = node_config("node1");
+        config.clock = [this] { return now; };
+        copy = std::make_unique<dataplane::Pipeline>(config);
+        in_place = std::make_unique<dataplane::Pipeline>(config);
+    }
+    std::uint64_t now = 1;
+    int fabric = 0;
+    std::unique_ptr<dataplane::Pipeline> copy, in_place;
+    SinkStorage copy_out{16, 4096, 256};
+    SinkStorage in_place_out{16, 4096, 256};
+};
+
+std::vector<Bytes> checked_emissions(PortId port, wire::ByteSpan frame, const dataplane::FrameResult& r,
+                                     const SinkStorage& out) {
+    const auto emissions = out.emissions();
+    if (emissions.size() != r.emissions) violation("emission count disagrees with the result");
+    if ((r.verdict == dataplane::Verdict::drop) != (r.drop_reason != dataplane::DropReason::none))
+        violation("drop reason set without a drop, or missing");
+    if ((r.verdict == dataplane::Verdict::drop || r.verdict == dataplane::Verdict::to_nat) && !emissions.empty())
+        violation("a dropped or NAT-bound frame emitted something");
+    if (r.verdict == dataplane::Verdict::to_nat && std::size_t{r.nat.frame_offset} + r.nat.frame_length > frame.size())
+        violation("NAT request outside the frame");
+    const bool strict = r.verdict == dataplane::Verdict::reply || frame_problems(frame).empty();
+    std::vector<Bytes> frames;
+    for (std::size_t i = 0; i < emissions.size(); ++i) {
+        const auto& e = emissions[i];
+        if (std::size_t{e.frame.offset} + e.frame.length > e.frame.size) violation("emission outside its chunk");
+        if (r.verdict == dataplane::Verdict::reply && e.port != port) violation("reply on another port");
+        frames.push_back(out.frame(i));
+        const auto problems = frame_problems(frames.back(), {strict});
+        if (!problems.empty()) violation("malformed emission:", problems.front());
+    }
+    return frames;
+}
+
+void run_frame(World& world, PortId port, wire::ByteSpan frame) {
+    const auto& fabric = snapshot(world.fabric);
+    const auto a = world.copy->process(port, frame, fabric, world.copy_out.fresh());
+    ChunkFrame chunk(Bytes(frame.begin(), frame.end()));
+    const auto b = world.in_place->process_in_place(port, chunk.buffer, fabric, world.in_place_out.fresh());
+    if (a.verdict != b.verdict || a.drop_reason != b.drop_reason)
+        violation("copy and in-place verdicts differ:", std::string(to_string(a.drop_reason)) + " vs " +
+                                                             std::string(to_string(b.drop_reason)));
+    if (checked_emissions(port, frame, a, world.copy_out) != checked_emissions(port, frame, b, world.in_place_out))
+        violation("copy and in-place emitted different bytes");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0 || size > 20000) return 0;
+    World world;
+    if (data[0] < 0x80) {
+        run_frame(world, kPorts[data[0] % std::size(kPorts)], wire::ByteSpan(data + 1, size - 1));
+        return 0;
+    }
+    for (std::size_t at = 1; at < size;) {
+        const std::uint8_t selector = data[at++];
+        if (selector == 0xff) {
+            world.fabric ^= 1;
+            continue;
+        }
+        if (selector == 0xfe) {
+            world.now += 1'000'000'000;
+            continue;
+        }
+        if (at + 2 > size) break;
+        const std::size_t length = std::min<std::size_t>(wire::load_be16(data + at), size - at - 2);
+        at += 2;
+        run_frame(world, kPorts[selector % std::size(kPorts)], wire::ByteSpan(data + at, length));
+        at += length;
+    }
+    const auto& c = world.copy->counters();
+    if (c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped !=
+        c.rx_tenant + c.rx_underlay + c.rx_uplink + c.drops.unknown_port)
+        violation("verdict counters do not sum to the frames in");
+    return 0;
+}

@@ -1,0 +1,191 @@
+// Properties over random frames and random sequences on every port: the pipeline never crashes,
+// never emits a malformed frame, keeps its verdicts and counters consistent, and its copy and
+// in-place variants agree byte for byte.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "unit/dataplane/pipeline_fixture.hpp"
+#include "unit/dataplane/random_frames.hpp"
+
+namespace andromeda::testing {
+namespace {
+
+using dataplane::FrameResult;
+using dataplane::Verdict;
+
+bool well_formed(PortId port, const Bytes& frame) {
+    (void)port;
+    return frame_problems(frame).empty();
+}
+
+// Checks one result against the invariants; returns the emitted frames.
+std::vector<Bytes> check_result(const RandomInput& in, const FrameResult& r, const SinkStorage& out) {
+    std::vector<Bytes> frames;
+    const auto emissions = out.emissions();
+    EXPECT_EQ(emissions.size(), r.emissions);
+    EXPECT_EQ(r.verdict == Verdict::drop, r.drop_reason != dataplane::DropReason::none);
+    switch (r.verdict) {
+        case Verdict::drop:
+        case Verdict::to_nat: EXPECT_TRUE(emissions.empty()); break;
+        case Verdict::forward:
+            EXPECT_GE(emissions.size(), 1u);
+            for (const auto& e : emissions) EXPECT_EQ(e.port, kUnderlayPort);
+            break;
+        case Verdict::deliver:
+            EXPECT_EQ(emissions.size(), 1u);
+            for (const auto& e : emissions) EXPECT_TRUE(e.port != kUnderlayPort && e.port != kUplinkPort);
+            break;
+        case Verdict::reply:
+            EXPECT_EQ(emissions.size(), 1u);
+            for (const auto& e : emissions) EXPECT_EQ(e.port, in.port);
+            break;
+    }
+    if (r.verdict == Verdict::to_nat) {
+        EXPECT_LE(std::size_t{r.nat.frame_offset} + r.nat.frame_length, in.frame.size());
+    }
+    // Replies are the gateway's own work; forwarded frames carry the sender's transport checksums.
+    const bool strict = r.verdict == Verdict::reply || well_formed(in.port, in.frame);
+    for (std::size_t i = 0; i < emissions.size(); ++i) {
+        const auto& f = emissions[i].frame;
+        EXPECT_LE(std::size_t{f.offset} + f.length, f.size);
+        frames.push_back(out.frame(i));
+        const auto problems = frame_problems(frames.back(), {strict});
+        EXPECT_TRUE(problems.empty()) << problems.front() << " (verdict " << to_string(r.verdict) << ")";
+    }
+    return frames;
+}
+
+struct Lockstep {
+    explicit Lockstep(std::uint64_t* now) {
+        auto config = node_config("node1");
+        config.clock = [now] { return *now; };
+        copy = std::make_unique<dataplane::Pipeline>(config);
+        in_place = std::make_unique<dataplane::Pipeline>(config);
+    }
+    std::unique_ptr<dataplane::Pipeline> copy, in_place;
+};
+
+TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
+    auto fabric = load_fabric(fabric_text("node1"));
+    std::uint64_t now = 1;
+    Lockstep pipelines(&now);
+    SinkStorage copy_out, in_place_out;
+    RandomFrames random(1234);
+    std::map<Verdict, int> seen;
+    for (int i = 0; i < 20000; ++i) {
+        const RandomInput in = random.next();
+        now += 1000;
+        const FrameResult a = pipelines.copy->process(in.port, in.frame, *fabric, copy_out.fresh());
+        ChunkFrame chunk(in.frame);
+        const FrameResult b = pipelines.in_place->process_in_place(in.port, chunk.buffer, *fabric, in_place_out.fresh());
+        SCOPED_TRACE("input " + std::to_string(i) + " on port " + std::to_string(in.port));
+        const auto copied = check_result(in, a, copy_out);
+        const auto in_placed = check_result(in, b, in_place_out);
+        EXPECT_EQ(a.verdict, b.verdict);
+        EXPECT_EQ(a.drop_reason, b.drop_reason);
+        EXPECT_EQ(copied, in_placed);
+        ++seen[a.verdict];
+        if (::testing::Test::HasFailure()) break;
+    }
+    // The generator reaches every verdict, so the properties were exercised on each.
+    for (const Verdict v : {Verdict::forward, Verdict::deliver, Verdict::reply, Verdict::to_nat, Verdict::drop})
+        EXPECT_GT(seen[v], 20) << to_string(v);
+    const auto& c = pipelines.copy->counters();
+    EXPECT_EQ(c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped, 20000u);
+    EXPECT_EQ(dataplane::total_drops(c.drops), c.dropped);
+}
+
+TEST(PipelinePropertyTest, RandomSequencesWithReloadsKeepCountersConsistent) {
+    auto gen1 = load_fabric(fabric_text("node1"), 1);
+    std::string moved = fabric_text("node1");
+    moved.replace(moved.find("node = \"node2\"\nport = \"tap-blue-20\""), 14, "node = \"node3\"");
+    auto gen2 = load_fabric(moved, 2);
+    auto gen3 = load_fabric(fabric_text("node1", "encap = \"vxlan\"\n"), 3);
+    const fabric::FabricSnapshot* snapshots[] = {gen1.get(), gen2.get(), gen3.get()};
+    dataplane::Pipeline pipeline(node_config("node1"));
+    SinkStorage out(32);
+    RandomFrames random(99);
+    std::uint64_t emitted = 0;
+    std::size_t processed = 0;
+    const fabric::FabricSnapshot* current = gen1.get();
+    for (int step = 0; step < 3000; ++step) {
+        if (random.chance(2)) current = snapshots[random.pick(3)];
+        if (random.chance(1)) pipeline.set_next_hop(kNode3Ip, mac("02:00:00:00:a1:03"));
+        // A burst of in-place frames or a single copied one.
+        if (random.chance(30)) {
+            std::vector<std::unique_ptr<ChunkFrame>> chunks;
+            std::vector<dataplane::RxFrame> burst;
+            std::vector<RandomInput> inputs;
+            for (std::uint32_t i = 0, n = 1 + random.pick(dataplane::kMaxBatch); i < n; ++i) {
+                inputs.push_back(random.next());
+                chunks.push_back(std::make_unique<ChunkFrame>(inputs.back().frame));
+                burst.push_back({inputs.back().port, chunks.back()->buffer});
+            }
+            std::vector<FrameResult> results(burst.size());
+            ASSERT_EQ(pipeline.process_batch(burst, *current, out.fresh(), results), burst.size());
+            std::size_t emissions = 0;
+            for (const auto& r : results) emissions += r.emissions;
+            EXPECT_EQ(emissions, out.emissions().size());
+            for (std::size_t i = 0; i < out.emissions().size(); ++i)
+                EXPECT_TRUE(frame_problems(out.frame(i), {false}).empty()) << frame_problems(out.frame(i), {false})[0];
+            emitted += emissions;
+            processed += burst.size();
+        } else {
+            const RandomInput in = random.next();
+            const FrameResult r = pipeline.process(in.port, in.frame, *current, out.fresh());
+            check_result(in, r, out);
+            emitted += r.emissions;
+            ++processed;
+        }
+        if (::testing::Test::HasFailure()) break;
+    }
+    const auto& c = pipeline.counters();
+    EXPECT_EQ(c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped, processed);
+    EXPECT_EQ(c.encapsulated + c.delivered_local + c.delivered_from_fabric + c.arp_replies + c.echo_replies +
+                  c.frag_needed_sent + c.packet_too_big_sent,
+              emitted);
+    EXPECT_GT(c.fabric_rebuilds, 3u);
+}
+
+// Regenerates the libFuzzer seeds (tests/fuzz/corpus/pipeline) from this generator:
+//   dataplane_property_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds*'
+// Seed format (tests/fuzz/pipeline_fuzz.cpp): byte 0 < 0x80 picks the port, the rest is the frame;
+// byte 0 >= 0x80 starts a sequence of [port][length, 2 bytes big-endian][frame] records.
+TEST(PipelinePropertyTest, DISABLED_WriteFuzzSeeds) {
+    const std::filesystem::path dir = std::filesystem::path(ANDROMEDA_SOURCE_DIR) / "tests/fuzz/corpus/pipeline";
+    std::filesystem::create_directories(dir);
+    static constexpr PortId kFuzzPorts[] = {kBlue10Port, kBlue11Port, kGreen10Port, kRed10Port, kOrange10Port,
+                                            kUnboundPort, kUnderlayPort, kUplinkPort, kUnknownPort};
+    const auto selector = [](PortId port) {
+        return static_cast<std::uint8_t>(std::find(std::begin(kFuzzPorts), std::end(kFuzzPorts), port) - std::begin(kFuzzPorts));
+    };
+    RandomFrames random(2024);
+    int written = 0;
+    for (int i = 0; written < 24; ++i) {
+        RandomInput in = random.next();
+        if (in.frame.size() > 1600) continue;
+        Bytes seed{selector(in.port)};
+        seed.insert(seed.end(), in.frame.begin(), in.frame.end());
+        std::ofstream(dir / ("single-" + std::to_string(written++)), std::ios::binary)
+            .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+    }
+    for (int s = 0; s < 6; ++s) {
+        Bytes seed{0x80};
+        for (int k = 0; k < 4; ++k) {
+            RandomInput in = random.next();
+            in.frame.resize(std::min<std::size_t>(in.frame.size(), 1500));
+            seed.push_back(selector(in.port));
+            seed.push_back(static_cast<std::uint8_t>(in.frame.size() >> 8));
+            seed.push_back(static_cast<std::uint8_t>(in.frame.size()));
+            seed.insert(seed.end(), in.frame.begin(), in.frame.end());
+        }
+        std::ofstream(dir / ("sequence-" + std::to_string(s)), std::ios::binary)
+            .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+    }
+}
+
+}  // namespace
+}  // namespace andromeda::testing

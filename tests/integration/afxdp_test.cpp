@@ -7,6 +7,10 @@
 //                                     └── XskWorker: one UMEM, sockets {eth1 q0, tap0 q0} ──┘
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <atomic>
 #include <iostream>
 
@@ -136,8 +140,13 @@ protected:
         peer_ = &topo_.add_namespace("peer");
         VethOptions tenant_link;
         tenant_link.mac_b = kTenantMac;
+        tenant_link.queues = queues_;
+        VethOptions underlay_link;
+        underlay_link.queues = queues_;
         topo_.add_veth(*host_, "tap0", *tenant_, "eth0", tenant_link);
-        topo_.add_veth(*host_, "eth1", *peer_, "eth1");
+        topo_.add_veth(*host_, "eth1", *peer_, "eth1", underlay_link);
+        topo_.add_address(*host_, "eth1", "192.168.50.1/24");
+        topo_.add_address(*peer_, "eth1", "192.168.50.2/24");
         {
             NetnsGuard in_peer(*peer_);
             peer_eth1_ = require_interface("eth1");
@@ -177,11 +186,12 @@ protected:
         sync_->sync_ports(ports);
     }
 
-    std::unique_ptr<XskWorker> start_worker(const UmemConfig& config) {
+    // The worker of underlay RX queue `queue`: that queue of eth1 and of tap0, one UMEM.
+    std::unique_ptr<XskWorker> start_worker(const UmemConfig& config, std::uint32_t queue = 0) {
         NetnsGuard in_host(*host_);
-        auto worker = std::make_unique<XskWorker>(config, std::vector<SocketSpec>{{"eth1", 0}, {"tap0", 0}});
-        bpf_->register_socket(underlay_slot_, 0, worker->socket(kUnderlaySocket).fd);
-        bpf_->register_socket(tenant_slot_, 0, worker->socket(kTenantSocket).fd);
+        auto worker = std::make_unique<XskWorker>(config, std::vector<SocketSpec>{{"eth1", queue}, {"tap0", queue}});
+        bpf_->register_socket(underlay_slot_, queue, worker->socket(kUnderlaySocket).fd);
+        bpf_->register_socket(tenant_slot_, queue, worker->socket(kTenantSocket).fd);
         return worker;
     }
 
@@ -199,6 +209,7 @@ protected:
         return tenant_frame(seq, mac_bytes("02:00:00:00:00:ff"), mac_bytes(kTenantMac));
     }
 
+    unsigned queues_ = 1;
     Topology topo_;
     andromeda::testing::Netns* host_ = nullptr;
     andromeda::testing::Netns* tenant_ = nullptr;
@@ -344,6 +355,64 @@ TEST_F(AfXdp, FrameLedgerBalancesAfterDropsOfEveryKind) {
         received += peer.receive(32, 5s, [](const Bytes& f) { return is_test_frame(f, ANDROMEDA_ENCAP_OVERHEAD); }).size();
     }
     EXPECT_EQ(received, total);
+}
+
+class AfXdpMultiQueue : public AfXdp {
+protected:
+    AfXdpMultiQueue() { queues_ = 2; }
+};
+
+// One worker per underlay RX queue: the peer's kernel sends overlay datagrams from many UDP
+// sockets, veth spreads them over both queues, and each queue's worker delivers its share to
+// the tenant through its own tenant socket.
+TEST_F(AfXdpMultiQueue, OneWorkerPerUnderlayQueue) {
+    std::uint32_t queues = 0;
+    {
+        NetnsGuard in_host(*host_);
+        queues = rx_queue_count("eth1");
+    }
+    ASSERT_EQ(queues, 2u);
+    std::vector<std::unique_ptr<XskWorker>> workers;
+    std::vector<std::unique_ptr<ForwardingHandler>> handlers;
+    std::vector<std::unique_ptr<WorkerThread>> threads;
+    for (std::uint32_t q = 0; q < queues; ++q) {
+        workers.push_back(start_worker(small_umem(), q));
+        handlers.push_back(std::make_unique<ForwardingHandler>(host_eth1_, peer_eth1_));
+        threads.push_back(std::make_unique<WorkerThread>(*workers.back(), *handlers.back(), static_cast<int>(q)));
+    }
+    RawSocket tenant(*tenant_, "eth0");
+    constexpr std::uint32_t kFlows = 16, kPerFlow = 4;
+    {
+        NetnsGuard in_peer(*peer_);
+        for (std::uint32_t flow = 0; flow < kFlows; ++flow) {
+            const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            ASSERT_GE(fd, 0);
+            sockaddr_in to{};
+            to.sin_family = AF_INET;
+            to.sin_port = htons(ANDROMEDA_OVERLAY_PORT);
+            to.sin_addr.s_addr = htonl(0xc0a83201);
+            for (std::uint32_t i = 0; i < kPerFlow; ++i) {
+                Bytes datagram = {0x10, 0, 0, 0, 0, 0, 100, 64};
+                const Bytes inner = tenant_frame(flow * kPerFlow + i, mac_bytes(kTenantMac), mac_bytes("02:00:00:00:00:20"));
+                datagram.insert(datagram.end(), inner.begin(), inner.end());
+                ASSERT_EQ(sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+                          static_cast<ssize_t>(datagram.size()))
+                    << std::strerror(errno);
+            }
+            close(fd);
+        }
+    }
+    const auto got = tenant.receive(kFlows * kPerFlow, 5s, [](const Bytes& f) { return is_test_frame(f); });
+    EXPECT_EQ(got.size(), kFlows * kPerFlow);
+    threads.clear();
+    std::uint64_t total = 0;
+    for (std::uint32_t q = 0; q < queues; ++q) {
+        const auto rx = workers[q]->counters().rx_frames;
+        std::cout << "queue " << q << ": " << rx << " frames\n";
+        EXPECT_GT(rx, 0u) << "queue " << q << " saw no traffic";
+        total += rx;
+    }
+    EXPECT_EQ(total, kFlows * kPerFlow);
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ public:
         wire::store_be16(outer_.data() + 12, kTestEtherType);
         std::memcpy(outer_.data() + 14, "OUTER-HEADER-PUSHED-IN-PLACE", 28);
     }
-    void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) override {
+    void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) noexcept override {
         for (Frame& f : frames) {
             if (socket == kTenantSocket) {
                 const std::uint8_t* inner = f.data();
@@ -272,7 +272,7 @@ TEST_F(AfXdp, OverlayFramesReachTheTenantDecapsulated) {
 // A handler that uses every way of letting go of a frame.
 class EveryDropHandler : public FrameHandler {
 public:
-    void handle(std::uint32_t, std::span<Frame> frames, FrameOutput& out) override {
+    void handle(std::uint32_t, std::span<Frame> frames, FrameOutput& out) noexcept override {
         for (Frame& f : frames) {
             switch (sequence_of(f.data()) % 6) {
             case 0:  // the handler's own drop, then a mistaken second fate (ignored, counted)

@@ -92,7 +92,8 @@ public:
     virtual ~FrameHandler() = default;
     // One RX batch of up to UmemConfig::batch_size frames from socket `socket`. Every frame
     // should get a fate through `out`; the worker drops the rest (DropReason::unhandled).
-    virtual void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) = 0;
+    // The per-packet path does not throw: a frame in flight would have no owner.
+    virtual void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) noexcept = 0;
 };
 
 }  // namespace andromeda::io

@@ -4,7 +4,9 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <linux/if_link.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -225,6 +227,31 @@ TEST_F(XdpAttach, OneNodeNameOneInstanceButNodesCoexist) {
     EXPECT_TRUE(fs::exists(first.pin_path(MapId::fabric))) << "the refused instance removed nothing";
     BpfInstance other_node(instance_config("lock-other"));
     EXPECT_NE(other_node.config().pin_dir, first.config().pin_dir);
+}
+
+// In a private mount namespace without bpffs at /sys/fs/bpf, the instance mounts one.
+TEST(BpfFs, MountedWhenMissing) {
+    ANDROMEDA_REQUIRE_ROOT();
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Private, recursively: the unmount below must not reach the machine's namespace.
+        if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(10);
+        while (is_bpffs(kBpffsMountPoint))
+            if (umount2(kBpffsMountPoint, MNT_DETACH) != 0) _exit(11);
+        try {
+            BpfInstance bpf(instance_config("mount"));
+            if (!bpf.recovery().mounted_bpffs) _exit(12);
+            if (!is_bpffs(kBpffsMountPoint) || !fs::exists(bpf.pin_path(MapId::stats))) _exit(13);
+        } catch (...) {
+            _exit(14);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    EXPECT_TRUE(is_bpffs(kBpffsMountPoint)) << "the machine's bpffs is untouched";
 }
 
 }  // namespace

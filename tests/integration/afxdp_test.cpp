@@ -119,7 +119,12 @@ public:
                 std::memcpy(f.data(), outer_.data(), outer_.size());
                 out.transmit(f, kUnderlaySocket);
             } else {
-                f.pull_front(ANDROMEDA_ENCAP_OVERHEAD);
+                // As a pipeline would report it: the inner frame's place in the chunk.
+                const auto inner_offset = static_cast<std::uint32_t>(f.data() - f.chunk()) + ANDROMEDA_ENCAP_OVERHEAD;
+                if (!f.reframe(inner_offset, f.length() - ANDROMEDA_ENCAP_OVERHEAD)) {
+                    out.drop(f);
+                    continue;
+                }
                 out.transmit(f, kTenantSocket);
             }
         }
@@ -289,7 +294,8 @@ public:
                 f.push_front(ANDROMEDA_ENCAP_OVERHEAD);
                 out.transmit(f, kUnderlaySocket);
                 break;
-            case 4:  // handed off as a copy, original dropped
+            case 4:  // an unused spare given back, a copy handed off, the original dropped
+                if (Frame* spare = out.allocate()) out.release(*spare);
                 out.transmit_copy(f.bytes(), kUnderlaySocket);
                 out.drop(f);
                 break;
@@ -340,7 +346,8 @@ TEST_F(AfXdp, FrameLedgerBalancesAfterDropsOfEveryKind) {
     EXPECT_EQ(c.drop(DropReason::invalid_descriptor), 0u);
     EXPECT_EQ(c.fate_errors, kFrames / 6);
     // Every frame the worker held left it exactly once: sent or dropped.
-    EXPECT_EQ(c.rx_frames + c.allocated, c.tx_frames + c.dropped());
+    EXPECT_EQ(c.released, kFrames / 6);
+    EXPECT_EQ(c.rx_frames + c.allocated, c.tx_frames + c.dropped() + c.released);
     EXPECT_EQ(c.tx_completed, c.tx_frames);
     EXPECT_EQ(c.ledger_violations, 0u);
 

@@ -33,6 +33,10 @@ public:
     [[nodiscard]] std::uint32_t tailroom() const noexcept { return chunk_size_ - offset_ - length_; }
     // The socket (index in the worker) the frame arrived on; kNoSocket for allocated frames.
     [[nodiscard]] std::uint32_t socket() const noexcept { return socket_; }
+    // The whole UMEM chunk the frame lives in, for code that works on (chunk, offset, length)
+    // views such as dataplane::PacketBuffer.
+    [[nodiscard]] std::uint8_t* chunk() const noexcept { return chunk_; }
+    [[nodiscard]] std::uint32_t chunk_size() const noexcept { return chunk_size_; }
 
     // Grows the frame by `n` bytes at the front (encapsulation); false when the headroom is short.
     bool push_front(std::uint32_t n) noexcept {
@@ -52,6 +56,14 @@ public:
     bool set_length(std::uint32_t n) noexcept {
         if (offset_ + n > chunk_size_) return false;
         length_ = n;
+        return true;
+    }
+    // Places the frame at [offset, offset + length) of its chunk, e.g. where a pipeline that
+    // rewrote the chunk says the result is; false (nothing changed) when it does not fit.
+    bool reframe(std::uint32_t offset, std::uint32_t length) noexcept {
+        if (offset > chunk_size_ || length > chunk_size_ - offset) return false;
+        offset_ = offset;
+        length_ = length;
         return true;
     }
 
@@ -79,6 +91,9 @@ public:
     // headroom in front; nullptr when the worker has none to spare. It must be transmitted or
     // dropped during this call of the handler.
     virtual Frame* allocate() noexcept = 0;
+    // Returns a frame to the pool without counting a drop: a spare allocate()d for a pipeline
+    // that did not need it.
+    virtual void release(Frame& frame) noexcept = 0;
     // Copies `bytes` into a fresh frame and sends it out of `socket`: the hand-off for frames
     // that arrived in another worker's UMEM. False when no frame was free or it does not fit.
     virtual bool transmit_copy(std::span<const std::uint8_t> bytes, std::uint32_t socket) noexcept = 0;

@@ -22,6 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kRelaxed = std::memory_order_relaxed;
+constexpr std::uint32_t kAllocationsPerRxFrame = 4;
 
 // Counters have one writer (the worker thread): a load and a store, no locked read-modify-write.
 template <class T>
@@ -54,7 +55,7 @@ const char* to_string(DropReason reason) noexcept {
 }
 
 struct XskWorker::AtomicCounters {
-    std::atomic<std::uint64_t> rx_frames{0}, rx_batches{0}, tx_frames{0}, tx_completed{0}, allocated{0},
+    std::atomic<std::uint64_t> rx_frames{0}, rx_batches{0}, tx_frames{0}, tx_completed{0}, allocated{0}, released{0},
         alloc_failed{0}, tx_wakeups{0}, ledger_violations{0}, fate_errors{0};
     std::array<std::atomic<std::uint64_t>, kDropReasonCount> drops{};
     std::array<std::atomic<std::uint32_t>, kFrameOwnerCount> owners{};
@@ -82,7 +83,8 @@ XskWorker::XskWorker(const UmemConfig& config, std::vector<SocketSpec> specs, Bi
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     for (std::uint32_t i = config_.frame_count; i-- > 0;) free_frames_.push_back(i);
     rx_batch_.reserve(config_.batch_size);
-    allocated_.reserve(2 * config_.batch_size);
+    // Room for a pipeline's spares: replies and fragments, a few per received frame.
+    allocated_.reserve(kAllocationsPerRxFrame * config_.batch_size);
     try {
         if (bind == BindPreference::copy_only) {
             bind_all(BindMode::copy, specs);
@@ -148,7 +150,7 @@ void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
                           std::to_string(spec.queue),
                       -rc, bind_hint(-rc, mode, spec));
     s->report = {spec.ifname, spec.queue, bound_mode(s->fd()), true, s->fd()};
-    s->pending_tx.reserve(3 * config_.batch_size);
+    s->pending_tx.reserve((1 + kAllocationsPerRxFrame) * config_.batch_size);
     sockets_.push_back(std::move(s));
 }
 
@@ -327,6 +329,16 @@ Frame* XskWorker::allocate() noexcept {
     return &allocated_.back();
 }
 
+void XskWorker::release(Frame& frame) noexcept {
+    if (frame.fate_ != Frame::Fate::pending) {
+        bump(counters_->fate_errors, std::uint64_t{1});
+        return;
+    }
+    frame.fate_ = Frame::Fate::dropped;
+    bump(counters_->released, std::uint64_t{1});
+    release_frame(frame.index_);
+}
+
 bool XskWorker::transmit_copy(std::span<const std::uint8_t> bytes, std::uint32_t socket) noexcept {
     Frame* frame = allocate();
     if (frame == nullptr) return false;
@@ -407,6 +419,7 @@ WorkerCounters XskWorker::counters() const noexcept {
     out.tx_frames = c.tx_frames.load(kRelaxed);
     out.tx_completed = c.tx_completed.load(kRelaxed);
     out.allocated = c.allocated.load(kRelaxed);
+    out.released = c.released.load(kRelaxed);
     out.alloc_failed = c.alloc_failed.load(kRelaxed);
     out.tx_wakeups = c.tx_wakeups.load(kRelaxed);
     out.fate_errors = c.fate_errors.load(kRelaxed);

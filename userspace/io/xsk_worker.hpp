@@ -34,6 +34,7 @@ struct WorkerCounters {
     std::uint64_t tx_frames = 0;      // put on a TX ring
     std::uint64_t tx_completed = 0;   // returned by the kernel after sending
     std::uint64_t allocated = 0;      // frames handed to the handler by allocate()
+    std::uint64_t released = 0;       // frames the handler gave back unused (release())
     std::uint64_t alloc_failed = 0;   // allocate() found the pool empty
     std::uint64_t tx_wakeups = 0;     // sendto() kicks for need_wakeup
     std::array<std::uint64_t, kDropReasonCount> drops{};
@@ -101,6 +102,7 @@ private:
     void transmit(Frame& frame, std::uint32_t socket) noexcept override;
     void drop(Frame& frame) noexcept override;
     Frame* allocate() noexcept override;
+    void release(Frame& frame) noexcept override;
     bool transmit_copy(std::span<const std::uint8_t> bytes, std::uint32_t socket) noexcept override;
 
     UmemConfig config_;

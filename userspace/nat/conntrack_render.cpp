@@ -32,9 +32,7 @@ nlohmann::json to_json(const FlowInfo& flow) {
             {"original", endpoints_json(flow.original)},
             {"translated", endpoints_json(flow.translated)},
             {"age_seconds", seconds(flow.age)},
-            {"expires_in_seconds", seconds(flow.expires_in)},
-            {"packets_from_inside", flow.packets_from_inside},
-            {"packets_from_outside", flow.packets_from_outside}};
+            {"expires_in_seconds", seconds(flow.expires_in)}};
 }
 
 nlohmann::json conntrack_json(std::span<const FlowInfo> flows) {
@@ -47,9 +45,7 @@ std::string conntrack_text(std::span<const FlowInfo> flows) {
     std::string out;
     char numbers[96];
     for (const FlowInfo& f : flows) {
-        std::snprintf(numbers, sizeof numbers, " age=%.0fs expires=%.0fs packets=%llu/%llu\n", seconds(f.age),
-                      seconds(f.expires_in), static_cast<unsigned long long>(f.packets_from_inside),
-                      static_cast<unsigned long long>(f.packets_from_outside));
+        std::snprintf(numbers, sizeof numbers, " age=%.0fs expires=%.0fs\n", seconds(f.age), seconds(f.expires_in));
         out += std::string(to_string(f.protocol)) + " " + std::string(to_string(f.state)) +
                " vni=" + std::to_string(f.vni) + (f.port_forward ? " forward " : " ") + endpoints_text(f.original) +
                " as " + endpoints_text(f.translated) + numbers;

@@ -32,8 +32,6 @@ struct FlowInfo {
     FlowEndpoints translated;
     Duration age{};              // since the flow was created
     Duration expires_in{};       // idle time left before it expires
-    std::uint64_t packets_from_inside = 0;
-    std::uint64_t packets_from_outside = 0;
 };
 
 }  // namespace andromeda::nat

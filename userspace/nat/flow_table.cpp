@@ -5,7 +5,7 @@
 namespace andromeda::nat {
 
 FlowTable::FlowTable(std::size_t capacity, std::uint64_t seed)
-    : seed_(seed), flows_(capacity), inside_(capacity), outside_(capacity),
+    : seed_(seed), flows_(capacity), created_ns_(capacity), inside_(capacity), outside_(capacity),
       endpoint_(capacity, std::max<std::size_t>(capacity / 4, 64)) {
     free_.reserve(capacity);
 }

@@ -3,7 +3,7 @@
 //  - outside:  (protocol, nat ip:port, remote ip:port)          -> flow   (uplink-side packets)
 //  - endpoint: (vni, tenant ip)                                 -> flows  (expire an endpoint)
 // The VNI is part of the inside key, so tenants of two VPCs may use the same private address.
-// Expiry is not here: the shard's timing wheel uses the same flow ids.
+// Expiry is not here: the shard's timing wheel links the flows through their WheelNode.
 #pragma once
 
 #include <cstddef>
@@ -11,13 +11,20 @@
 #include <vector>
 
 #include "nat/chain_index.hpp"
+#include "nat/timing_wheel.hpp"
 #include "nat/types.hpp"
 
 namespace andromeda::nat {
 
+// One flow, in one cache line: everything a packet of an existing flow reads or writes (keys,
+// translation, state, the timing-wheel node with its deadline) is here, so a lookup touches the
+// bucket head and this line. Creation time, read only by listings, is kept apart. There are no
+// per-flow packet counters (like Linux conntrack without nf_conntrack_acct): a second line per
+// packet for a listing nicety was not worth it.
+//
 // For ICMP echo, the "ports" are the echo identifier (tenant's and translated) and remote_port
 // is 0. Addresses are host-order numbers (wire::Ipv4Address::value()).
-struct Flow {
+struct alignas(64) Flow {
     std::uint32_t vni = 0;
     std::uint32_t inside_ip = 0;   // the tenant endpoint
     std::uint32_t remote_ip = 0;   // the host outside
@@ -31,15 +38,15 @@ struct Flow {
     std::uint8_t fins = 0;         // kFinFromOriginator | kFinFromResponder
     bool in_use = false;
     bool linked = false;           // in the indexes (set by FlowTable::link)
+    bool remote_is_nat_address = false;  // hairpin: rechecked when the rules change
     std::uint32_t mapping = kNilId;  // the dynamic mapping it holds; kNilId for port-forward flows
     std::uint32_t rules_generation = 0;  // rules it was last checked against
-    std::int64_t created_ns = 0;
-    std::uint64_t packets_from_inside = 0;
-    std::uint64_t packets_from_outside = 0;
+    WheelNode wheel;               // deadline and expiry links
 
     static constexpr std::uint8_t kFinFromOriginator = 1;
     static constexpr std::uint8_t kFinFromResponder = 2;
 };
+static_assert(sizeof(Flow) == 64, "a flow is one cache line");
 
 struct InsideKey {
     std::uint32_t vni = 0;
@@ -101,6 +108,8 @@ public:
     void remove(std::uint32_t id) noexcept;
 
     [[nodiscard]] Flow& operator[](std::uint32_t id) noexcept { return flows_[id]; }
+    [[nodiscard]] std::int64_t created_ns(std::uint32_t id) const noexcept { return created_ns_[id]; }
+    void set_created_ns(std::uint32_t id, std::int64_t t) noexcept { created_ns_[id] = t; }
     [[nodiscard]] const Flow& operator[](std::uint32_t id) const noexcept { return flows_[id]; }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return flows_.size(); }
@@ -138,6 +147,7 @@ private:
 
     std::uint64_t seed_;
     std::vector<Flow> flows_;
+    std::vector<std::int64_t> created_ns_;
     std::vector<std::uint32_t> free_;  // reserved to capacity: pushing never allocates
     std::uint32_t high_water_ = 0;     // ids at or above were never used
     std::size_t size_ = 0;

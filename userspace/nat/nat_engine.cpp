@@ -5,20 +5,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "nat/nat_packet.hpp"
-#include "nat/nat_shard.hpp"
-#include "nat/port_allocator.hpp"
-#include "nat/spin_lock.hpp"
+#include "nat/nat_engine_internal.hpp"
 
 namespace andromeda::nat {
-
-// Each shard on its own cache lines, so two workers' locks never share one.
-struct alignas(64) NatEngine::Slot {
-    Slot(std::size_t index, std::size_t count, const NatSettings& settings, std::uint64_t seed)
-        : shard(index, count, settings, seed) {}
-    mutable SpinLock lock;
-    NatShard shard;
-};
 
 namespace {
 
@@ -28,18 +17,18 @@ std::uint64_t pick_seed(std::uint64_t configured) {
     return std::uint64_t{random()} << 32 | random();
 }
 
-// The port naming a packet's flow, from the side the packet arrives on.
-std::uint16_t outbound_port(const NatPacket& p) noexcept {
-    return p.kind == PacketKind::icmp_error ? p.inner_destination_port : p.source_port;
-}
-std::uint16_t inbound_port(const NatPacket& p) noexcept {
-    return p.kind == PacketKind::icmp_error ? p.inner_source_port : p.destination_port;
-}
-
 }  // namespace
 
-NatEngine::NatEngine(const NatSettings& settings) : settings_(settings) {
+namespace {
+const NatSettings& validated(const NatSettings& settings) {
     if (const std::string problem = validate(settings); !problem.empty()) throw std::invalid_argument(problem);
+    return settings;
+}
+}  // namespace
+
+NatEngine::NatEngine(const NatSettings& settings)
+    : settings_(validated(settings)), shard_count_(static_cast<std::uint32_t>(settings.shards)),
+      shard_of_block_(shard_count_) {
     const std::uint64_t seed = pick_seed(settings.hash_seed);
     shards_.reserve(settings.shards);
     for (std::size_t i = 0; i < settings.shards; ++i)
@@ -56,71 +45,55 @@ void NatEngine::set_rules(std::shared_ptr<const NatRules> rules) {
     }
 }
 
-std::size_t NatEngine::owner_shard(std::uint16_t port) const noexcept {
-    return PortAllocator::owner_shard(port, shards_.size());
-}
-
-template <class Op>
-ShardOutcome NatEngine::on_shard(std::size_t shard, Op&& op) noexcept {
-    Slot& slot = *shards_[shard];
-    std::lock_guard guard(slot.lock);
-    return op(slot.shard);
-}
-
-NatResult NatEngine::reject(DropReason reason) noexcept {
+void NatEngine::reject(DropReason reason, NatResult& result) noexcept {
     early_drops_[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
-    NatResult result;
     result.drop = reason;
-    return result;
 }
 
-NatResult NatEngine::outbound(std::uint32_t vni, wire::MutableByteSpan ipv4, TimePoint now) noexcept {
+void NatEngine::outbound(std::uint32_t vni, wire::MutableByteSpan ipv4, TimePoint now, NatResult& result) noexcept {
     NatPacket p;
-    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r);
+    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r, result);
     const std::int64_t now_ns = to_ns(now);
-    NatResult result = run_outbound(vni, p, now_ns);
-    if (!result.to_tenant) return result;
-    // Hairpin (RFC 4787 REQ-9): the translated packet is addressed to a NAT address; it comes
-    // back in as if from outside, with the NAT address as its source (REQ-9b: external source).
-    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r);
-    result = run_inbound(p, now_ns);
-    if (result.translated()) on_shard(owner_shard(inbound_port(p)), [](NatShard& s) {
-        s.count_hairpin();
-        return ShardOutcome{};
-    });
-    return result;
+    const std::size_t shard = owner_shard(outbound_port(p));
+    ShardOutcome out;
+    on_shard(shard, [&](NatShard& s) { s.outbound(vni, p, now_ns, out); });
+    finish_outbound(vni, ipv4, p, now_ns, shard, out, result);
 }
 
-NatResult NatEngine::run_outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept {
-    std::size_t shard = owner_shard(outbound_port(p));
-    ShardOutcome out = on_shard(shard, [&](NatShard& s) { return s.outbound(vni, p, now); });
+void NatEngine::finish_outbound(std::uint32_t vni, wire::MutableByteSpan ipv4, NatPacket& p, std::int64_t now,
+                                std::size_t shard, ShardOutcome& out, NatResult& result) noexcept {
     if (out.retry_shard != ShardOutcome::kNoShard && out.retry_shard != shard) {
         shard = out.retry_shard;
-        out = on_shard(shard, [&](NatShard& s) { return s.outbound(vni, p, now); });
+        on_shard(shard, [&](NatShard& s) { s.outbound(vni, p, now, out); });
     }
-    if (out.retry_shard != ShardOutcome::kNoShard) return reject(DropReason::no_flow);  // never twice
-    NatResult result;
+    if (out.retry_shard != ShardOutcome::kNoShard) return reject(DropReason::no_flow, result);  // never twice
     result.drop = out.drop;
-    result.to_tenant = out.drop == DropReason::none && out.to_nat_address;
-    return result;
+    if (out.drop != DropReason::none || !out.to_nat_address) return;
+    // Hairpin (RFC 4787 REQ-9): the translated packet is addressed to a NAT address; it comes
+    // back in as if from outside, with the NAT address as its source (REQ-9b: external source).
+    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r, result);
+    const std::size_t in_shard = owner_shard(inbound_port(p));
+    on_shard(in_shard, [&](NatShard& s) {
+        s.inbound(p, now, out);
+        if (out.drop == DropReason::none) s.count_hairpin();
+    });
+    finish_inbound(out, result);
 }
 
-NatResult NatEngine::inbound(wire::MutableByteSpan ipv4, TimePoint now) noexcept {
+void NatEngine::inbound(wire::MutableByteSpan ipv4, TimePoint now, NatResult& result) noexcept {
     NatPacket p;
-    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r);
-    return run_inbound(p, to_ns(now));
+    if (const DropReason r = classify(ipv4, p); r != DropReason::none) return reject(r, result);
+    const std::int64_t now_ns = to_ns(now);
+    ShardOutcome out;
+    on_shard(owner_shard(inbound_port(p)), [&](NatShard& s) { s.inbound(p, now_ns, out); });
+    finish_inbound(out, result);
 }
 
-NatResult NatEngine::run_inbound(const NatPacket& p, std::int64_t now) noexcept {
-    const ShardOutcome out = on_shard(owner_shard(inbound_port(p)), [&](NatShard& s) { return s.inbound(p, now); });
-    NatResult result;
+void NatEngine::finish_inbound(const ShardOutcome& out, NatResult& result) noexcept {
     result.drop = out.drop;
-    if (result.translated()) {
-        result.to_tenant = true;
-        result.vni = out.vni;
-        result.tenant = Ipv4Address(out.tenant);
-    }
-    return result;
+    result.to_tenant = out.drop == DropReason::none;
+    result.vni = out.drop == DropReason::none ? out.vni : 0;
+    result.tenant = Ipv4Address(out.drop == DropReason::none ? out.tenant : 0);
 }
 
 std::size_t NatEngine::expire(TimePoint now, std::size_t budget) noexcept {

@@ -29,8 +29,8 @@ NatShard::NatShard(std::size_t index, std::size_t shard_count, const NatSettings
       flows_((settings.max_flows + shard_count - 1) / shard_count, seed),
       mappings_((settings.max_flows + shard_count - 1) / shard_count, seed ^ 0x9E3779B97F4A7C15ULL),
       ports_(index, shard_count, settings.max_nat_addresses),
-      wheel_((settings.max_flows + shard_count - 1) / shard_count,
-             std::chrono::duration_cast<Duration>(settings.wheel_tick).count(), wheel_slots(settings)) {}
+      wheel_(FlowWheelNodes{&flows_}, std::chrono::duration_cast<Duration>(settings.wheel_tick).count(),
+             wheel_slots(settings)) {}
 
 void NatShard::set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation) {
     rules_ = std::move(rules);
@@ -43,33 +43,49 @@ std::int64_t NatShard::timeout_ns(Protocol p, FlowState s) const noexcept {
 
 // ---- outbound: tenant -> outside ---------------------------------------------------------
 
-ShardOutcome NatShard::outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept {
-    if (!rules_) return drop(DropReason::no_nat_config);
-    if (p.kind == PacketKind::icmp_error) return outbound_icmp_error(vni, p, now);
-    // Tenants are never pinged through the NAT, so they have no echo to answer.
-    if (p.kind == PacketKind::icmp_echo_reply) return drop(DropReason::unsupported_icmp);
+// Results are written field by field into the caller's `out`: a ShardOutcome returned by value
+// was copied with one 16-byte load of bytes just written by narrower stores, a store-forwarding
+// stall that cost more than the lookup. (Rare paths still assign whole outcomes.)
+void NatShard::outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now, ShardOutcome& out) noexcept {
+    out.retry_shard = ShardOutcome::kNoShard;
+    if (!rules_ || p.kind == PacketKind::icmp_error || p.kind == PacketKind::icmp_echo_reply) {
+        out = outbound_special(vni, p, now);
+        return;
+    }
     const InsideKey key{vni, p.protocol, p.source, p.source_port, p.destination, remote_port_of(p, true)};
     std::uint32_t id = live(flows_.find_inside(key), now);
     if (id == kNilId) {
-        const VpcNatConfig* vpc = rules_->find_vpc(vni);
-        if (!vpc) return drop(DropReason::no_nat_config);
-        // A port-forward endpoint's flows live in the shard of its forwarded port.
-        if (const std::uint32_t owner = forward_owner(vni, *vpc, p); owner != ShardOutcome::kNoShard) {
-            ShardOutcome retry;
-            retry.retry_shard = owner;
-            return retry;
+        const ShardOutcome opened = open_outbound(vni, p, key, now, id);
+        if (id == kNilId) {
+            out = opened;
+            return;
         }
-        if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
-        const ShardOutcome created = create_outbound(vni, *vpc, p, key, now, id);
-        if (id == kNilId) return created;
     }
     track(id, true, p.tcp_flags, now);
     const Flow& f = flows_[id];
     rewrite_source(p, f.nat_ip, f.nat_port);
     ++counters_.translated_outbound;
-    ShardOutcome out;
-    out.to_nat_address = rules_->is_nat_address(wire::Ipv4Address(p.destination));
-    return out;
+    out.drop = DropReason::none;
+    out.to_nat_address = f.remote_is_nat_address;
+}
+
+ShardOutcome NatShard::outbound_special(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept {
+    if (!rules_) return drop(DropReason::no_nat_config);
+    if (p.kind == PacketKind::icmp_error) return outbound_icmp_error(vni, p, now);
+    // Tenants are never pinged through the NAT, so they have no echo to answer.
+    return drop(DropReason::unsupported_icmp);
+}
+
+ShardOutcome NatShard::open_outbound(std::uint32_t vni, const NatPacket& p, const InsideKey& key, std::int64_t now,
+                                     std::uint32_t& id) noexcept {
+    const VpcNatConfig* vpc = rules_->find_vpc(vni);
+    if (!vpc) return drop(DropReason::no_nat_config);
+    // A port-forward endpoint's flows live in the shard of its forwarded port.
+    if (const std::uint32_t owner = forward_owner(vni, *vpc, p); owner != ShardOutcome::kNoShard) {
+        return ShardOutcome::retry_in(owner);
+    }
+    if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
+    return create_outbound(vni, *vpc, p, key, now, id);
 }
 
 ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
@@ -99,7 +115,7 @@ ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vp
         release_mapping_if_unused(mapping);
         return drop(r);
     }
-    return {};
+    return ShardOutcome::translated();
 }
 
 std::uint32_t NatShard::forward_owner(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p) const noexcept {
@@ -153,8 +169,9 @@ DropReason NatShard::add_flow(const Flow& fields, std::int64_t now, std::uint32_
     f.in_use = true;
     f.linked = false;
     f.state = initial_state(fields.protocol);
-    f.created_ns = now;
+    flows_.set_created_ns(id, now);
     f.rules_generation = generation_;
+    f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
     flows_.link(id);
     wheel_.schedule(id, now + timeout_ns(f.protocol, f.state), now);
     ++counters_.flows_created;
@@ -163,26 +180,38 @@ DropReason NatShard::add_flow(const Flow& fields, std::int64_t now, std::uint32_
 
 // ---- inbound: outside -> tenant ----------------------------------------------------------
 
-ShardOutcome NatShard::inbound(const NatPacket& p, std::int64_t now) noexcept {
-    if (!rules_) return drop(DropReason::no_nat_config);
-    if (p.kind == PacketKind::icmp_error) return inbound_icmp_error(p, now);
-    // Pings to a NAT address are the gateway's to answer, not a tenant's.
-    if (p.kind == PacketKind::icmp_echo_request) return drop(DropReason::no_flow);
+void NatShard::inbound(const NatPacket& p, std::int64_t now, ShardOutcome& out) noexcept {
+    out.retry_shard = ShardOutcome::kNoShard;
+    out.to_nat_address = false;
+    if (!rules_ || p.kind == PacketKind::icmp_error || p.kind == PacketKind::icmp_echo_request) {
+        out = inbound_special(p, now);
+        return;
+    }
     const OutsideKey key{p.protocol, p.destination, p.destination_port, p.source, remote_port_of(p, false)};
     std::uint32_t id = live(flows_.find_outside(key), now);
     if (id == kNilId) {
-        if (!rules_->is_nat_address(wire::Ipv4Address(p.destination))) return drop(DropReason::not_nat_address);
-        const ShardOutcome created = create_inbound(p, key, now, id);
-        if (id == kNilId) return created;
+        const ShardOutcome opened = rules_->is_nat_address(wire::Ipv4Address(p.destination))
+                                        ? create_inbound(p, key, now, id)
+                                        : drop(DropReason::not_nat_address);
+        if (id == kNilId) {
+            out = opened;
+            return;
+        }
     }
     track(id, false, p.tcp_flags, now);
     const Flow& f = flows_[id];
     rewrite_destination(p, f.inside_ip, f.inside_port);
     ++counters_.translated_inbound;
-    ShardOutcome out;
+    out.drop = DropReason::none;
     out.vni = f.vni;
     out.tenant = f.inside_ip;
-    return out;
+}
+
+ShardOutcome NatShard::inbound_special(const NatPacket& p, std::int64_t now) noexcept {
+    if (!rules_) return drop(DropReason::no_nat_config);
+    if (p.kind == PacketKind::icmp_error) return inbound_icmp_error(p, now);
+    // Pings to a NAT address are the gateway's to answer, not a tenant's.
+    return drop(DropReason::no_flow);
 }
 
 ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
@@ -218,7 +247,7 @@ ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key,
         release_mapping_if_unused(fields.mapping);
         return drop(r);
     }
-    return {};
+    return ShardOutcome::translated();
 }
 
 // ---- flow bookkeeping --------------------------------------------------------------------
@@ -237,6 +266,7 @@ std::uint32_t NatShard::live(std::uint32_t id, std::int64_t now) noexcept {
             return kNilId;
         }
         f.rules_generation = generation_;
+        f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
     }
     return id;
 }
@@ -244,7 +274,6 @@ std::uint32_t NatShard::live(std::uint32_t id, std::int64_t now) noexcept {
 void NatShard::track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags, std::int64_t now) noexcept {
     Flow& f = flows_[id];
     const bool from_originator = from_inside == (f.origin == Origin::outbound);
-    ++(from_inside ? f.packets_from_inside : f.packets_from_outside);
     if (f.protocol == Protocol::tcp) {
         f.state = next_tcp_state(f, from_originator, tcp_flags);
     } else if (!from_originator) {
@@ -307,10 +336,8 @@ void NatShard::collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t
             info.original = {remote, f.remote_port, nat, f.nat_port};
             info.translated = {remote, f.remote_port, inside, f.inside_port};
         }
-        info.age = Duration(now - f.created_ns);
+        info.age = Duration(now - flows_.created_ns(id));
         info.expires_in = Duration(wheel_.deadline(id) - now);
-        info.packets_from_inside = f.packets_from_inside;
-        info.packets_from_outside = f.packets_from_outside;
         out.push_back(info);
     });
 }

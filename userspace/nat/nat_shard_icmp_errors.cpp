@@ -18,10 +18,7 @@ ShardOutcome NatShard::inbound_icmp_error(const NatPacket& p, std::int64_t now) 
     rewrite_icmp_error_inbound(p, f.inside_ip, f.inside_port);
     ++counters_.translated_inbound;
     ++counters_.icmp_errors_translated;
-    ShardOutcome out;
-    out.vni = f.vni;
-    out.tenant = f.inside_ip;
-    return out;
+    return ShardOutcome::translated(f.vni, f.inside_ip);
 }
 
 // From a tenant to outside, e.g. Port Unreachable for a forwarded UDP port, or Time Exceeded
@@ -40,10 +37,8 @@ ShardOutcome NatShard::outbound_icmp_error(std::uint32_t vni, const NatPacket& p
                                                                  wire::Ipv4Address(p.inner_destination),
                                                                  p.inner_destination_port);
         if (forward && !ports_.owns(forward->forward.nat_port)) {
-            ShardOutcome retry;
-            retry.retry_shard =
-                static_cast<std::uint32_t>(PortAllocator::owner_shard(forward->forward.nat_port, shard_count_));
-            return retry;
+            return ShardOutcome::retry_in(
+                static_cast<std::uint32_t>(PortAllocator::owner_shard(forward->forward.nat_port, shard_count_)));
         }
         return drop(DropReason::icmp_error_no_flow);
     }
@@ -51,7 +46,7 @@ ShardOutcome NatShard::outbound_icmp_error(std::uint32_t vni, const NatPacket& p
     rewrite_icmp_error_outbound(p, f.nat_ip, f.nat_port);
     ++counters_.translated_outbound;
     ++counters_.icmp_errors_translated;
-    return {};
+    return ShardOutcome::translated();
 }
 
 }  // namespace andromeda::nat

@@ -22,6 +22,21 @@
 
 namespace andromeda::nat {
 
+// x % divisor without a division instruction (Lemire, Kaser, Kurz: "Faster remainder by direct
+// computation", 2019); exact for every 32-bit x. A div costs ~25 cycles on the per-packet path.
+class FastModulo {
+public:
+    explicit FastModulo(std::uint32_t divisor) noexcept : magic_(~std::uint64_t{0} / divisor + 1), divisor_(divisor) {}
+    [[nodiscard]] std::uint32_t operator()(std::uint32_t x) const noexcept {
+        const std::uint64_t low = magic_ * x;
+        return static_cast<std::uint32_t>((static_cast<unsigned __int128>(low) * divisor_) >> 64);
+    }
+
+private:
+    std::uint64_t magic_;  // 0 for divisor 1, which makes every remainder 0, as it should
+    std::uint32_t divisor_;
+};
+
 class PortAllocator {
 public:
     static constexpr std::uint32_t kNoPool = 0xFFFFFFFF;

@@ -1,7 +1,10 @@
 #include "dataplane/fabric_state.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
+
+#include "dataplane/fast_path.hpp"
 
 namespace andromeda::dataplane::detail {
 
@@ -20,21 +23,25 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     decap_.kind = encap_kind_of(local.encap);
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
 
+    stale_ = true;  // until the end: an exception half-way leaves the state to be rebuilt
+    snapshot_ = &snapshot;
     bind_ports(snapshot, config);
     build_templates(snapshot, config);
     build_vpcs(snapshot);
+    build_routes(snapshot);
+    prepare_fast_path();
 
-    snapshot_ = &snapshot;
     generation_ = snapshot.generation();
     stale_ = false;
 }
 
 void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     ports_.clear();
+    port_slot_.assign(0, fabric::FlatIndex::kEmpty);
     port_index_.reserve(config.ports.size());
     underlay_port_ = kNoPort;
     endpoints_base_ = snapshot.endpoints().data();
-    port_of_endpoint_.assign(snapshot.endpoints().size(), kNoPort);
+    routes_.assign(snapshot.endpoints().size(), EndpointRoute{});
     for (const PortBinding& binding : config.ports) {
         if (port_index_.find(binding.id) != fabric::FlatIndex::kEmpty) continue;  // first binding wins
         PortState state{binding.id, binding.role, nullptr, fabric::kNoIndex};
@@ -43,13 +50,65 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
                                                          : snapshot.find_local_endpoint(binding.tenant_port);
             if (state.endpoint != nullptr) {
                 state.vpc_index = state.endpoint->vpc_index;
-                port_of_endpoint_[static_cast<std::size_t>(state.endpoint - endpoints_base_)] = binding.id;
+                routes_[static_cast<std::size_t>(state.endpoint - endpoints_base_)].port = binding.id;
             }
         } else if (binding.role == PortRole::underlay && underlay_port_ == kNoPort) {
             underlay_port_ = binding.id;
         }
         port_index_.insert(binding.id, static_cast<std::uint32_t>(ports_.size()));
+        if (binding.id < kDirectPortIds) {
+            if (port_slot_.size() <= binding.id) port_slot_.resize(binding.id + 1, fabric::FlatIndex::kEmpty);
+            port_slot_[binding.id] = static_cast<std::uint32_t>(ports_.size());
+        }
         ports_.push_back(state);
+    }
+}
+
+void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
+    constexpr std::uint8_t kShortestDirectPrefix = 20;
+    for (VpcState& vpc : vpcs_) {
+        vpc.all_prefixes_direct = true;
+        for (const wire::Ipv4Prefix& cidr : vpc.vpc->cidrs) {
+            if (cidr.length() < kShortestDirectPrefix) {
+                vpc.all_prefixes_direct = false;
+                continue;
+            }
+            const std::uint32_t size = std::uint32_t{1} << (32 - cidr.length());
+            vpc.direct.push_back(DirectPrefix{cidr.network().value(), size, std::vector<std::uint32_t>(size, fabric::kNoIndex)});
+        }
+    }
+    for (std::uint32_t i = 0; i < snapshot.endpoints().size(); ++i) {
+        const fabric::Endpoint& e = snapshot.endpoints()[i];
+        EndpointRoute& route = routes_[i];
+        route.endpoint = &e;
+        route.node_index = e.node_index;
+        route.is_local = e.is_local;
+        route.outer = e.is_local ? nullptr : outer_template(e.node_index);
+        for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
+            const std::uint32_t offset = e.ip.value() - prefix.network;
+            // First endpoint wins, as in the snapshot's own index.
+            if (offset < prefix.size && prefix.routes[offset] == fabric::kNoIndex) prefix.routes[offset] = i;
+        }
+    }
+}
+
+void FabricState::prepare_fast_path() {
+    for (PortState& port : ports_) {
+        if (port.endpoint == nullptr) continue;
+        const VpcState& vpc = vpcs_[port.vpc_index];
+        const std::uint32_t room = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
+        // A multicast gateway MAC (a misconfiguration) must meet the general path's check.
+        port.fast = underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast();
+        port.vni = vpc.vpc->vni;
+        std::uint8_t bytes[4];
+        port.endpoint->ip.copy_to(bytes);
+        std::memcpy(&port.endpoint_ip, bytes, 4);
+        vpc.gateway.ipv4.copy_to(bytes);
+        std::memcpy(&port.gateway_ip, bytes, 4);
+        port.endpoint_mac = mac_word(port.endpoint->mac.bytes().data());
+        port.gateway_mac = mac_word(vpc.gateway.mac.bytes().data());
+        // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
+        port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
     }
 }
 

@@ -18,18 +18,49 @@
 
 namespace andromeda::dataplane::detail {
 
+// Where a VPC's traffic for outside addresses goes.
+enum class NatPlacement : std::uint8_t { none, this_node, other_node };
+
+struct VpcState;
+
 struct PortState {
     PortId id = kNoPort;
     PortRole role = PortRole::tenant;
     const fabric::Endpoint* endpoint = nullptr;  // tenant ports: the local endpoint, if bound
     std::uint32_t vpc_index = fabric::kNoIndex;
+    // The tenant fast path's copy of what it compares, as raw words (detail::mac_word, IPv4 in
+    // network order) so one frame costs no pointer chasing. Set when `fast` is true.
+    bool fast = false;
+    std::uint32_t vni = 0;
+    std::uint32_t endpoint_ip = 0;
+    std::uint32_t gateway_ip = 0;
+    std::uint64_t endpoint_mac = 0;
+    std::uint64_t gateway_mac = 0;
+    std::uint32_t untagged_mtu = 0;  // largest untagged IPv4 packet the overlay and the VPC carry
 };
 
-// Where a VPC's traffic for outside addresses goes.
-enum class NatPlacement : std::uint8_t { none, this_node, other_node };
+// Per endpoint of the snapshot (same index as FabricSnapshot::endpoints()): what forwarding to
+// it takes, resolved once per generation.
+struct EndpointRoute {
+    const fabric::Endpoint* endpoint = nullptr;
+    overlay::OuterTemplate* outer = nullptr;  // remote: the template towards its node (null: no next hop)
+    PortId port = kNoPort;                    // local: its tenant port (kNoPort: not in the port table)
+    std::uint32_t node_index = fabric::kNoIndex;
+    bool is_local = false;
+};
+
+// A VPC prefix small enough (/20 or longer) to index endpoints by host offset: one subtraction
+// and one load instead of hashing (VNI, address).
+struct DirectPrefix {
+    std::uint32_t network = 0;
+    std::uint32_t size = 0;
+    std::vector<std::uint32_t> routes;  // by ip - network: index into the routes, or kNoIndex
+};
 
 struct VpcState {
     const fabric::Vpc* vpc = nullptr;
+    std::vector<DirectPrefix> direct;
+    bool all_prefixes_direct = false;  // then an address in none of `direct` has no endpoint
     std::uint32_t inner_mtu = 0;  // largest tenant IP packet the VPC carries (its `mtu`)
     NatPlacement nat = NatPlacement::none;
     std::uint32_t nat_node_index = fabric::kNoIndex;
@@ -46,7 +77,8 @@ public:
     void rebuild(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
 
     [[nodiscard]] const PortState* port(PortId id) const noexcept {
-        const std::uint32_t i = port_index_.find(id);
+        // Interface indexes are small: a direct table is one load; the hash index is the fallback.
+        const std::uint32_t i = id < port_slot_.size() ? port_slot_[id] : port_index_.find(id);
         return i == fabric::FlatIndex::kEmpty ? nullptr : &ports_[i];
     }
     // The template towards node `node_index`, or null when its address or next-hop MAC is unknown.
@@ -57,7 +89,21 @@ public:
     // The tenant port carrying local endpoint `e`, or kNoPort.
     [[nodiscard]] PortId port_of(const fabric::Endpoint& e) const noexcept {
         const auto i = static_cast<std::size_t>(&e - endpoints_base_);
-        return i < port_of_endpoint_.size() ? port_of_endpoint_[i] : kNoPort;
+        return i < routes_.size() ? routes_[i].port : kNoPort;
+    }
+    // The endpoint `ip` of VPC `vpc_index` and how to reach it, or null when there is none.
+    [[nodiscard]] const EndpointRoute* route(std::uint32_t vpc_index, wire::Ipv4Address ip) const noexcept {
+        const VpcState& vpc = vpcs_[vpc_index];
+        for (const DirectPrefix& prefix : vpc.direct) {
+            const std::uint32_t offset = ip.value() - prefix.network;
+            if (offset < prefix.size) {
+                const std::uint32_t i = prefix.routes[offset];
+                return i == fabric::kNoIndex ? nullptr : &routes_[i];
+            }
+        }
+        if (vpc.all_prefixes_direct) return nullptr;
+        const fabric::Endpoint* e = snapshot_->find_endpoint(vpc.vpc->vni, ip);
+        return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
 
@@ -68,19 +114,24 @@ public:
     [[nodiscard]] bool is_nat_gateway() const noexcept { return nat_gateway_; }
 
 private:
+    static constexpr PortId kDirectPortIds = 4096;
+
     void bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
+    void prepare_fast_path();
     void build_templates(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
     void build_vpcs(const fabric::FabricSnapshot& snapshot);
+    void build_routes(const fabric::FabricSnapshot& snapshot);
 
     const fabric::FabricSnapshot* snapshot_ = nullptr;
     std::uint64_t generation_ = 0;
     bool stale_ = true;
 
     std::vector<PortState> ports_;
+    std::vector<std::uint32_t> port_slot_;  // by port id, for ids below kDirectPortIds
     fabric::FlatIndex port_index_;
     PortId underlay_port_ = kNoPort;
     const fabric::Endpoint* endpoints_base_ = nullptr;
-    std::vector<PortId> port_of_endpoint_;
+    std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
     std::optional<wire::Ipv4Address> local_address_;

@@ -82,15 +82,26 @@ public:
 
     // Emits a frame written into the next spare (peek_spare(0)); `frame` is its final extent.
     void emit_spare(PortId port, const PacketBuffer& frame) noexcept {
-        slots_[emitted_++] = Emission{port, frame, -1};
+        store(slots_[emitted_++], port, frame, -1);
         ++spares_used_;
     }
     // Emits (part of) an input chunk. Precondition: free_slots() > 0.
     void emit_input(PortId port, const PacketBuffer& frame, std::int32_t input_index) noexcept {
-        slots_[emitted_++] = Emission{port, frame, input_index};
+        store(slots_[emitted_++], port, frame, input_index);
     }
 
 private:
+    // Field by field: a freshly built Emission copied as a whole was reloaded 16 bytes at a time
+    // over its 4-byte stores, stalling on store forwarding.
+    static void store(Emission& e, PortId port, const PacketBuffer& frame, std::int32_t input_index) noexcept {
+        e.port = port;
+        e.frame.chunk = frame.chunk;
+        e.frame.size = frame.size;
+        e.frame.offset = frame.offset;
+        e.frame.length = frame.length;
+        e.input_index = input_index;
+    }
+
     std::span<Emission> slots_;
     std::span<const PacketBuffer> spares_;
     std::size_t emitted_ = 0;

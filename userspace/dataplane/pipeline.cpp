@@ -6,8 +6,6 @@
 
 namespace andromeda::dataplane {
 
-using detail::Action;
-using detail::ActionKind;
 
 Pipeline::Pipeline(PipelineConfig config)
     : config_(std::move(config)), icmp_limiter_(config_.icmp_error_rate, config_.clock) {}
@@ -62,24 +60,37 @@ std::size_t Pipeline::process_batch(std::span<const RxFrame> frames, const fabri
 }
 
 FrameResult Pipeline::process_one(const Input& input, FrameSink& sink) {
+    FrameResult result;
     const detail::PortState* port = state_.port(input.port);
-    if (port == nullptr) return finish(FrameResult{Verdict::drop, DropReason::unknown_port, 0, {}});
+    if (port != nullptr && config_.fast_path) {
+        const bool handled = port->role == PortRole::tenant     ? fast_tenant(*port, input, sink, result)
+                             : port->role == PortRole::underlay ? fast_underlay(input, sink, result)
+                                                                : false;
+        if (handled) {
+            count(result);
+            return result;
+        }
+    }
     Action action;
+    decide(port, input, action);
+    execute(action, input, sink, result);
+    count(result);
+    return result;
+}
+
+void Pipeline::decide(const detail::PortState* port, const Input& input, Action& a) {
+    if (port == nullptr) return a.drop(DropReason::unknown_port);
     switch (port->role) {
         case PortRole::tenant:
             ++counters_.rx_tenant;
-            action = decide_tenant(*port, input);
-            break;
+            return decide_tenant(*port, input, a);
         case PortRole::underlay:
             ++counters_.rx_underlay;
-            action = decide_underlay(input);
-            break;
+            return decide_underlay(input, a);
         case PortRole::uplink:
             ++counters_.rx_uplink;
-            action = decide_uplink(input);
-            break;
+            return decide_uplink(input, a);
     }
-    return finish(execute(action, input, sink));
 }
 
 FrameResult Pipeline::route_from_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
@@ -87,22 +98,32 @@ FrameResult Pipeline::route_from_nat(std::uint32_t vni, wire::ByteSpan frame, co
     prepare(fabric);
     ++counters_.rx_from_nat;
     const Input input{frame, nullptr, -1, kNoPort};
-    const auto drop = [&](DropReason reason) {
-        return finish(FrameResult{Verdict::drop, reason, 0, {}});
-    };
+    FrameResult result;
+    Action action;
     const fabric::Vpc* vpc = fabric.find_vpc(vni);
-    if (vpc == nullptr) return drop(DropReason::unknown_vni);
     const auto ethernet = wire::EthernetView::parse(frame);
-    if (!ethernet) return drop(DropReason::malformed_ethernet);
-    if (ethernet->ethertype() != wire::ethertype::kIpv4) return drop(DropReason::unsupported_ethertype);
-    const auto ip = wire::Ipv4View::parse(ethernet->payload());
-    if (!ip) return drop(DropReason::malformed_ipv4);
-    if (!ip->checksum_valid()) return drop(DropReason::bad_ipv4_checksum);
-    const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric.vpcs().data());
-    return finish(execute(route_ipv4(state_.vpc(vpc_index), vpc_index, *ethernet, *ip, input, Origin::nat), input, sink));
+    const auto ip = ethernet && ethernet->ethertype() == wire::ethertype::kIpv4 ? wire::Ipv4View::parse(ethernet->payload())
+                                                                               : wire::Parsed<wire::Ipv4View>(wire::ParseError::None);
+    if (vpc == nullptr) {
+        action.drop(DropReason::unknown_vni);
+    } else if (!ethernet) {
+        action.drop(DropReason::malformed_ethernet);
+    } else if (ethernet->ethertype() != wire::ethertype::kIpv4) {
+        action.drop(DropReason::unsupported_ethertype);
+    } else if (!ip) {
+        action.drop(DropReason::malformed_ipv4);
+    } else if (!ip->checksum_valid()) {
+        action.drop(DropReason::bad_ipv4_checksum);
+    } else {
+        const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric.vpcs().data());
+        route_ipv4(state_.vpc(vpc_index), vpc_index, *ethernet, *ip, input, Origin::nat, action);
+    }
+    execute(action, input, sink, result);
+    count(result);
+    return result;
 }
 
-FrameResult Pipeline::finish(FrameResult result) noexcept {
+void Pipeline::count(const FrameResult& result) noexcept {
     switch (result.verdict) {
         case Verdict::forward: ++counters_.forwarded; break;
         case Verdict::deliver: ++counters_.delivered; break;
@@ -113,7 +134,6 @@ FrameResult Pipeline::finish(FrameResult result) noexcept {
             if (std::uint64_t* c = drop_counter(counters_.drops, result.drop_reason)) ++*c;
             break;
     }
-    return result;
 }
 
 }  // namespace andromeda::dataplane

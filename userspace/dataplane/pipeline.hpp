@@ -64,24 +64,31 @@ namespace detail {
 enum class ActionKind : std::uint8_t { drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat };
 
 // What the decision stage (which only reads the input) tells the execution stage to do. Keeping
-// the two apart lets the copy and the in-place variants share every rule.
+// the two apart lets the copy and the in-place variants share every rule. Filled in place by
+// reference and kept small (addresses by pointer into the snapshot): building a ~100-byte value
+// field by field and then copying it between layers stalled on store forwarding.
 struct Action {
     ActionKind kind = ActionKind::drop;
     DropReason reason = DropReason::none;
+    bool rewrite_destination_mac = false;  // encap: to the endpoint's real MAC; deliver: always
+    bool towards_nat_node = false;
+    bool local_delivery = false;
     PortId port = kNoPort;             // deliver, and every reply: where the frame goes
     std::uint32_t frame_offset = 0;    // the frame to forward/deliver, inside the input
     std::uint32_t frame_length = 0;    // (Ethernet padding trimmed)
     std::uint32_t ethernet_length = 0;
-    overlay::OuterTemplate* outer = nullptr;
-    overlay::OverlayFields overlay;
-    bool rewrite_destination_mac = false;  // encap: to the endpoint's real MAC; deliver: always
-    wire::MacAddress destination_mac;
-    wire::MacAddress source_mac;           // deliver: the gateway MAC
     std::uint32_t mtu = 0;  // encap: fragment to this IP size (0: fits); errors: the MTU to report
-    bool towards_nat_node = false;
-    bool local_delivery = false;
-    const VpcState* vpc = nullptr;  // replies: whose gateway answers
+    overlay::OverlayFields overlay;
+    overlay::OuterTemplate* outer = nullptr;
+    const wire::MacAddress* destination_mac = nullptr;
+    const wire::MacAddress* source_mac = nullptr;  // deliver: the gateway MAC
+    const VpcState* vpc = nullptr;                 // replies: whose gateway answers
     NatRequest nat;
+
+    void drop(DropReason why) noexcept {
+        kind = ActionKind::drop;
+        reason = why;
+    }
 };
 
 }  // namespace detail
@@ -129,34 +136,40 @@ private:
     void prepare(const fabric::FabricSnapshot& fabric);
     FrameResult process_one(const Input& input, FrameSink& sink);
 
-    // Decision stage (pipeline_decide.cpp, pipeline_underlay.cpp).
-    detail::Action decide_tenant(const detail::PortState& port, const Input& input);
-    detail::Action decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet,
-                                     const Input& input);
-    detail::Action decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                      const wire::EthernetView& ethernet, const Input& input);
-    detail::Action decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                      const wire::EthernetView& ethernet, const Input& input);
+    // Decision stage (pipeline_tenant.cpp, pipeline_underlay.cpp): each fills `a`.
+    using Action = detail::Action;
     enum class Origin : std::uint8_t { tenant, nat };
-    detail::Action route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
-                              const wire::Ipv4View& ip, const Input& input, Origin origin);
-    detail::Action encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc,
-                                  const wire::EthernetView& ethernet, const wire::Ipv4View& ip, const Input& input,
-                                  Origin origin);
-    detail::Action too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu,
-                           const Input& input, Origin origin);
-    detail::Action decide_underlay(const Input& input);
-    detail::Action decide_uplink(const Input& input);
+    void decide(const detail::PortState* port, const Input& input, Action& a);
+    void decide_tenant(const detail::PortState& port, const Input& input, Action& a);
+    void decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet, const Input& input,
+                           Action& a);
+    void decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                            const wire::EthernetView& ethernet, const Input& input, Action& a);
+    void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                            const wire::EthernetView& ethernet, const Input& input, Action& a);
+    void route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
+                    const wire::Ipv4View& ip, const Input& input, Origin origin, Action& a);
+    void encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc, const wire::EthernetView& ethernet,
+                        const wire::Ipv4View& ip, const Input& input, Origin origin, Action& a);
+    void too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
+                 Origin origin, Action& a);
+    void decide_underlay(const Input& input, Action& a);
+    void decide_uplink(const Input& input, Action& a);
 
-    // Execution stage (pipeline_execute.cpp).
-    FrameResult execute(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_encap(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_fragmented_encap(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_deliver(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_arp_reply(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_echo_reply(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult execute_icmp_error(const detail::Action& action, const Input& input, FrameSink& sink);
-    FrameResult finish(FrameResult result) noexcept;
+    // Execution stage (pipeline_execute.cpp): each fills `result`.
+    void execute(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_fragmented_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_deliver(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_arp_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void count(const FrameResult& result) noexcept;
+
+    // Fast paths (pipeline_fast.cpp): handle the frame and return true, or return false having
+    // changed nothing so the general path decides.
+    bool fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink, FrameResult& result);
+    bool fast_underlay(const Input& input, FrameSink& sink, FrameResult& result);
 
     PipelineConfig config_;
     detail::FabricState state_;

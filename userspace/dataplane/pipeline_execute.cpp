@@ -10,85 +10,91 @@
 
 namespace andromeda::dataplane {
 
-using detail::Action;
 using detail::ActionKind;
 
 namespace {
 
-FrameResult dropped(DropReason reason) noexcept { return FrameResult{Verdict::drop, reason, 0, {}}; }
+void dropped(FrameResult& result, DropReason reason) noexcept {
+    result.verdict = Verdict::drop;
+    result.drop_reason = reason;
+}
 
-FrameResult emitted(Verdict verdict, std::size_t emissions) noexcept {
-    return FrameResult{verdict, DropReason::none, static_cast<std::uint16_t>(emissions), {}};
+void emitted(FrameResult& result, Verdict verdict, std::size_t emissions) noexcept {
+    result.verdict = verdict;
+    result.emissions = static_cast<std::uint16_t>(emissions);
 }
 
 void set_macs(std::uint8_t* frame, const wire::MacAddress& destination, const wire::MacAddress& source) noexcept {
-    destination.copy_to(frame);
-    source.copy_to(frame + 6);
+    std::memcpy(frame, destination.bytes().data(), 6);
+    std::memcpy(frame + 6, source.bytes().data(), 6);
 }
 
 }  // namespace
 
-FrameResult Pipeline::execute(const Action& action, const Input& input, FrameSink& sink) {
+void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
     switch (action.kind) {
-        case ActionKind::drop: return dropped(action.reason);
+        case ActionKind::drop: return dropped(result, action.reason);
         case ActionKind::encap:
-            return action.mtu != 0 ? execute_fragmented_encap(action, input, sink) : execute_encap(action, input, sink);
-        case ActionKind::deliver: return execute_deliver(action, input, sink);
-        case ActionKind::arp_reply: return execute_arp_reply(action, input, sink);
-        case ActionKind::echo_reply: return execute_echo_reply(action, input, sink);
+            if (action.mtu != 0) return execute_fragmented_encap(action, input, sink, result);
+            return execute_encap(action, input, sink, result);
+        case ActionKind::deliver: return execute_deliver(action, input, sink, result);
+        case ActionKind::arp_reply: return execute_arp_reply(action, input, sink, result);
+        case ActionKind::echo_reply: return execute_echo_reply(action, input, sink, result);
         case ActionKind::frag_needed:
-        case ActionKind::packet_too_big: return execute_icmp_error(action, input, sink);
-        case ActionKind::to_nat: return FrameResult{Verdict::to_nat, DropReason::none, 0, action.nat};
+        case ActionKind::packet_too_big: return execute_icmp_error(action, input, sink, result);
+        case ActionKind::to_nat:
+            result.verdict = Verdict::to_nat;
+            result.nat = action.nat;
+            return;
     }
-    return dropped(DropReason::none);
 }
 
-FrameResult Pipeline::execute_encap(const Action& action, const Input& input, FrameSink& sink) {
-    if (sink.free_slots() == 0) return dropped(DropReason::no_tx_buffer);
+void Pipeline::execute_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
     constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
     const PacketBuffer* in = input.buffer;
-    if (action.frame_length > overlay::kMaxInnerFrameSize) return dropped(DropReason::tx_buffer_too_small);
+    if (action.frame_length > overlay::kMaxInnerFrameSize) return dropped(result, DropReason::tx_buffer_too_small);
     if (in != nullptr && in->offset + action.frame_offset >= kOuter) {
         // The MAC goes first: an outer UDP checksum, when enabled, covers the inner frame.
         std::uint8_t* inner = in->data() + action.frame_offset;
-        if (action.rewrite_destination_mac) action.destination_mac.copy_to(inner);
+        if (action.rewrite_destination_mac) action.destination_mac->copy_to(inner);
         const wire::MutableByteSpan outer = action.outer->encapsulate_in_place(
             {in->chunk, in->size}, in->offset + action.frame_offset, action.frame_length, action.overlay);
-        if (outer.empty()) return dropped(DropReason::tx_buffer_too_small);
+        if (outer.empty()) return dropped(result, DropReason::tx_buffer_too_small);
         const auto offset = static_cast<std::uint32_t>(outer.data() - in->chunk);
         sink.emit_input(action.port, PacketBuffer{in->chunk, in->size, offset, static_cast<std::uint32_t>(outer.size())},
                         input.index);
     } else {
-        if (sink.free_spares() == 0) return dropped(DropReason::no_tx_buffer);
+        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
         PacketBuffer out = sink.peek_spare();
         const std::size_t length = action.outer->encapsulate(
             input.bytes.subspan(action.frame_offset, action.frame_length), {out.data(), out.capacity()}, action.overlay);
-        if (length == 0) return dropped(DropReason::tx_buffer_too_small);
-        if (action.rewrite_destination_mac) action.destination_mac.copy_to(out.data() + kOuter);
+        if (length == 0) return dropped(result, DropReason::tx_buffer_too_small);
+        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + kOuter);
         out.length = static_cast<std::uint32_t>(length);
         sink.emit_spare(action.port, out);
         if (in != nullptr) ++counters_.in_place_fallback_copies;
     }
     ++counters_.encapsulated;
     if (action.towards_nat_node) ++counters_.sent_to_nat_gateway;
-    return emitted(Verdict::forward, 1);
+    emitted(result, Verdict::forward, 1);
 }
 
-FrameResult Pipeline::execute_fragmented_encap(const Action& action, const Input& input, FrameSink& sink) {
+void Pipeline::execute_fragmented_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
     const wire::ByteSpan frame = input.bytes.subspan(action.frame_offset, action.frame_length);
     const auto ip = wire::Ipv4View::parse(frame.subspan(action.ethernet_length));
     const Ipv4Fragmenter fragmenter(frame, action.ethernet_length, *ip, action.mtu);
-    if (!fragmenter.valid()) return dropped(DropReason::malformed_ipv4);
+    if (!fragmenter.valid()) return dropped(result, DropReason::malformed_ipv4);
     const std::size_t count = fragmenter.count();
-    if (!sink.can_emit_spares(count)) return dropped(DropReason::no_tx_buffer);
+    if (!sink.can_emit_spares(count)) return dropped(result, DropReason::no_tx_buffer);
     constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
     for (std::size_t i = 0; i < count; ++i)
         if (sink.peek_spare(i).capacity() < kOuter + fragmenter.frame_length(i))
-            return dropped(DropReason::tx_buffer_too_small);
+            return dropped(result, DropReason::tx_buffer_too_small);
     for (std::size_t i = 0; i < count; ++i) {
         PacketBuffer out = sink.peek_spare();
         const std::size_t length = fragmenter.write(i, {out.data() + kOuter, out.capacity() - kOuter});
-        if (action.rewrite_destination_mac) action.destination_mac.copy_to(out.data() + kOuter);
+        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + kOuter);
         // Every fragment carries the whole packet's flow hash: one ECMP path, no reordering.
         const wire::MutableByteSpan outer =
             action.outer->encapsulate_in_place({out.data(), out.capacity()}, kOuter, length, action.overlay);
@@ -99,77 +105,77 @@ FrameResult Pipeline::execute_fragmented_encap(const Action& action, const Input
     counters_.fragments_sent += count;
     ++counters_.packets_fragmented;
     if (action.towards_nat_node) ++counters_.sent_to_nat_gateway;
-    return emitted(Verdict::forward, count);
+    emitted(result, Verdict::forward, count);
 }
 
-FrameResult Pipeline::execute_deliver(const Action& action, const Input& input, FrameSink& sink) {
-    if (sink.free_slots() == 0) return dropped(DropReason::no_tx_buffer);
+void Pipeline::execute_deliver(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
     const PacketBuffer* in = input.buffer;
     if (in != nullptr) {
         PacketBuffer out{in->chunk, in->size, in->offset + action.frame_offset, action.frame_length};
-        set_macs(out.data(), action.destination_mac, action.source_mac);
+        set_macs(out.data(), *action.destination_mac, *action.source_mac);
         sink.emit_input(action.port, out, input.index);
     } else {
-        if (sink.free_spares() == 0) return dropped(DropReason::no_tx_buffer);
+        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
         PacketBuffer out = sink.peek_spare();
-        if (out.capacity() < action.frame_length) return dropped(DropReason::tx_buffer_too_small);
+        if (out.capacity() < action.frame_length) return dropped(result, DropReason::tx_buffer_too_small);
         std::memcpy(out.data(), input.bytes.data() + action.frame_offset, action.frame_length);
-        set_macs(out.data(), action.destination_mac, action.source_mac);
+        set_macs(out.data(), *action.destination_mac, *action.source_mac);
         out.length = action.frame_length;
         sink.emit_spare(action.port, out);
     }
     ++(action.local_delivery ? counters_.delivered_local : counters_.delivered_from_fabric);
-    return emitted(Verdict::deliver, 1);
+    emitted(result, Verdict::deliver, 1);
 }
 
-FrameResult Pipeline::execute_arp_reply(const Action& action, const Input& input, FrameSink& sink) {
-    if (sink.free_slots() == 0) return dropped(DropReason::no_tx_buffer);
+void Pipeline::execute_arp_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
     const wire::MacAddress& gateway_mac = action.vpc->gateway.mac;
     if (const PacketBuffer* in = input.buffer) {
         const gateway::ProxyArpReply reply = gateway::proxy_arp_reply_in_place(in->bytes(), gateway_mac);
-        if (!reply.answered()) return dropped(DropReason::malformed_arp);
+        if (!reply.answered()) return dropped(result, DropReason::malformed_arp);
         sink.emit_input(action.port, PacketBuffer{in->chunk, in->size, in->offset, static_cast<std::uint32_t>(reply.length)},
                         input.index);
     } else {
-        if (sink.free_spares() == 0) return dropped(DropReason::no_tx_buffer);
+        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
         PacketBuffer out = sink.peek_spare();
         const gateway::ProxyArpReply reply =
             gateway::write_proxy_arp_reply(input.bytes, gateway_mac, {out.data(), out.capacity()});
-        if (reply.outcome == gateway::ProxyArpOutcome::no_room) return dropped(DropReason::tx_buffer_too_small);
-        if (!reply.answered()) return dropped(DropReason::malformed_arp);
+        if (reply.outcome == gateway::ProxyArpOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+        if (!reply.answered()) return dropped(result, DropReason::malformed_arp);
         out.length = static_cast<std::uint32_t>(reply.length);
         sink.emit_spare(action.port, out);
     }
     ++counters_.arp_replies;
-    return emitted(Verdict::reply, 1);
+    emitted(result, Verdict::reply, 1);
 }
 
-FrameResult Pipeline::execute_echo_reply(const Action& action, const Input& input, FrameSink& sink) {
-    if (sink.free_slots() == 0) return dropped(DropReason::no_tx_buffer);
+void Pipeline::execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
     const gateway::GatewayAddress& gateway_address = action.vpc->gateway;
     if (const PacketBuffer* in = input.buffer) {
         const gateway::EchoReply reply = gateway::echo_reply_in_place(in->bytes(), gateway_address);
-        if (!reply.replied()) return dropped(DropReason::gateway_unsupported);
+        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
         sink.emit_input(action.port,
                         PacketBuffer{in->chunk, in->size, in->offset + static_cast<std::uint32_t>(reply.offset),
                                      static_cast<std::uint32_t>(reply.length)},
                         input.index);
     } else {
-        if (sink.free_spares() == 0) return dropped(DropReason::no_tx_buffer);
+        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
         PacketBuffer out = sink.peek_spare();
         const gateway::EchoReply reply =
             gateway::write_echo_reply(input.bytes, gateway_address, {out.data(), out.capacity()});
-        if (reply.outcome == gateway::EchoOutcome::no_room) return dropped(DropReason::tx_buffer_too_small);
-        if (!reply.replied()) return dropped(DropReason::gateway_unsupported);
+        if (reply.outcome == gateway::EchoOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
         out.length = static_cast<std::uint32_t>(reply.length);
         sink.emit_spare(action.port, out);
     }
     ++counters_.echo_replies;
-    return emitted(Verdict::reply, 1);
+    emitted(result, Verdict::reply, 1);
 }
 
-FrameResult Pipeline::execute_icmp_error(const Action& action, const Input& input, FrameSink& sink) {
-    if (!sink.can_emit_spares(1)) return dropped(DropReason::no_tx_buffer);
+void Pipeline::execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (!sink.can_emit_spares(1)) return dropped(result, DropReason::no_tx_buffer);
     PacketBuffer out = sink.peek_spare();
     const wire::MutableByteSpan room{out.data(), out.capacity()};
     const bool ipv4 = action.kind == ActionKind::frag_needed;
@@ -178,12 +184,12 @@ FrameResult Pipeline::execute_icmp_error(const Action& action, const Input& inpu
                                                    action.vpc->gateway, icmp_ip_id_++, room)
              : gateway::write_packet_too_big(input.bytes, action.mtu, action.vpc->gateway.mac,
                                              action.vpc->gateway_ipv6, room);
-    if (error.outcome == gateway::IcmpErrorOutcome::no_room) return dropped(DropReason::tx_buffer_too_small);
-    if (!error.written()) return dropped(DropReason::too_big_no_icmp);
+    if (error.outcome == gateway::IcmpErrorOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+    if (!error.written()) return dropped(result, DropReason::too_big_no_icmp);
     out.length = static_cast<std::uint32_t>(error.length);
     sink.emit_spare(action.port, out);
     ++(ipv4 ? counters_.frag_needed_sent : counters_.packet_too_big_sent);
-    return emitted(Verdict::reply, 1);
+    emitted(result, Verdict::reply, 1);
 }
 
 }  // namespace andromeda::dataplane

@@ -2,9 +2,9 @@
 // VPC, PMTUD. Only reads the frame; pipeline_execute.cpp carries the decision out.
 #include <algorithm>
 
+#include "dataplane/fast_path.hpp"
 #include "dataplane/pipeline.hpp"
 #include "gateway/icmp_error.hpp"
-#include "overlay/flow_hash.hpp"
 #include "wire/arp.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ip_protocol.hpp"
@@ -12,16 +12,9 @@
 
 namespace andromeda::dataplane {
 
-using detail::Action;
 using detail::ActionKind;
 
 namespace {
-
-Action drop(DropReason reason) noexcept {
-    Action a;
-    a.reason = reason;
-    return a;
-}
 
 // 224.0.0.0/4 and 255.255.255.255: the fabric has no group membership to deliver them by.
 bool is_multicast_or_broadcast(wire::Ipv4Address a) noexcept {
@@ -31,134 +24,129 @@ bool is_multicast_or_broadcast(wire::Ipv4Address a) noexcept {
 // Outer IPv4 + UDP + overlay header: what the underlay MTU must hold besides the inner frame.
 constexpr std::uint32_t kOuterIpOverhead = 20 + 8 + 8;
 
-}  // namespace
-
-Action Pipeline::decide_tenant(const detail::PortState& port, const Input& input) {
-    if (port.endpoint == nullptr) return drop(DropReason::tenant_port_unbound);
-    const auto ethernet = wire::EthernetView::parse(input.bytes);
-    if (!ethernet) return drop(DropReason::malformed_ethernet);
-    const fabric::Endpoint& endpoint = *port.endpoint;
-    if (ethernet->source() != endpoint.mac) return drop(DropReason::spoofed_source_mac);
-    const std::uint16_t ethertype = ethernet->ethertype();
-    if (ethertype == wire::ethertype::kArp) return decide_tenant_arp(endpoint, *ethernet, input);
-    if (ethertype != wire::ethertype::kIpv4 && ethertype != wire::ethertype::kIpv6)
-        return drop(DropReason::unsupported_ethertype);
-    const detail::VpcState& vpc = state_.vpc(port.vpc_index);
-    const wire::MacAddress destination = ethernet->destination();
-    if (destination.is_multicast()) return drop(DropReason::multicast_or_broadcast);
-    if (destination != vpc.gateway.mac) return drop(DropReason::not_to_gateway_mac);
-    if (ethertype == wire::ethertype::kIpv4) return decide_tenant_ipv4(endpoint, vpc, *ethernet, input);
-    return decide_tenant_ipv6(endpoint, vpc, *ethernet, input);
+// The largest inner IP packet behind `ethernet_length` bytes of inner Ethernet header that fits
+// the underlay MTU and the VPC's MTU (0 when even the headers do not fit).
+std::uint32_t inner_ip_mtu(std::uint32_t underlay_mtu, std::uint32_t vpc_mtu, std::uint32_t ethernet_length) noexcept {
+    const std::uint32_t overhead = kOuterIpOverhead + ethernet_length;
+    return std::min(vpc_mtu, underlay_mtu > overhead ? underlay_mtu - overhead : 0);
 }
 
-Action Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet,
-                                   const Input& input) {
+}  // namespace
+
+void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, Action& a) {
+    if (port.endpoint == nullptr) return a.drop(DropReason::tenant_port_unbound);
+    const auto ethernet = wire::EthernetView::parse(input.bytes);
+    if (!ethernet) return a.drop(DropReason::malformed_ethernet);
+    const fabric::Endpoint& endpoint = *port.endpoint;
+    if (ethernet->source() != endpoint.mac) return a.drop(DropReason::spoofed_source_mac);
+    const std::uint16_t ethertype = ethernet->ethertype();
+    if (ethertype == wire::ethertype::kArp) return decide_tenant_arp(endpoint, *ethernet, input, a);
+    if (ethertype != wire::ethertype::kIpv4 && ethertype != wire::ethertype::kIpv6)
+        return a.drop(DropReason::unsupported_ethertype);
+    const detail::VpcState& vpc = state_.vpc(port.vpc_index);
+    const wire::MacAddress destination = ethernet->destination();
+    if (destination.is_multicast()) return a.drop(DropReason::multicast_or_broadcast);
+    if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
+    if (ethertype == wire::ethertype::kIpv4) return decide_tenant_ipv4(endpoint, vpc, *ethernet, input, a);
+    decide_tenant_ipv6(endpoint, vpc, *ethernet, input, a);
+}
+
+void Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet,
+                                 const Input& input, Action& a) {
     const auto arp = wire::ArpView::parse(ethernet.payload());
-    if (!arp) return drop(DropReason::malformed_arp);
+    if (!arp) return a.drop(DropReason::malformed_arp);
     const wire::Ipv4Address sender_ip = arp->sender_ip();
     if (arp->sender_mac() != endpoint.mac || (sender_ip != endpoint.ip && sender_ip.value() != 0))
-        return drop(DropReason::spoofed_arp_sender);
-    if (!arp->is_request()) return drop(DropReason::arp_not_request);
-    if (sender_ip.value() == 0) return drop(DropReason::arp_probe);
-    if (arp->target_ip() == endpoint.ip) return drop(DropReason::arp_for_own_address);
-    Action a;
+        return a.drop(DropReason::spoofed_arp_sender);
+    if (!arp->is_request()) return a.drop(DropReason::arp_not_request);
+    if (sender_ip.value() == 0) return a.drop(DropReason::arp_probe);
+    if (arp->target_ip() == endpoint.ip) return a.drop(DropReason::arp_for_own_address);
     a.kind = ActionKind::arp_reply;
     a.port = input.port;
     a.vpc = &state_.vpc(endpoint.vpc_index);
-    return a;
 }
 
-Action Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                    const wire::EthernetView& ethernet, const Input& input) {
+void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                  const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv4View::parse(ethernet.payload());
-    if (!ip) return drop(DropReason::malformed_ipv4);
-    if (!ip->checksum_valid()) return drop(DropReason::bad_ipv4_checksum);
-    if (ip->source() != endpoint.ip) return drop(DropReason::spoofed_source_ip);
+    if (!ip) return a.drop(DropReason::malformed_ipv4);
+    if (!ip->checksum_valid()) return a.drop(DropReason::bad_ipv4_checksum);
+    if (ip->source() != endpoint.ip) return a.drop(DropReason::spoofed_source_ip);
     const wire::Ipv4Address destination = ip->destination();
-    if (is_multicast_or_broadcast(destination)) return drop(DropReason::multicast_or_broadcast);
+    if (is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
-        if (ip->protocol() != wire::ip_protocol::kIcmp) return drop(DropReason::gateway_unsupported);
-        Action a;
+        if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         a.kind = ActionKind::echo_reply;
         a.port = input.port;
         a.vpc = &vpc;
-        return a;
+        return;
     }
-    return route_ipv4(vpc, endpoint.vpc_index, ethernet, *ip, input, Origin::tenant);
+    route_ipv4(vpc, endpoint.vpc_index, ethernet, *ip, input, Origin::tenant, a);
 }
 
-Action Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                    const wire::EthernetView& ethernet, const Input& input) {
+void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                  const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv6View::parse(ethernet.payload());
-    if (!ip) return drop(DropReason::malformed_ipv6);
-    const std::uint32_t underlay_room = state_.underlay_mtu() - kOuterIpOverhead -
-                                        static_cast<std::uint32_t>(ethernet.header_length());
-    const std::uint32_t mtu = std::min(vpc.inner_mtu, underlay_room);
+    if (!ip) return a.drop(DropReason::malformed_ipv6);
+    const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu,
+                                           static_cast<std::uint32_t>(ethernet.header_length()));
     // The fabric routes IPv4 only; an IPv6 packet that would not fit still learns the path MTU,
     // so a dual-stack tenant sizes its packets right once IPv6 endpoints exist.
-    if (ip->packet().size() <= mtu) return drop(DropReason::ipv6_not_routed);
-    if (!gateway::icmpv6_error_allowed(*ip, true)) return drop(DropReason::too_big_no_icmp);
+    if (ip->packet().size() <= mtu) return a.drop(DropReason::ipv6_not_routed);
+    if (!gateway::icmpv6_error_allowed(*ip, true)) return a.drop(DropReason::too_big_no_icmp);
     if (!icmp_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
-        return drop(DropReason::icmp_error_rate_limited);
-    Action a;
+        return a.drop(DropReason::icmp_error_rate_limited);
     a.kind = ActionKind::packet_too_big;
     a.port = input.port;
     a.vpc = &vpc;
     a.mtu = mtu;
-    return a;
 }
 
-Action Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
-                            const wire::Ipv4View& ip, const Input& input, Origin origin) {
+void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
+                          const wire::Ipv4View& ip, const Input& input, Origin origin, Action& a) {
     const std::uint32_t vni = vpc.vpc->vni;
     const wire::Ipv4Address destination = ip.destination();
     const auto frame_length = static_cast<std::uint32_t>(ethernet.header_length() + ip.packet().size());
-    if (const fabric::Endpoint* target = fabric_->find_endpoint(vni, destination)) {
+    if (const detail::EndpointRoute* target = state_.route(vpc_index, destination)) {
         if (!target->is_local) {
-            Action a = encapsulate_to(target->node_index, vpc, ethernet, ip, input, origin);
-            if (a.kind == ActionKind::encap) {
-                a.rewrite_destination_mac = true;
-                a.destination_mac = target->mac;
-            }
-            return a;
+            encapsulate_to(target->node_index, vpc, ethernet, ip, input, origin, a);
+            a.rewrite_destination_mac = true;
+            a.destination_mac = &target->endpoint->mac;
+            return;
         }
-        Action a;
-        a.port = state_.port_of(*target);
-        if (a.port == kNoPort) return drop(DropReason::endpoint_port_unbound);
+        a.port = target->port;
+        if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
         a.kind = ActionKind::deliver;
         a.frame_length = frame_length;
-        a.destination_mac = target->mac;
-        a.source_mac = vpc.gateway.mac;
+        a.destination_mac = &target->endpoint->mac;
+        a.source_mac = &vpc.gateway.mac;
         a.local_delivery = true;
-        return a;
+        return;
     }
-    if (vpc.vpc->contains(destination)) return drop(DropReason::no_such_endpoint);
-    if (origin == Origin::nat || vpc.nat == detail::NatPlacement::none) return drop(DropReason::no_route);
+    if (vpc.vpc->contains(destination)) return a.drop(DropReason::no_such_endpoint);
+    if (origin == Origin::nat || vpc.nat == detail::NatPlacement::none) return a.drop(DropReason::no_route);
     if (vpc.nat == detail::NatPlacement::other_node) {
-        Action a = encapsulate_to(vpc.nat_node_index, vpc, ethernet, ip, input, origin);
+        // No endpoint MAC to rewrite to: the NAT node routes the frame by its address.
+        encapsulate_to(vpc.nat_node_index, vpc, ethernet, ip, input, origin, a);
         a.towards_nat_node = true;
-        return a;
+        return;
     }
-    Action a;
     a.kind = ActionKind::to_nat;
     a.nat = NatRequest{NatDirection::outbound, vni, vpc_index, 0, frame_length};
-    return a;
 }
 
-Action Pipeline::encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc,
-                                const wire::EthernetView& ethernet, const wire::Ipv4View& ip, const Input& input,
-                                Origin origin) {
-    if (state_.underlay_port() == kNoPort) return drop(DropReason::no_underlay_port);
-    if (!state_.local_address()) return drop(DropReason::no_underlay_address);
+void Pipeline::encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc,
+                              const wire::EthernetView& ethernet, const wire::Ipv4View& ip, const Input& input,
+                              Origin origin, Action& a) {
+    if (state_.underlay_port() == kNoPort) return a.drop(DropReason::no_underlay_port);
+    if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
     overlay::OuterTemplate* outer = state_.outer_template(node_index);
-    if (outer == nullptr) return drop(DropReason::no_next_hop);
+    if (outer == nullptr) return a.drop(DropReason::no_next_hop);
 
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
-    const std::uint32_t underlay_room = state_.underlay_mtu() - kOuterIpOverhead - ethernet_length;
-    const std::uint32_t mtu = std::min(vpc.inner_mtu, underlay_room);
-    Action a;
+    const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu, ethernet_length);
     if (ip.packet().size() > mtu) {
-        if (ip.dont_fragment()) return too_big(vpc, ip, mtu, input, origin);
+        if (ip.dont_fragment()) return too_big(vpc, ip, mtu, input, origin, a);
         a.mtu = mtu;
     }
     a.kind = ActionKind::encap;
@@ -167,21 +155,18 @@ Action Pipeline::encapsulate_to(std::uint32_t node_index, const detail::VpcState
     a.ethernet_length = ethernet_length;
     a.outer = outer;
     a.overlay.vni = vpc.vpc->vni;
-    a.overlay.flow_hash = overlay::flow_hash_of_frame(input.bytes.first(a.frame_length));
-    return a;
+    a.overlay.flow_hash = detail::ipv4_flow_hash(ip.packet().data(), ip.header_length(), ip.packet().size());
 }
 
-Action Pipeline::too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
-                         Origin origin) {
-    if (origin != Origin::tenant || !gateway::icmpv4_error_allowed(ip)) return drop(DropReason::too_big_no_icmp);
+void Pipeline::too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
+                       Origin origin, Action& a) {
+    if (origin != Origin::tenant || !gateway::icmpv4_error_allowed(ip)) return a.drop(DropReason::too_big_no_icmp);
     if (!icmp_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, ip.source())))
-        return drop(DropReason::icmp_error_rate_limited);
-    Action a;
+        return a.drop(DropReason::icmp_error_rate_limited);
     a.kind = ActionKind::frag_needed;
     a.port = input.port;
     a.vpc = &vpc;
     a.mtu = mtu;
-    return a;
 }
 
 }  // namespace andromeda::dataplane

@@ -4,16 +4,9 @@
 
 namespace andromeda::dataplane {
 
-using detail::Action;
 using detail::ActionKind;
 
 namespace {
-
-Action drop(DropReason reason) noexcept {
-    Action a;
-    a.reason = reason;
-    return a;
-}
 
 // Host traffic the XDP program should have passed vs. a broken or hostile overlay packet.
 DropReason drop_reason_of(overlay::DecapError error) noexcept {
@@ -27,27 +20,27 @@ DropReason drop_reason_of(overlay::DecapError error) noexcept {
 
 }  // namespace
 
-Action Pipeline::decide_underlay(const Input& input) {
+void Pipeline::decide_underlay(const Input& input, Action& a) {
     const overlay::DecapResult decap = overlay::decapsulate(input.bytes, state_.decap_config());
     if (!decap.ok()) {
         if (std::uint64_t* c = decap_error_counter(counters_.decap_errors, decap.error)) ++*c;
-        return drop(drop_reason_of(decap.error));
+        return a.drop(drop_reason_of(decap.error));
     }
     const overlay::Decapsulated& packet = decap.packet;
-    if (!state_.local_address()) return drop(DropReason::no_underlay_address);
-    if (packet.outer_dst_ip != *state_.local_address()) return drop(DropReason::not_for_this_node);
+    if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
+    if (packet.outer_dst_ip != *state_.local_address()) return a.drop(DropReason::not_for_this_node);
     const fabric::Node* peer = fabric_->find_node_by_address(packet.outer_src_ip);
-    if (peer == nullptr || peer->is_local) return drop(DropReason::unknown_peer);
-    if (packet.flags != 0) return drop(DropReason::overlay_control_unsupported);
-    if (packet.hop_limit == 0) return drop(DropReason::overlay_hop_limit_exceeded);
+    if (peer == nullptr || peer->is_local) return a.drop(DropReason::unknown_peer);
+    if (packet.flags != 0) return a.drop(DropReason::overlay_control_unsupported);
+    if (packet.hop_limit == 0) return a.drop(DropReason::overlay_hop_limit_exceeded);
     const fabric::Vpc* vpc = fabric_->find_vpc(packet.vni);
-    if (vpc == nullptr) return drop(DropReason::unknown_vni);
+    if (vpc == nullptr) return a.drop(DropReason::unknown_vni);
 
     const auto ethernet = wire::EthernetView::parse(packet.inner);
-    if (!ethernet) return drop(DropReason::malformed_inner_frame);
-    if (ethernet->ethertype() != wire::ethertype::kIpv4) return drop(DropReason::inner_not_ipv4);
+    if (!ethernet) return a.drop(DropReason::malformed_inner_frame);
+    if (ethernet->ethertype() != wire::ethertype::kIpv4) return a.drop(DropReason::inner_not_ipv4);
     const auto ip = wire::Ipv4View::parse(ethernet->payload());
-    if (!ip || !ip->checksum_valid()) return drop(DropReason::malformed_inner_frame);
+    if (!ip || !ip->checksum_valid()) return a.drop(DropReason::malformed_inner_frame);
     ++counters_.decapsulated;
 
     // The sender may only speak for its own endpoints, and for the outside world only when it is
@@ -57,41 +50,36 @@ Action Pipeline::decide_underlay(const Input& input) {
     const detail::VpcState& vpc_state = state_.vpc(vpc_index);
     const wire::Ipv4Address source = ip->source();
     if (vpc->contains(source)) {
-        const fabric::Endpoint* sender = fabric_->find_endpoint(packet.vni, source);
-        if (sender == nullptr || sender->node_index != peer_index) return drop(DropReason::fabric_spoofed_source);
+        const detail::EndpointRoute* sender = state_.route(vpc_index, source);
+        if (sender == nullptr || sender->node_index != peer_index) return a.drop(DropReason::fabric_spoofed_source);
     } else if (vpc_state.nat == detail::NatPlacement::none || vpc_state.nat_node_index != peer_index) {
-        return drop(DropReason::fabric_spoofed_source);
+        return a.drop(DropReason::fabric_spoofed_source);
     }
 
     const auto frame_offset = static_cast<std::uint32_t>(packet.inner_offset);
     const auto frame_length = static_cast<std::uint32_t>(ethernet->header_length() + ip->packet().size());
     const wire::Ipv4Address destination = ip->destination();
-    const fabric::Endpoint* target = fabric_->find_endpoint(packet.vni, destination);
+    const detail::EndpointRoute* target = state_.route(vpc_index, destination);
     if (target == nullptr && !vpc->contains(destination) && vpc_state.nat == detail::NatPlacement::this_node) {
-        Action a;
         a.kind = ActionKind::to_nat;
         a.nat = NatRequest{NatDirection::outbound, packet.vni, vpc_index, frame_offset, frame_length};
-        return a;
+        return;
     }
-    if (target == nullptr || !target->is_local) return drop(DropReason::not_local_endpoint);
-    Action a;
-    a.port = state_.port_of(*target);
-    if (a.port == kNoPort) return drop(DropReason::endpoint_port_unbound);
+    if (target == nullptr || !target->is_local) return a.drop(DropReason::not_local_endpoint);
+    a.port = target->port;
+    if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
     a.kind = ActionKind::deliver;
     a.frame_offset = frame_offset;
     a.frame_length = frame_length;
-    a.destination_mac = target->mac;
-    a.source_mac = vpc_state.gateway.mac;
-    return a;
+    a.destination_mac = &target->endpoint->mac;
+    a.source_mac = &vpc_state.gateway.mac;
 }
 
-Action Pipeline::decide_uplink(const Input& input) {
-    if (!state_.is_nat_gateway()) return drop(DropReason::uplink_without_nat);
-    if (!wire::EthernetView::parse(input.bytes)) return drop(DropReason::malformed_ethernet);
-    Action a;
+void Pipeline::decide_uplink(const Input& input, Action& a) {
+    if (!state_.is_nat_gateway()) return a.drop(DropReason::uplink_without_nat);
+    if (!wire::EthernetView::parse(input.bytes)) return a.drop(DropReason::malformed_ethernet);
     a.kind = ActionKind::to_nat;
     a.nat = NatRequest{NatDirection::inbound, 0, fabric::kNoIndex, 0, static_cast<std::uint32_t>(input.bytes.size())};
-    return a;
 }
 
 }  // namespace andromeda::dataplane

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <map>
 
+#include "dataplane/fast_path.hpp"
+#include "overlay/flow_hash.hpp"
 #include "unit/dataplane/pipeline_fixture.hpp"
 #include "unit/dataplane/random_frames.hpp"
 
@@ -58,21 +61,25 @@ std::vector<Bytes> check_result(const RandomInput& in, const FrameResult& r, con
     return frames;
 }
 
+// Three pipelines fed the same inputs: copy and in-place with the fast paths, and copy through
+// the general path only.
 struct Lockstep {
     explicit Lockstep(std::uint64_t* now) {
         auto config = node_config("node1");
         config.clock = [now] { return *now; };
         copy = std::make_unique<dataplane::Pipeline>(config);
         in_place = std::make_unique<dataplane::Pipeline>(config);
+        config.fast_path = false;
+        general = std::make_unique<dataplane::Pipeline>(config);
     }
-    std::unique_ptr<dataplane::Pipeline> copy, in_place;
+    std::unique_ptr<dataplane::Pipeline> copy, in_place, general;
 };
 
 TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
     auto fabric = load_fabric(fabric_text("node1"));
     std::uint64_t now = 1;
     Lockstep pipelines(&now);
-    SinkStorage copy_out, in_place_out;
+    SinkStorage copy_out, in_place_out, general_out;
     RandomFrames random(1234);
     std::map<Verdict, int> seen;
     for (int i = 0; i < 20000; ++i) {
@@ -81,12 +88,17 @@ TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
         const FrameResult a = pipelines.copy->process(in.port, in.frame, *fabric, copy_out.fresh());
         ChunkFrame chunk(in.frame);
         const FrameResult b = pipelines.in_place->process_in_place(in.port, chunk.buffer, *fabric, in_place_out.fresh());
+        const FrameResult c = pipelines.general->process(in.port, in.frame, *fabric, general_out.fresh());
         SCOPED_TRACE("input " + std::to_string(i) + " on port " + std::to_string(in.port));
         const auto copied = check_result(in, a, copy_out);
         const auto in_placed = check_result(in, b, in_place_out);
+        const auto general = check_result(in, c, general_out);
         EXPECT_EQ(a.verdict, b.verdict);
         EXPECT_EQ(a.drop_reason, b.drop_reason);
         EXPECT_EQ(copied, in_placed);
+        EXPECT_EQ(a.verdict, c.verdict);
+        EXPECT_EQ(a.drop_reason, c.drop_reason);
+        EXPECT_EQ(copied, general);
         ++seen[a.verdict];
         if (::testing::Test::HasFailure()) break;
     }
@@ -96,6 +108,27 @@ TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
     const auto& c = pipelines.copy->counters();
     EXPECT_EQ(c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped, 20000u);
     EXPECT_EQ(dataplane::total_drops(c.drops), c.dropped);
+    // The fast paths count exactly what the general path counts.
+    const auto& g = pipelines.general->counters();
+    EXPECT_EQ(std::memcmp(&c, &g, sizeof c), 0);
+    EXPECT_GT(c.encapsulated, 500u);
+    EXPECT_GT(c.delivered_from_fabric, 30u);
+}
+
+TEST(PipelinePropertyTest, FastPathFlowHashEqualsTheOverlayFlowHash) {
+    RandomFrames random(5);
+    int compared = 0;
+    for (int i = 0; i < 5000; ++i) {
+        const RandomInput in = random.next();
+        const auto eth = wire::EthernetView::parse(in.frame);
+        if (!eth || eth->ethertype() != wire::ethertype::kIpv4) continue;
+        const auto ip = wire::Ipv4View::parse(eth->payload());
+        if (!ip) continue;
+        EXPECT_EQ(dataplane::detail::ipv4_flow_hash(ip->packet().data(), ip->header_length(), ip->packet().size()),
+                  overlay::flow_hash_of_frame(in.frame));
+        ++compared;
+    }
+    EXPECT_GT(compared, 1000);
 }
 
 TEST(PipelinePropertyTest, RandomSequencesWithReloadsKeepCountersConsistent) {

@@ -1,0 +1,221 @@
+// ns/packet and Mpps of the whole data-plane pipeline on one core: a tenant frame through
+// anti-spoofing, the fabric lookup, the MTU check and encapsulation (copy, in place, and bursts
+// of 32 in place), and an overlay packet through decap, the peer/VNI/source checks and delivery,
+// at 60-byte and 1396-byte inner frames (the sizes of the Light-Andromeda reference figures).
+//
+//   build-pipeline/bench/pipeline_bench --benchmark_min_time=1
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "dataplane/pipeline.hpp"
+#include "fabric/loader.hpp"
+#include "overlay/outer_template.hpp"
+#include "wire/bytes.hpp"
+#include "wire/checksum.hpp"
+
+namespace {
+
+using namespace andromeda;
+using Bytes = std::vector<std::uint8_t>;
+
+constexpr std::uint32_t kHeadroom = 256;  // as an AF_XDP UMEM frame reserves
+constexpr std::uint32_t kChunk = 2048;
+constexpr std::size_t kBurst = 32;
+constexpr dataplane::PortId kUnderlay = 1;
+constexpr dataplane::PortId kTenant = 10;
+
+const char* const kFabric = R"([node]
+name = "node1"
+underlay = "eth1"
+address = "192.168.1.1"
+[[nodes]]
+name = "node2"
+address = "192.168.1.2"
+mac = "02:00:00:00:a1:02"
+[[vpc]]
+name = "blue"
+vni = 100
+cidr = "10.0.0.0/24"
+gateway = "10.0.0.1"
+[[vpc.endpoint]]
+ip = "10.0.0.10"
+mac = "02:00:00:00:00:10"
+node = "node1"
+port = "tap-blue-10"
+[[vpc.endpoint]]
+ip = "10.0.0.20"
+mac = "02:00:00:00:00:20"
+node = "node2"
+)";
+
+const wire::MacAddress kGatewayMac{{2, 0, 0, 0, 0, 0xff}};
+
+// A UDP frame of exactly `size` bytes from `src` to `dst` with the given MACs.
+Bytes udp_frame(std::size_t size, const wire::MacAddress& dst_mac, const wire::MacAddress& src_mac,
+                std::uint32_t src, std::uint32_t dst) {
+    Bytes f(size, 0x5a);
+    dst_mac.copy_to(&f[0]);
+    src_mac.copy_to(&f[6]);
+    wire::store_be16(&f[12], 0x0800);
+    f[14] = 0x45;
+    f[15] = 0;
+    wire::store_be16(&f[16], static_cast<std::uint16_t>(size - 14));
+    wire::store_be16(&f[18], 1);
+    wire::store_be16(&f[20], 0x4000);
+    f[22] = 64;
+    f[23] = 17;
+    f[24] = f[25] = 0;
+    wire::store_be32(&f[26], src);
+    wire::store_be32(&f[30], dst);
+    wire::store_be16(&f[24], wire::internet_checksum(wire::ByteSpan(&f[14], 20)));
+    wire::store_be16(&f[34], 40000);
+    wire::store_be16(&f[36], 4242);
+    wire::store_be16(&f[38], static_cast<std::uint16_t>(size - 34));
+    wire::store_be16(&f[40], 0);
+    return f;
+}
+
+Bytes tenant_frame(std::size_t size) {
+    return udp_frame(size, kGatewayMac, wire::MacAddress({2, 0, 0, 0, 0, 0x10}), 0x0a00000a, 0x0a000014);
+}
+
+// node2's encapsulation of 10.0.0.20 -> 10.0.0.10.
+Bytes overlay_packet(std::size_t inner_size) {
+    const Bytes inner = udp_frame(inner_size, wire::MacAddress({2, 0, 0, 0, 0, 0x10}),
+                                  wire::MacAddress({2, 0, 0, 0, 0, 0x20}), 0x0a000014, 0x0a00000a);
+    overlay::OuterTemplateConfig c;
+    c.src_mac = wire::MacAddress({2, 0, 0, 0, 0xa1, 2});
+    c.dst_mac = wire::MacAddress({2, 0, 0, 0, 0xa1, 1});
+    c.src_ip = wire::Ipv4Address(0xc0a80102);
+    c.dst_ip = wire::Ipv4Address(0xc0a80101);
+    overlay::OuterTemplate t(c);
+    Bytes packet(inner.size() + overlay::kOuterHeadersSize);
+    t.encapsulate(inner, packet, {100, 0x1234, overlay::kDefaultHopLimit, 0});
+    return packet;
+}
+
+struct Bench {
+    Bench() : fabric(fabric::load_fabric_string(kFabric, "bench.toml").snapshot), pipeline(config()) {
+        for (auto& chunk : chunks) spares.push_back({chunk.data(), kChunk, kHeadroom, 0});
+        sink = dataplane::FrameSink(slots, spares);
+    }
+    static dataplane::PipelineConfig config() {
+        dataplane::PipelineConfig c;
+        c.underlay_mac = wire::MacAddress({2, 0, 0, 0, 0xa1, 1});
+        c.ports = {{kUnderlay, dataplane::PortRole::underlay, ""}, {kTenant, dataplane::PortRole::tenant, "tap-blue-10"}};
+        return c;
+    }
+    // A frame in its own chunk behind the headroom.
+    struct Chunk {
+        explicit Chunk(const Bytes& frame) : bytes(kChunk) {
+            std::copy(frame.begin(), frame.end(), bytes.begin() + kHeadroom);
+            buffer = {bytes.data(), kChunk, kHeadroom, static_cast<std::uint32_t>(frame.size())};
+        }
+        Bytes bytes;
+        dataplane::PacketBuffer buffer;
+    };
+
+    std::shared_ptr<const fabric::FabricSnapshot> fabric;
+    dataplane::Pipeline pipeline;
+    std::vector<Bytes> chunks = std::vector<Bytes>(kBurst, Bytes(kChunk));
+    std::vector<dataplane::PacketBuffer> spares;
+    std::array<dataplane::Emission, dataplane::kMaxBatch> slots{};
+    dataplane::FrameSink sink;
+};
+
+void report_per_packet(benchmark::State& state, std::size_t packets_per_iteration) {
+    const auto packets = static_cast<double>(state.iterations() * packets_per_iteration);
+    state.SetItemsProcessed(static_cast<std::int64_t>(packets));
+    state.counters["ns_per_pkt"] =
+        benchmark::Counter(static_cast<double>(packets_per_iteration),
+                           benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void expect(benchmark::State& state, const dataplane::FrameResult& r, dataplane::Verdict verdict) {
+    if (r.verdict != verdict) state.SkipWithError(std::string(to_string(r.drop_reason)).c_str());
+}
+
+void BM_PipelineEncapCopy(benchmark::State& state) {
+    Bench b;
+    const Bytes frame = tenant_frame(static_cast<std::size_t>(state.range(0)));
+    expect(state, b.pipeline.process(kTenant, frame, *b.fabric, b.sink), dataplane::Verdict::forward);
+    for (auto _ : state) {
+        b.sink.reset();
+        benchmark::DoNotOptimize(b.pipeline.process(kTenant, frame, *b.fabric, b.sink));
+        benchmark::ClobberMemory();
+    }
+    report_per_packet(state, 1);
+}
+
+void BM_PipelineEncapInPlace(benchmark::State& state) {
+    Bench b;
+    const Bytes frame = tenant_frame(static_cast<std::size_t>(state.range(0)));
+    Bench::Chunk chunk(frame);
+    std::uint8_t* destination_mac = chunk.buffer.data();
+    expect(state, b.pipeline.process_in_place(kTenant, chunk.buffer, *b.fabric, b.sink), dataplane::Verdict::forward);
+    for (auto _ : state) {
+        // Encap rewrote the inner destination MAC to the endpoint's: put the gateway's back.
+        kGatewayMac.copy_to(destination_mac);
+        b.sink.reset();
+        benchmark::DoNotOptimize(b.pipeline.process_in_place(kTenant, chunk.buffer, *b.fabric, b.sink));
+        benchmark::ClobberMemory();
+    }
+    report_per_packet(state, 1);
+}
+
+void BM_PipelineEncapBatchInPlace(benchmark::State& state) {
+    Bench b;
+    const Bytes frame = tenant_frame(static_cast<std::size_t>(state.range(0)));
+    std::vector<std::unique_ptr<Bench::Chunk>> chunks;
+    std::vector<dataplane::RxFrame> burst;
+    for (std::size_t i = 0; i < kBurst; ++i) {
+        chunks.push_back(std::make_unique<Bench::Chunk>(frame));
+        burst.push_back({kTenant, chunks.back()->buffer});
+    }
+    std::array<dataplane::FrameResult, kBurst> results{};
+    for (auto _ : state) {
+        for (const auto& c : chunks) kGatewayMac.copy_to(c->buffer.data());
+        b.sink.reset();
+        benchmark::DoNotOptimize(b.pipeline.process_batch(burst, *b.fabric, b.sink, results));
+        benchmark::ClobberMemory();
+    }
+    expect(state, results[kBurst - 1], dataplane::Verdict::forward);
+    report_per_packet(state, kBurst);
+}
+
+void BM_PipelineDecapCopy(benchmark::State& state) {
+    Bench b;
+    const Bytes packet = overlay_packet(static_cast<std::size_t>(state.range(0)));
+    expect(state, b.pipeline.process(kUnderlay, packet, *b.fabric, b.sink), dataplane::Verdict::deliver);
+    for (auto _ : state) {
+        b.sink.reset();
+        benchmark::DoNotOptimize(b.pipeline.process(kUnderlay, packet, *b.fabric, b.sink));
+        benchmark::ClobberMemory();
+    }
+    report_per_packet(state, 1);
+}
+
+void BM_PipelineDecapInPlace(benchmark::State& state) {
+    Bench b;
+    Bench::Chunk chunk(overlay_packet(static_cast<std::size_t>(state.range(0))));
+    expect(state, b.pipeline.process_in_place(kUnderlay, chunk.buffer, *b.fabric, b.sink), dataplane::Verdict::deliver);
+    for (auto _ : state) {
+        b.sink.reset();  // delivery only moved the offset and rewrote the inner MACs: the packet stays valid
+        benchmark::DoNotOptimize(b.pipeline.process_in_place(kUnderlay, chunk.buffer, *b.fabric, b.sink));
+        benchmark::ClobberMemory();
+    }
+    report_per_packet(state, 1);
+}
+
+}  // namespace
+
+BENCHMARK(BM_PipelineEncapCopy)->Arg(60)->Arg(1396);
+BENCHMARK(BM_PipelineEncapInPlace)->Arg(60)->Arg(1396);
+BENCHMARK(BM_PipelineEncapBatchInPlace)->Arg(60)->Arg(1396);
+BENCHMARK(BM_PipelineDecapCopy)->Arg(60)->Arg(1396);
+BENCHMARK(BM_PipelineDecapInPlace)->Arg(60)->Arg(1396);
+
+BENCHMARK_MAIN();

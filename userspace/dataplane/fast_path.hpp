@@ -1,0 +1,61 @@
+// Byte-level helpers for the per-packet fast paths: fixed-offset loads and compares the general
+// path does through the wire views. They must agree with those views exactly; the property tests
+// run every input through both paths and compare.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "overlay/flow_hash.hpp"
+#include "wire/bytes.hpp"
+#include "wire/ip_protocol.hpp"
+
+namespace andromeda::dataplane::detail {
+
+// The 6 bytes at `p` as a number (top 16 bits zero), for one-compare MAC checks. Two loads
+// combined in registers: copying 6 bytes into a zeroed 8-byte variable went through the stack
+// and stalled the 8-byte reload on store forwarding (a third of the tenant fast path).
+[[nodiscard]] inline std::uint64_t mac_word(const std::uint8_t* p) noexcept {
+    std::uint32_t low;
+    std::uint16_t high;
+    std::memcpy(&low, p, sizeof low);
+    std::memcpy(&high, p + 4, sizeof high);
+    return std::uint64_t{low} | std::uint64_t{high} << 32;
+}
+
+// The RFC 1071 check of an option-less 20-byte IPv4 header: five 32-bit words summed and folded.
+// Native byte order is fine: 0xffff reads the same both ways.
+[[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
+    std::uint64_t sum = 0;
+    for (int i = 0; i < 20; i += 4) {
+        std::uint32_t word;
+        std::memcpy(&word, ip + i, sizeof word);
+        sum += word;
+    }
+    sum = (sum & 0xffffffff) + (sum >> 32);
+    sum = (sum & 0xffffffff) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
+}
+
+// overlay::flow_hash_of_frame for an IPv4 packet already validated (`header_length` and
+// `packet_length` from its header), without parsing the frame again: ICMP hashes to 0 as the
+// reference sends it; TCP/UDP ports count outside non-first fragments when present.
+[[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,
+                                                  std::size_t packet_length) noexcept {
+    overlay::FlowTuple t;
+    t.protocol = ip[9];
+    if (t.protocol == wire::ip_protocol::kIcmp) return 0;
+    t.src = wire::load_be32(ip + 12);
+    t.dst = wire::load_be32(ip + 16);
+    const bool first_fragment = (wire::load_be16(ip + 6) & 0x1fff) == 0;
+    if ((t.protocol == wire::ip_protocol::kTcp || t.protocol == wire::ip_protocol::kUdp) && first_fragment &&
+        packet_length >= header_length + 4) {
+        t.src_port = wire::load_be16(ip + header_length);
+        t.dst_port = wire::load_be16(ip + header_length + 2);
+    }
+    return overlay::flow_hash(t);
+}
+
+}  // namespace andromeda::dataplane::detail

@@ -100,6 +100,12 @@ public:
         return outside_.find(hash(key), [&](std::uint32_t id) { return key.matches(flows_[id]); });
     }
 
+    // Prefetching for bursts: bucket heads first, then the first flow of each bucket.
+    void prefetch_bucket(const InsideKey& key) const noexcept { inside_.prefetch_bucket(hash(key)); }
+    void prefetch_bucket(const OutsideKey& key) const noexcept { outside_.prefetch_bucket(hash(key)); }
+    void prefetch_first(const InsideKey& key) const noexcept { prefetch_flow(inside_.first(hash(key))); }
+    void prefetch_first(const OutsideKey& key) const noexcept { prefetch_flow(outside_.first(hash(key))); }
+
     // A free entry (marked in use, fields reset), or kNilId when the table is full. Fill in its
     // fields, then link() it.
     [[nodiscard]] std::uint32_t allocate() noexcept;
@@ -131,6 +137,9 @@ public:
     }
 
 private:
+    void prefetch_flow(std::uint32_t id) const noexcept {
+        if (id != kNilId) prefetch_line(&flows_[id]);
+    }
     [[nodiscard]] std::uint64_t hash(const InsideKey& k) const noexcept {
         return hash_words(seed_, std::uint64_t{k.inside_ip} << 32 | k.remote_ip,
                           std::uint64_t{k.vni} << 40 | std::uint64_t{static_cast<std::uint8_t>(k.protocol)} << 32 |

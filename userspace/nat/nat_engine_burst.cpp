@@ -35,6 +35,11 @@ void NatEngine::translate_burst(std::span<NatBurstPacket> packets, TimePoint now
             if (shard == kRejected || shard == kDone) continue;
             Slot& slot = *shards_[shard];
             std::lock_guard guard(slot.lock);
+            // Two prefetch passes over this shard's packets, then the real work: the lookups'
+            // cache misses overlap (a big table misses on the bucket and on the flow).
+            for (int step = 0; step < 2 && slot.shard.prefetch_pays(); ++step)
+                for (std::size_t j = i; j < chunk.size(); ++j)
+                    if (shard_of[j] == shard) slot.shard.prefetch(chunk[j].vni, parsed[j], chunk[j].outbound, step);
             for (std::size_t j = i; j < chunk.size(); ++j) {
                 if (shard_of[j] != shard) continue;
                 const NatBurstPacket& b = chunk[j];

@@ -250,6 +250,17 @@ ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key,
     return ShardOutcome::translated();
 }
 
+void NatShard::prefetch(std::uint32_t vni, const NatPacket& p, bool outbound, int step) const noexcept {
+    if (p.kind == PacketKind::icmp_error) return;  // rare: keyed by the quoted packet
+    if (outbound) {
+        const InsideKey key{vni, p.protocol, p.source, p.source_port, p.destination, remote_port_of(p, true)};
+        if (step == 0) flows_.prefetch_bucket(key); else flows_.prefetch_first(key);
+    } else {
+        const OutsideKey key{p.protocol, p.destination, p.destination_port, p.source, remote_port_of(p, false)};
+        if (step == 0) flows_.prefetch_bucket(key); else flows_.prefetch_first(key);
+    }
+}
+
 // ---- flow bookkeeping --------------------------------------------------------------------
 
 std::uint32_t NatShard::live(std::uint32_t id, std::int64_t now) noexcept {

@@ -19,6 +19,7 @@ overlay::EncapKind encap_kind_of(fabric::Encap encap) noexcept {
 void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     const auto& local = snapshot.local();
     local_address_ = config.underlay_address ? config.underlay_address : snapshot.local_node().address;
+    local_address_word_ = local_address_ ? __builtin_bswap32(local_address_->value()) : 0;
     underlay_mtu_ = config.underlay_mtu.value_or(local.underlay_mtu);
     decap_.kind = encap_kind_of(local.encap);
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
@@ -74,20 +75,21 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
                 continue;
             }
             const std::uint32_t size = std::uint32_t{1} << (32 - cidr.length());
-            vpc.direct.push_back(DirectPrefix{cidr.network().value(), size, std::vector<std::uint32_t>(size, fabric::kNoIndex)});
+            vpc.direct.push_back(DirectPrefix{cidr.network().value(), size, std::vector<const EndpointRoute*>(size)});
         }
     }
     for (std::uint32_t i = 0; i < snapshot.endpoints().size(); ++i) {
         const fabric::Endpoint& e = snapshot.endpoints()[i];
         EndpointRoute& route = routes_[i];
         route.endpoint = &e;
+        route.mac = e.mac.bytes();
         route.node_index = e.node_index;
         route.is_local = e.is_local;
         route.outer = e.is_local ? nullptr : outer_template(e.node_index);
         for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
             const std::uint32_t offset = e.ip.value() - prefix.network;
             // First endpoint wins, as in the snapshot's own index.
-            if (offset < prefix.size && prefix.routes[offset] == fabric::kNoIndex) prefix.routes[offset] = i;
+            if (offset < prefix.size && prefix.routes[offset] == nullptr) prefix.routes[offset] = &route;
         }
     }
 }
@@ -109,6 +111,11 @@ void FabricState::prepare_fast_path() {
         port.gateway_mac = mac_word(vpc.gateway.mac.bytes().data());
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
         port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
+        if (!vpc.direct.empty()) {
+            port.direct_routes = vpc.direct.front().routes.data();
+            port.direct_network = vpc.direct.front().network;
+            port.direct_size = vpc.direct.front().size;
+        }
     }
 }
 
@@ -143,11 +150,17 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
 
 void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
     vpcs_.clear();
+    vpc_by_vni_.reset(snapshot.vpcs().size());
+    node_by_address_.reset(snapshot.nodes().size());
+    for (std::uint32_t i = 0; i < snapshot.nodes().size(); ++i)
+        if (const auto& address = snapshot.nodes()[i].address) node_by_address_.insert(address->value(), i);
     nat_gateway_ = false;
     const std::uint32_t default_mtu = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
     for (const fabric::Vpc& vpc : snapshot.vpcs()) {
         VpcState state;
         state.vpc = &vpc;
+        state.index = static_cast<std::uint32_t>(vpcs_.size());
+        vpc_by_vni_.insert(vpc.vni, state.index);
         state.inner_mtu = vpc.mtu != 0 ? std::min(vpc.mtu, default_mtu) : default_mtu;
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);

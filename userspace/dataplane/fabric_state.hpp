@@ -4,12 +4,14 @@
 // only do O(1) lookups here and in the snapshot.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/pipeline_config.hpp"
+#include "dataplane/small_index.hpp"
 #include "fabric/flat_index.hpp"
 #include "fabric/snapshot.hpp"
 #include "gateway/gateway_address.hpp"
@@ -22,6 +24,8 @@ namespace andromeda::dataplane::detail {
 enum class NatPlacement : std::uint8_t { none, this_node, other_node };
 
 struct VpcState;
+
+struct EndpointRoute;
 
 struct PortState {
     PortId id = kNoPort;
@@ -37,12 +41,17 @@ struct PortState {
     std::uint64_t endpoint_mac = 0;
     std::uint64_t gateway_mac = 0;
     std::uint32_t untagged_mtu = 0;  // largest untagged IPv4 packet the overlay and the VPC carry
+    // The VPC's first directly indexed prefix, copied here so a lookup is one load from the port.
+    const EndpointRoute* const* direct_routes = nullptr;
+    std::uint32_t direct_network = 0;
+    std::uint32_t direct_size = 0;
 };
 
 // Per endpoint of the snapshot (same index as FabricSnapshot::endpoints()): what forwarding to
 // it takes, resolved once per generation.
 struct EndpointRoute {
     const fabric::Endpoint* endpoint = nullptr;
+    std::array<std::uint8_t, 6> mac{};        // the endpoint's MAC, here to save a dependent load
     overlay::OuterTemplate* outer = nullptr;  // remote: the template towards its node (null: no next hop)
     PortId port = kNoPort;                    // local: its tenant port (kNoPort: not in the port table)
     std::uint32_t node_index = fabric::kNoIndex;
@@ -54,11 +63,12 @@ struct EndpointRoute {
 struct DirectPrefix {
     std::uint32_t network = 0;
     std::uint32_t size = 0;
-    std::vector<std::uint32_t> routes;  // by ip - network: index into the routes, or kNoIndex
+    std::vector<const EndpointRoute*> routes;  // by ip - network; null: no endpoint there
 };
 
 struct VpcState {
     const fabric::Vpc* vpc = nullptr;
+    std::uint32_t index = fabric::kNoIndex;  // in FabricSnapshot::vpcs()
     std::vector<DirectPrefix> direct;
     bool all_prefixes_direct = false;  // then an address in none of `direct` has no endpoint
     std::uint32_t inner_mtu = 0;  // largest tenant IP packet the VPC carries (its `mtu`)
@@ -93,21 +103,30 @@ public:
     }
     // The endpoint `ip` of VPC `vpc_index` and how to reach it, or null when there is none.
     [[nodiscard]] const EndpointRoute* route(std::uint32_t vpc_index, wire::Ipv4Address ip) const noexcept {
-        const VpcState& vpc = vpcs_[vpc_index];
+        return route(vpcs_[vpc_index], ip);
+    }
+    [[nodiscard]] const EndpointRoute* route(const VpcState& vpc, wire::Ipv4Address ip) const noexcept {
         for (const DirectPrefix& prefix : vpc.direct) {
             const std::uint32_t offset = ip.value() - prefix.network;
-            if (offset < prefix.size) {
-                const std::uint32_t i = prefix.routes[offset];
-                return i == fabric::kNoIndex ? nullptr : &routes_[i];
-            }
+            if (offset < prefix.size) return prefix.routes[offset];
         }
         if (vpc.all_prefixes_direct) return nullptr;
         const fabric::Endpoint* e = snapshot_->find_endpoint(vpc.vpc->vni, ip);
         return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
+    [[nodiscard]] const VpcState* vpc_by_vni(std::uint32_t vni) const noexcept {
+        const std::uint32_t i = vpc_by_vni_.find(vni);
+        return i == SmallIndex::kMissing ? nullptr : &vpcs_[i];
+    }
+    // The index of the node with underlay address `address`, or fabric::kNoIndex.
+    [[nodiscard]] std::uint32_t node_by_address(wire::Ipv4Address address) const noexcept {
+        return node_by_address_.find(address.value());
+    }
 
     [[nodiscard]] const std::optional<wire::Ipv4Address>& local_address() const noexcept { return local_address_; }
+    // The local address as it reads off the wire (network order), 0 when unknown.
+    [[nodiscard]] std::uint32_t local_address_word() const noexcept { return local_address_word_; }
     [[nodiscard]] std::uint32_t underlay_mtu() const noexcept { return underlay_mtu_; }
     [[nodiscard]] const overlay::DecapConfig& decap_config() const noexcept { return decap_; }
     [[nodiscard]] PortId underlay_port() const noexcept { return underlay_port_; }
@@ -134,7 +153,10 @@ private:
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
+    SmallIndex vpc_by_vni_;
+    SmallIndex node_by_address_;
     std::optional<wire::Ipv4Address> local_address_;
+    std::uint32_t local_address_word_ = 0;
     std::uint32_t underlay_mtu_ = 0;
     overlay::DecapConfig decap_;
     bool nat_gateway_ = false;

@@ -26,12 +26,9 @@ namespace andromeda::dataplane::detail {
 // The RFC 1071 check of an option-less 20-byte IPv4 header: five 32-bit words summed and folded.
 // Native byte order is fine: 0xffff reads the same both ways.
 [[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
-    std::uint64_t sum = 0;
-    for (int i = 0; i < 20; i += 4) {
-        std::uint32_t word;
-        std::memcpy(&word, ip + i, sizeof word);
-        sum += word;
-    }
+    std::uint32_t w[5];
+    std::memcpy(w, ip, sizeof w);
+    std::uint64_t sum = std::uint64_t{w[0]} + w[1] + w[2] + w[3] + w[4];
     sum = (sum & 0xffffffff) + (sum >> 32);
     sum = (sum & 0xffffffff) + (sum >> 32);
     sum = (sum & 0xffff) + (sum >> 16);

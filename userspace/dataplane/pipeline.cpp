@@ -66,10 +66,7 @@ FrameResult Pipeline::process_one(const Input& input, FrameSink& sink) {
         const bool handled = port->role == PortRole::tenant     ? fast_tenant(*port, input, sink, result)
                              : port->role == PortRole::underlay ? fast_underlay(input, sink, result)
                                                                 : false;
-        if (handled) {
-            count(result);
-            return result;
-        }
+        if (handled) return result;  // counted there
     }
     Action action;
     decide(port, input, action);

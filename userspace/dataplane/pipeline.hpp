@@ -166,8 +166,8 @@ private:
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
-    // Fast paths (pipeline_fast.cpp): handle the frame and return true, or return false having
-    // changed nothing so the general path decides.
+    // Fast paths (pipeline_fast.cpp): handle and count the frame and return true, or return
+    // false having changed nothing so the general path decides.
     bool fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink, FrameResult& result);
     bool fast_underlay(const Input& input, FrameSink& sink, FrameResult& result);
 

@@ -7,7 +7,9 @@
 
 #include "dataplane/fast_path.hpp"
 #include "dataplane/pipeline.hpp"
+#include "overlay/andromeda_header.hpp"
 #include "overlay/decap.hpp"
+#include "overlay/vxlan_header.hpp"
 
 namespace andromeda::dataplane {
 
@@ -42,10 +44,12 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const wire::Ipv4Address target_ip = address_of(destination);
     if (destination == port.gateway_ip || (target_ip.value() >> 28) == 0xe || target_ip.value() == 0xffffffff)
         return false;
-    const detail::EndpointRoute* target = state_.route(port.vpc_index, target_ip);
+    const std::uint32_t offset = target_ip.value() - port.direct_network;
+    const detail::EndpointRoute* target =
+        offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
     overlay::OuterTemplate* outer = target->outer;
-    const std::uint8_t* target_mac = target->endpoint->mac.bytes().data();
+    const std::uint8_t* target_mac = target->mac.data();
 
     const std::uint32_t length = kEthernet + total;
     const overlay::OverlayFields fields{port.vni, detail::ipv4_flow_hash(ip, 20, total), overlay::kDefaultHopLimit, 0};
@@ -68,42 +72,84 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     }
     ++counters_.rx_tenant;
     ++counters_.encapsulated;
+    ++counters_.forwarded;
     result.verdict = Verdict::forward;
     result.emissions = 1;
     return true;
 }
 
-bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& result) {
-    const overlay::DecapResult decap = overlay::decapsulate(input.bytes, state_.decap_config());
-    const overlay::Decapsulated& packet = decap.packet;
-    if (!decap.ok() || !state_.local_address() || packet.outer_dst_ip != *state_.local_address()) return false;
-    if (packet.flags != 0 || packet.hop_limit == 0 || sink.free_slots() == 0) return false;
-    const fabric::Node* peer = fabric_->find_node_by_address(packet.outer_src_ip);
-    const fabric::Vpc* vpc = fabric_->find_vpc(packet.vni);
-    if (peer == nullptr || peer->is_local || vpc == nullptr) return false;
+namespace {
 
-    const std::uint8_t* inner = packet.inner.data();
-    const std::size_t inner_size = packet.inner.size();
+// An overlay packet in its common form, as overlay::decapsulate would accept it.
+struct CommonOverlay {
+    std::uint32_t inner_offset = 0;
+    std::uint32_t inner_length = 0;
+    std::uint32_t vni = 0;
+    wire::Ipv4Address source;
+};
+
+// Recognises the common form (untagged IPv4 without options, to this node, not fragmented, UDP
+// to the overlay port without a checksum, Andromeda v1 without flags and with hop limit left, or
+// VXLAN) and checks it exactly as overlay::decapsulate does; anything else is left to
+// decapsulate() on the general path, which also names why it is refused.
+bool parse_common_overlay(wire::ByteSpan packet, const overlay::DecapConfig& config, std::uint32_t local_address,
+                          CommonOverlay& out) noexcept {
+    constexpr std::size_t kInnerOffset = kEthernet + 20 + 8 + overlay::kOverlayHeaderSize;
+    const std::uint8_t* p = packet.data();
+    const std::size_t size = packet.size();
+    if (size < kInnerOffset + kEthernet || wire::load_be16(p + 12) != wire::ethertype::kIpv4) return false;
+    const std::uint8_t* ip = p + kEthernet;
+    const std::uint32_t total = wire::load_be16(ip + 2);
+    if (ip[0] != 0x45 || total > size - kEthernet || total < kInnerOffset - kEthernet) return false;
+    if (!detail::ipv4_header20_checksum_ok(ip) || (wire::load_be16(ip + 6) & 0x3fff) != 0) return false;
+    if (ip[9] != wire::ip_protocol::kUdp || word_at(ip + 16) != local_address) return false;
+    const std::uint8_t* udp = ip + 20;
+    const std::uint32_t udp_length = wire::load_be16(udp + 4);
+    if (wire::load_be16(udp + 2) != config.udp_port || wire::load_be16(udp + 6) != 0) return false;
+    if (udp_length < 8 + overlay::kOverlayHeaderSize + kEthernet || udp_length > total - 20) return false;
+    const std::uint8_t* header = udp + 8;
+    if (config.kind == overlay::EncapKind::andromeda) {
+        if (header[0] != overlay::kAndromedaVersion << 4 || header[1] != overlay::kInnerProtocolEthernet || header[7] == 0)
+            return false;
+    } else if ((header[0] & overlay::kVxlanFlagVniValid) == 0) {
+        return false;
+    }
+    out.inner_offset = kInnerOffset;
+    out.inner_length = udp_length - 8 - overlay::kOverlayHeaderSize;
+    out.vni = wire::load_be24(header + 4);
+    out.source = address_of(word_at(ip + 12));
+    return true;
+}
+
+}  // namespace
+
+bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& result) {
+    CommonOverlay packet;
+    if (state_.local_address_word() == 0 || sink.free_slots() == 0 ||
+        !parse_common_overlay(input.bytes, state_.decap_config(), state_.local_address_word(), packet))
+        return false;
+    const std::uint32_t peer = state_.node_by_address(packet.source);
+    const detail::VpcState* vpc = state_.vpc_by_vni(packet.vni);
+    if (peer == fabric::kNoIndex || peer == 0 || vpc == nullptr) return false;  // node 0 is this one
+
+    const std::uint8_t* inner = input.bytes.data() + packet.inner_offset;
+    const std::size_t inner_size = packet.inner_length;
     if (inner_size < kEthernet + 20 || wire::load_be16(inner + 12) != wire::ethertype::kIpv4) return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     if (ip[0] != 0x45 || total < 20 || total > inner_size - kEthernet || !detail::ipv4_header20_checksum_ok(ip))
         return false;
     // Only the sender's own endpoints (outside sources need the general path's NAT check).
-    const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric_->vpcs().data());
-    const detail::EndpointRoute* sender = state_.route(vpc_index, address_of(word_at(ip + 12)));
-    if (sender == nullptr || &fabric_->nodes()[sender->node_index] != peer) return false;
-    const detail::EndpointRoute* target = state_.route(vpc_index, address_of(word_at(ip + 16)));
-    if (target == nullptr || target->port == kNoPort) return false;
+    const detail::EndpointRoute* sender = state_.route(*vpc, address_of(word_at(ip + 12)));
+    const detail::EndpointRoute* target = state_.route(*vpc, address_of(word_at(ip + 16)));
+    if (sender == nullptr || sender->node_index != peer || target == nullptr || target->port == kNoPort) return false;
     const PortId port = target->port;
 
     const std::uint32_t length = kEthernet + total;
-    const wire::MacAddress& gateway_mac = vpc->gateway_mac;
     const PacketBuffer* in = input.buffer;
     std::uint8_t* out_frame;
     if (in != nullptr) {
-        const PacketBuffer delivered{in->chunk, in->size, in->offset + static_cast<std::uint32_t>(packet.inner_offset),
-                                     length};
+        const PacketBuffer delivered{in->chunk, in->size, in->offset + packet.inner_offset, length};
         out_frame = delivered.data();
         sink.emit_input(port, delivered, input.index);
     } else {
@@ -115,11 +161,12 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
         out_frame = out.data();
         sink.emit_spare(port, out);
     }
-    std::memcpy(out_frame, target->endpoint->mac.bytes().data(), 6);
-    std::memcpy(out_frame + 6, gateway_mac.bytes().data(), 6);
+    std::memcpy(out_frame, target->mac.data(), 6);
+    std::memcpy(out_frame + 6, vpc->gateway.mac.bytes().data(), 6);
     ++counters_.rx_underlay;
     ++counters_.decapsulated;
     ++counters_.delivered_from_fabric;
+    ++counters_.delivered;
     result.verdict = Verdict::deliver;
     result.emissions = 1;
     return true;

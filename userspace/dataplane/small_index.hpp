@@ -1,0 +1,57 @@
+// A small open-addressing map from 32-bit keys (VNIs, IPv4 addresses) to 32-bit values, filled
+// when a snapshot generation is prepared and then only read. Fibonacci hashing (one multiply)
+// instead of the snapshot's 64-bit finalizer: these keys are few and the per-packet path looks
+// two of them up per overlay packet.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace andromeda::dataplane::detail {
+
+class SmallIndex {
+public:
+    static constexpr std::uint32_t kMissing = 0xffffffff;
+
+    // Empties the map and sizes it for `count` keys at a load factor of at most 1/2.
+    void reset(std::size_t count) {
+        std::size_t capacity = 4;
+        shift_ = 62;
+        while (capacity < count * 2) {
+            capacity *= 2;
+            --shift_;
+        }
+        slots_.assign(capacity, Slot{});
+    }
+    // The first insertion of a key wins.
+    void insert(std::uint32_t key, std::uint32_t value) {
+        for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i].value == kMissing) {
+                slots_[i] = {key, value};
+                return;
+            }
+            if (slots_[i].key == key) return;
+        }
+    }
+    [[nodiscard]] std::uint32_t find(std::uint32_t key) const noexcept {
+        if (slots_.empty()) return kMissing;
+        for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
+            const Slot& slot = slots_[i];
+            if (slot.key == key || slot.value == kMissing) return slot.value;
+        }
+    }
+
+private:
+    struct Slot {
+        std::uint32_t key = 0;
+        std::uint32_t value = kMissing;
+    };
+    [[nodiscard]] std::size_t slot_of(std::uint32_t key) const noexcept {
+        return static_cast<std::size_t>((std::uint64_t{key} * 0x9E3779B97F4A7C15ull) >> shift_);
+    }
+
+    std::vector<Slot> slots_;
+    unsigned shift_ = 62;
+};
+
+}  // namespace andromeda::dataplane::detail

@@ -25,10 +25,16 @@ namespace andromeda::dataplane::detail {
 
 // The RFC 1071 check of an option-less 20-byte IPv4 header: five 32-bit words summed and folded.
 // Native byte order is fine: 0xffff reads the same both ways.
+// Word by word: copying the header into an array first went through the stack.
+[[nodiscard]] inline std::uint32_t native_word(const std::uint8_t* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
 [[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
-    std::uint32_t w[5];
-    std::memcpy(w, ip, sizeof w);
-    std::uint64_t sum = std::uint64_t{w[0]} + w[1] + w[2] + w[3] + w[4];
+    std::uint64_t sum = std::uint64_t{native_word(ip)} + native_word(ip + 4) + native_word(ip + 8) +
+                        native_word(ip + 12) + native_word(ip + 16);
     sum = (sum & 0xffffffff) + (sum >> 32);
     sum = (sum & 0xffffffff) + (sum >> 32);
     sum = (sum & 0xffff) + (sum >> 16);

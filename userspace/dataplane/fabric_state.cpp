@@ -78,6 +78,12 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
             vpc.direct.push_back(DirectPrefix{cidr.network().value(), size, std::vector<const EndpointRoute*>(size)});
         }
     }
+    for (VpcState& vpc : vpcs_) {
+        if (vpc.direct.empty()) continue;
+        vpc.first_routes = vpc.direct.front().routes.data();
+        vpc.first_network = vpc.direct.front().network;
+        vpc.first_size = vpc.direct.front().size;
+    }
     for (std::uint32_t i = 0; i < snapshot.endpoints().size(); ++i) {
         const fabric::Endpoint& e = snapshot.endpoints()[i];
         EndpointRoute& route = routes_[i];
@@ -92,6 +98,16 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
             if (offset < prefix.size && prefix.routes[offset] == nullptr) prefix.routes[offset] = &route;
         }
     }
+}
+
+const EndpointRoute* FabricState::route_elsewhere(const VpcState& vpc, wire::Ipv4Address ip) const noexcept {
+    for (const DirectPrefix& prefix : vpc.direct) {
+        const std::uint32_t offset = ip.value() - prefix.network;
+        if (offset < prefix.size) return prefix.routes[offset];
+    }
+    if (vpc.all_prefixes_direct) return nullptr;
+    const fabric::Endpoint* e = snapshot_->find_endpoint(vpc.vpc->vni, ip);
+    return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
 }
 
 void FabricState::prepare_fast_path() {
@@ -111,11 +127,9 @@ void FabricState::prepare_fast_path() {
         port.gateway_mac = mac_word(vpc.gateway.mac.bytes().data());
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
         port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
-        if (!vpc.direct.empty()) {
-            port.direct_routes = vpc.direct.front().routes.data();
-            port.direct_network = vpc.direct.front().network;
-            port.direct_size = vpc.direct.front().size;
-        }
+        port.direct_routes = vpc.first_routes;
+        port.direct_network = vpc.first_network;
+        port.direct_size = vpc.first_size;
     }
 }
 

@@ -69,6 +69,10 @@ struct DirectPrefix {
 struct VpcState {
     const fabric::Vpc* vpc = nullptr;
     std::uint32_t index = fabric::kNoIndex;  // in FabricSnapshot::vpcs()
+    // direct.front(), unpacked: the one prefix nearly every VPC has, checked inline.
+    const EndpointRoute* const* first_routes = nullptr;
+    std::uint32_t first_network = 0;
+    std::uint32_t first_size = 0;
     std::vector<DirectPrefix> direct;
     bool all_prefixes_direct = false;  // then an address in none of `direct` has no endpoint
     std::uint32_t inner_mtu = 0;  // largest tenant IP packet the VPC carries (its `mtu`)
@@ -105,14 +109,10 @@ public:
     [[nodiscard]] const EndpointRoute* route(std::uint32_t vpc_index, wire::Ipv4Address ip) const noexcept {
         return route(vpcs_[vpc_index], ip);
     }
-    [[nodiscard]] const EndpointRoute* route(const VpcState& vpc, wire::Ipv4Address ip) const noexcept {
-        for (const DirectPrefix& prefix : vpc.direct) {
-            const std::uint32_t offset = ip.value() - prefix.network;
-            if (offset < prefix.size) return prefix.routes[offset];
-        }
-        if (vpc.all_prefixes_direct) return nullptr;
-        const fabric::Endpoint* e = snapshot_->find_endpoint(vpc.vpc->vni, ip);
-        return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
+    [[gnu::always_inline]] [[nodiscard]] const EndpointRoute* route(const VpcState& vpc,
+                                                                    wire::Ipv4Address ip) const noexcept {
+        const std::uint32_t offset = ip.value() - vpc.first_network;
+        return offset < vpc.first_size ? vpc.first_routes[offset] : route_elsewhere(vpc, ip);
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
     [[nodiscard]] const VpcState* vpc_by_vni(std::uint32_t vni) const noexcept {
@@ -134,6 +134,9 @@ public:
 
 private:
     static constexpr PortId kDirectPortIds = 4096;
+
+    // route() for an address outside the VPC's first prefix.
+    [[nodiscard]] const EndpointRoute* route_elsewhere(const VpcState& vpc, wire::Ipv4Address ip) const noexcept;
 
     void bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
     void prepare_fast_path();

@@ -32,7 +32,7 @@ namespace andromeda::dataplane::detail {
     return v;
 }
 
-[[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
+[[gnu::always_inline]] [[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
     std::uint64_t sum = std::uint64_t{native_word(ip)} + native_word(ip + 4) + native_word(ip + 8) +
                         native_word(ip + 12) + native_word(ip + 16);
     sum = (sum & 0xffffffff) + (sum >> 32);

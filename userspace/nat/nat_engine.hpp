@@ -37,7 +37,10 @@ struct NatPacket;
 struct ShardOutcome;
 
 struct NatResult {
-    DropReason drop = DropReason::none;  // none: translated, send it on
+    // none: translated, send it on. Anything else: drop the packet. A refused packet is left as
+    // it came, except a hairpin refused on its way back in (say, table full): that one already
+    // carries the NAT address as source.
+    DropReason drop = DropReason::none;
     // True when the packet now goes to a tenant (inbound, or a tenant's packet to a NAT address
     // hairpinned back inside): deliver to endpoint (vni, tenant). False: send it to the uplink.
     bool to_tenant = false;

@@ -1,7 +1,8 @@
 // Several workers on one NatEngine at once, as andromedad's queues do. Run under ThreadSanitizer
 // by scripts/test.sh (build-tsan): no data race; and checked here: no lost or duplicated mapping
 // (every thread sees the same NAT port for one tenant port, no two tenant ports share one),
-// replies always reach the right tenant while expiry, listing, endpoint removal and reloads run.
+// replies always reach the right tenant (one by one and in bursts) while expiry, listing, endpoint
+// removal and reloads run.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -100,24 +101,46 @@ TEST(NatConcurrency, WorkersShareMappingsConsistentlyAndRepliesFindTheirTenant) 
     // Phase 2: replies from every worker while others expire, list, reload and remove an
     // endpoint (10.0.0.8 of VNI 200, whose replies may then be refused; all others must arrive).
     std::atomic<bool> done{false};
+    auto check_reply = [&](const NatResult& r, const Bytes& reply, const InsideEndpoint& who) {
+        const bool removable = std::get<0>(who) == 200 && std::get<2>(who) == 0x0a000008u;
+        if (!r.translated()) {
+            if (!removable) ++failures;
+            return;
+        }
+        if (r.vni != std::get<0>(who) || r.tenant.value() != std::get<2>(who) ||
+            endpoints(reply).destination_port != std::get<3>(who) || !checksums_valid(reply))
+            ++failures;
+    };
+    auto reply_to = [](const Bytes& p) {
+        const Endpoints e = endpoints(p);
+        return p[9] == wire::ip_protocol::kUdp ? udp_packet(e.destination, e.destination_port, e.source, e.source_port)
+               : p[9] == wire::ip_protocol::kTcp
+                   ? tcp_packet(e.destination, e.destination_port, e.source, e.source_port,
+                                wire::tcp_flag::kSyn | wire::tcp_flag::kAck)
+                   : icmp_echo(e.destination, e.source, wire::icmpv4_type::kEchoReply, e.source_port, 1);
+    };
+    // Worker 0 answers one packet at a time, worker 1 in bursts of 16.
     auto replier = [&](std::size_t first) {
+        constexpr std::size_t kBurst = 16;
+        std::vector<Bytes> replies;
+        std::vector<NatBurstPacket> burst;
+        std::vector<const InsideEndpoint*> owners;
         for (std::size_t i = first; i < sent.size(); i += 2) {
             const auto& [p, who] = sent[i];
-            const Endpoints e = endpoints(p);
-            Bytes reply = p[9] == wire::ip_protocol::kUdp ? udp_packet(e.destination, e.destination_port, e.source, e.source_port)
-                          : p[9] == wire::ip_protocol::kTcp
-                              ? tcp_packet(e.destination, e.destination_port, e.source, e.source_port,
-                                           wire::tcp_flag::kSyn | wire::tcp_flag::kAck)
-                              : icmp_echo(e.destination, e.source, wire::icmpv4_type::kEchoReply, e.source_port, 1);
-            const NatResult r = nat.inbound(reply, at(2));
-            const bool removable = std::get<0>(who) == 200 && std::get<2>(who) == 0x0a000008u;
-            if (!r.translated()) {
-                if (!removable) ++failures;
+            if (first == 0) {
+                Bytes reply = reply_to(p);
+                check_reply(nat.inbound(reply, at(2)), reply, who);
                 continue;
             }
-            if (r.vni != std::get<0>(who) || r.tenant.value() != std::get<2>(who) ||
-                endpoints(reply).destination_port != std::get<3>(who) || !checksums_valid(reply))
-                ++failures;
+            replies.push_back(reply_to(p));
+            owners.push_back(&who);
+            if (replies.size() < kBurst && i + 2 < sent.size()) continue;
+            burst.clear();
+            for (Bytes& reply : replies) burst.push_back({reply, false, 0, {}});
+            nat.translate_burst(burst, at(2));
+            for (std::size_t k = 0; k < burst.size(); ++k) check_reply(burst[k].result, replies[k], *owners[k]);
+            replies.clear();
+            owners.clear();
         }
     };
     auto housekeeper = [&] {

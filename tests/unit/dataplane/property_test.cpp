@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 
 #include "dataplane/fast_path.hpp"
 #include "overlay/flow_hash.hpp"
@@ -113,6 +114,25 @@ TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
     EXPECT_EQ(std::memcmp(&c, &g, sizeof c), 0);
     EXPECT_GT(c.encapsulated, 500u);
     EXPECT_GT(c.delivered_from_fabric, 30u);
+}
+
+TEST(PipelinePropertyTest, FastPathHeaderChecksumEqualsTheWireCheck) {
+    std::mt19937 rng(11);
+    int valid = 0;
+    for (int i = 0; i < 200000; ++i) {
+        Bytes header(20);
+        for (auto& b : header) b = static_cast<std::uint8_t>(rng());
+        header[0] = 0x45;
+        wire::store_be16(&header[2], 20);
+        if (i % 2 == 0) {  // a valid header, sometimes damaged a little
+            wire::MutableIpv4View::parse(header)->update_checksum();
+            if (i % 6 == 0) header[rng() % 20] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        }
+        const bool expected = wire::Ipv4View::parse(header)->checksum_valid();
+        ASSERT_EQ(dataplane::detail::ipv4_header20_checksum_ok(header.data()), expected) << i;
+        valid += expected ? 1 : 0;
+    }
+    EXPECT_GT(valid, 50000);
 }
 
 TEST(PipelinePropertyTest, FastPathFlowHashEqualsTheOverlayFlowHash) {

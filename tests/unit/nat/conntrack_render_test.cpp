@@ -1,0 +1,103 @@
+// The conntrack listing as `andromedactl conntrack [--json]` shows it, the counters as JSON, and
+// the validation of settings and rules.
+#include <gtest/gtest.h>
+
+#include "nat/conntrack_render.hpp"
+#include "nat_test_packets.hpp"
+
+namespace andromeda::nat {
+namespace {
+
+using namespace test;
+
+TEST(ConntrackListing, JsonHasBothTuplesStateAgeAndExpiry) {
+    NatEngine nat(small_settings());
+    nat.set_rules(one_vpc_rules(100, ip("198.51.100.1"), 1024, 65535, {{Protocol::tcp, 8080, ip("10.0.0.20"), 80}}));
+    Bytes syn = tcp_packet(ip("10.0.0.10"), 40000, ip("203.0.113.7"), 443, wire::tcp_flag::kSyn);
+    ASSERT_TRUE(nat.outbound(100, syn, at(10)).translated());
+    Bytes forwarded = tcp_packet(ip("203.0.113.9"), 5555, ip("198.51.100.1"), 8080, wire::tcp_flag::kSyn);
+    ASSERT_TRUE(nat.inbound(forwarded, at(12)).translated());
+
+    const auto flows = nat.flows(at(15));
+    ASSERT_EQ(flows.size(), 2u);
+    const nlohmann::json doc = conntrack_json(flows);
+    EXPECT_EQ(doc["count"], 2);
+    const auto& list = doc["flows"];
+    const auto snat = list[0]["origin"] == "outbound" ? list[0] : list[1];
+    const auto dnat = list[0]["origin"] == "outbound" ? list[1] : list[0];
+    EXPECT_EQ(snat["protocol"], "tcp");
+    EXPECT_EQ(snat["state"], "syn_sent");
+    EXPECT_EQ(snat["vni"], 100);
+    EXPECT_EQ(snat["port_forward"], false);
+    EXPECT_EQ(snat["original"]["source"], "10.0.0.10");
+    EXPECT_EQ(snat["original"]["source_port"], 40000);
+    EXPECT_EQ(snat["original"]["destination"], "203.0.113.7");
+    EXPECT_EQ(snat["translated"]["source"], "198.51.100.1");
+    EXPECT_EQ(snat["translated"]["destination_port"], 443);
+    EXPECT_DOUBLE_EQ(snat["age_seconds"].get<double>(), 5.0);
+    EXPECT_DOUBLE_EQ(snat["expires_in_seconds"].get<double>(), 25.0);  // handshake: 30 s from t=10
+    EXPECT_EQ(dnat["port_forward"], true);
+    EXPECT_EQ(dnat["original"]["destination"], "198.51.100.1");
+    EXPECT_EQ(dnat["original"]["destination_port"], 8080);
+    EXPECT_EQ(dnat["translated"]["destination"], "10.0.0.20");
+    EXPECT_EQ(dnat["translated"]["destination_port"], 80);
+
+    const std::string text = conntrack_text(flows);
+    EXPECT_NE(text.find("tcp syn_sent vni=100 10.0.0.10:40000 -> 203.0.113.7:443 as 198.51.100.1:40000 -> "
+                        "203.0.113.7:443 age=5s expires=25s"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(" forward 203.0.113.9:5555 -> 198.51.100.1:8080 as 203.0.113.9:5555 -> 10.0.0.20:80"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(nat.flows(at(15), 1).size(), 1u);  // the limit holds
+}
+
+TEST(ConntrackListing, CountersRenderEveryFieldByName) {
+    NatCounters c;
+    c.translated_outbound = 3;
+    c.count_drop(DropReason::table_full, 2);
+    const nlohmann::json j = to_json(c);
+    EXPECT_EQ(j["translated_outbound"], 3);
+    EXPECT_EQ(j["drop_table_full"], 2);
+    EXPECT_EQ(j["drop_stale_flow"], 0);
+    EXPECT_EQ(j.size(), 11u + kDropReasonCount - 1);
+    EXPECT_EQ(c.total_drops(), 2u);
+}
+
+TEST(NatConfig, SettingsAreValidated) {
+    NatSettings s;
+    EXPECT_TRUE(validate(s).empty());
+    s.shards = 0;
+    EXPECT_FALSE(validate(s).empty());
+    EXPECT_THROW(NatEngine{s}, std::invalid_argument);
+    s = NatSettings{};
+    s.timeouts.udp = std::chrono::seconds(0);
+    EXPECT_NE(validate(s).find("timeouts"), std::string::npos);
+}
+
+TEST(NatConfig, RulesRejectInconsistentVpcs) {
+    const auto nat = ip("198.51.100.1");
+    auto make = [](std::vector<VpcNatConfig> v) { return NatRules(std::move(v)); };
+    EXPECT_THROW(make({{1, nat, 2000, 1000, {}}}), std::invalid_argument);  // inverted range
+    EXPECT_THROW(make({{1, nat, 0, 1000, {}}}), std::invalid_argument);     // port 0
+    EXPECT_THROW(make({{1, nat, 1024, 65535, {}}, {1, ip("198.51.100.2"), 1024, 65535, {}}}), std::invalid_argument);
+    EXPECT_THROW(make({{1, nat, 1024, 65535, {{Protocol::icmp, 1, ip("10.0.0.1"), 1}}}}), std::invalid_argument);
+    // The same address, protocol and port forwarded twice, even from two VPCs sharing the address.
+    EXPECT_THROW(make({{1, nat, 1024, 65535, {{Protocol::tcp, 80, ip("10.0.0.1"), 80}}},
+                       {2, nat, 1024, 65535, {{Protocol::tcp, 80, ip("10.0.0.2"), 80}}}}),
+                 std::invalid_argument);
+    const NatRules ok = make({{1, nat, 1024, 65535, {{Protocol::tcp, 80, ip("10.0.0.1"), 8080}}},
+                              {2, nat, 1024, 65535, {{Protocol::udp, 80, ip("10.0.0.2"), 53}}}});
+    EXPECT_TRUE(ok.is_nat_address(nat));
+    EXPECT_FALSE(ok.is_nat_address(ip("198.51.100.2")));
+    ASSERT_NE(ok.find_forward(nat, Protocol::udp, 80), nullptr);
+    EXPECT_EQ(ok.find_forward(nat, Protocol::udp, 80)->vni, 2u);
+    EXPECT_EQ(ok.find_forward_from_endpoint(1, Protocol::tcp, ip("10.0.0.1"), 8080)->forward.nat_port, 80);
+    EXPECT_EQ(ok.find_forward_from_endpoint(2, Protocol::tcp, ip("10.0.0.1"), 8080), nullptr);
+    EXPECT_TRUE(ok.is_forwarded(nat, Protocol::tcp, 80));
+    EXPECT_FALSE(ok.is_forwarded(nat, Protocol::tcp, 81));
+}
+
+}  // namespace
+}  // namespace andromeda::nat

@@ -30,7 +30,7 @@ started=$(date +%s)
 step "dependencies"
 scripts/install-deps.sh
 
-CONCURRENCY_TESTS=(fabric_concurrency_test)
+CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test)
 
 configure_and_build() {
   local dir=$1; shift

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "nat/flow_state.hpp"
+#include "nat/nat_shard_inline.hpp"
 
 namespace andromeda::nat {
 namespace {
@@ -39,6 +40,14 @@ void NatShard::set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t ge
 
 std::int64_t NatShard::timeout_ns(Protocol p, FlowState s) const noexcept {
     return std::chrono::duration_cast<Duration>(idle_timeout(settings_.timeouts, p, s)).count();
+}
+
+bool NatShard::still_valid(Flow& f) noexcept {
+    const VpcNatConfig* vpc = rules_ ? rules_->find_vpc(f.vni) : nullptr;
+    if (!vpc || vpc->nat_address.value() != f.nat_ip) return false;
+    f.rules_generation = generation_;
+    f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
+    return true;
 }
 
 // ---- outbound: tenant -> outside ---------------------------------------------------------
@@ -262,36 +271,6 @@ void NatShard::prefetch(std::uint32_t vni, const NatPacket& p, bool outbound, in
 }
 
 // ---- flow bookkeeping --------------------------------------------------------------------
-
-std::uint32_t NatShard::live(std::uint32_t id, std::int64_t now) noexcept {
-    if (id == kNilId) return kNilId;
-    if (wheel_.expired(id, now)) {
-        remove_flow(id, Removal::expired);
-        return kNilId;
-    }
-    Flow& f = flows_[id];
-    if (f.rules_generation != generation_) {
-        const VpcNatConfig* vpc = rules_ ? rules_->find_vpc(f.vni) : nullptr;
-        if (!vpc || vpc->nat_address.value() != f.nat_ip) {
-            remove_flow(id, Removal::stale);
-            return kNilId;
-        }
-        f.rules_generation = generation_;
-        f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
-    }
-    return id;
-}
-
-void NatShard::track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags, std::int64_t now) noexcept {
-    Flow& f = flows_[id];
-    const bool from_originator = from_inside == (f.origin == Origin::outbound);
-    if (f.protocol == Protocol::tcp) {
-        f.state = next_tcp_state(f, from_originator, tcp_flags);
-    } else if (!from_originator) {
-        f.state = FlowState::replied;
-    }
-    wheel_.refresh(id, now + timeout_ns(f.protocol, f.state));
-}
 
 void NatShard::remove_flow(std::uint32_t id, Removal why) noexcept {
     const std::uint32_t mapping = flows_[id].mapping;

@@ -99,8 +99,12 @@ private:
 
     // The id if it names a live flow still valid under the current rules; else removes an
     // expired or stale one and returns kNilId.
-    std::uint32_t live(std::uint32_t id, std::int64_t now) noexcept;
-    void track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags, std::int64_t now) noexcept;
+    // Inlined into the per-packet path: as calls they spilled the packet's key and flow pointer.
+    [[gnu::always_inline]] inline std::uint32_t live(std::uint32_t id, std::int64_t now) noexcept;
+    [[gnu::always_inline]] inline void track(std::uint32_t id, bool from_inside, std::uint8_t tcp_flags,
+                                             std::int64_t now) noexcept;
+    // The rare part of live(): the rules changed since the flow was last seen.
+    [[nodiscard]] bool still_valid(Flow& f) noexcept;
     void remove_flow(std::uint32_t id, Removal why) noexcept;
     void release_mapping_if_unused(std::uint32_t mapping) noexcept;
     ShardOutcome drop(DropReason reason) noexcept {

@@ -3,6 +3,7 @@
 // and every checksum involved is patched. Errors do not refresh the flow's timer: otherwise any
 // outside host could keep a dead flow alive by sending errors about it.
 #include "nat/nat_shard.hpp"
+#include "nat/nat_shard_inline.hpp"
 
 namespace andromeda::nat {
 

@@ -1,8 +1,9 @@
 // The whole pipeline under arbitrary input: a node1 pipeline of the test fabric
 // (tests/unit/dataplane/pipeline_world.hpp) gets the input as one frame or as a sequence of
-// frames on its ports, through the copy and the in-place variants in lockstep. It must never
-// crash, never emit a malformed frame (tests/unit/dataplane/frame_validator.hpp), keep verdicts
-// and emissions consistent, and both variants must emit the same bytes.
+// frames on its ports, through the copy and the in-place variants and the general path alone
+// (fast paths off) in lockstep. It must never crash, never emit a malformed frame
+// (tests/unit/dataplane/frame_validator.hpp), keep verdicts and emissions consistent, and all
+// three must emit the same bytes and count the same.
 //
 // Input: byte 0 < 0x80 picks the port (index into kPorts), the rest is the frame.
 //        byte 0 >= 0x80: a sequence of records [selector][length, big-endian u16][frame]; a
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "unit/dataplane/frame_validator.hpp"
@@ -51,12 +53,15 @@ struct World {
         config.clock = [this] { return now; };
         copy = std::make_unique<dataplane::Pipeline>(config);
         in_place = std::make_unique<dataplane::Pipeline>(config);
+        config.fast_path = false;
+        general = std::make_unique<dataplane::Pipeline>(config);
     }
     std::uint64_t now = 1;
     int fabric = 0;
-    std::unique_ptr<dataplane::Pipeline> copy, in_place;
+    std::unique_ptr<dataplane::Pipeline> copy, in_place, general;
     SinkStorage copy_out{16, 4096, 256};
     SinkStorage in_place_out{16, 4096, 256};
+    SinkStorage general_out{16, 4096, 256};
 };
 
 std::vector<Bytes> checked_emissions(PortId port, wire::ByteSpan frame, const dataplane::FrameResult& r,
@@ -87,11 +92,15 @@ void run_frame(World& world, PortId port, wire::ByteSpan frame) {
     const auto a = world.copy->process(port, frame, fabric, world.copy_out.fresh());
     ChunkFrame chunk(Bytes(frame.begin(), frame.end()));
     const auto b = world.in_place->process_in_place(port, chunk.buffer, fabric, world.in_place_out.fresh());
-    if (a.verdict != b.verdict || a.drop_reason != b.drop_reason)
-        violation("copy and in-place verdicts differ:", std::string(to_string(a.drop_reason)) + " vs " +
-                                                             std::string(to_string(b.drop_reason)));
-    if (checked_emissions(port, frame, a, world.copy_out) != checked_emissions(port, frame, b, world.in_place_out))
-        violation("copy and in-place emitted different bytes");
+    const auto c = world.general->process(port, frame, fabric, world.general_out.fresh());
+    if (a.verdict != b.verdict || a.drop_reason != b.drop_reason || a.verdict != c.verdict ||
+        a.drop_reason != c.drop_reason)
+        violation("verdicts differ (copy, in place, general):", std::string(to_string(a.drop_reason)) + " " +
+                                                                    std::string(to_string(b.drop_reason)) + " " +
+                                                                    std::string(to_string(c.drop_reason)));
+    const auto copied = checked_emissions(port, frame, a, world.copy_out);
+    if (copied != checked_emissions(port, frame, b, world.in_place_out)) violation("in place emitted other bytes");
+    if (copied != checked_emissions(port, frame, c, world.general_out)) violation("general path emitted other bytes");
 }
 
 }  // namespace
@@ -123,5 +132,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped !=
         c.rx_tenant + c.rx_underlay + c.rx_uplink + c.drops.unknown_port)
         violation("verdict counters do not sum to the frames in");
+    if (std::memcmp(&c, &world.general->counters(), sizeof c) != 0) violation("fast and general paths count differently");
     return 0;
 }

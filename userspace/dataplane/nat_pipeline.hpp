@@ -1,0 +1,189 @@
+// The pipeline with its NAT stage: what a worker of a NAT gateway node calls instead of bare
+// Pipeline. Frames go through the Pipeline; those it hands to NAT (Verdict::to_nat) are
+// translated by a nat::NatEngine in place and then
+//   - outbound (a tenant's packet, local or from a peer node through the overlay): sent out of
+//     the uplink port, with an untagged Ethernet header (uplink MAC -> the uplink next hop's MAC);
+//   - inbound from the uplink, or a tenant's packet hairpinned to a NAT address: routed to the
+//     endpoint with Pipeline::route_from_nat (delivered locally, or encapsulated to its node).
+// A frame the NAT refuses is dropped and counted by its nat::DropReason; nothing untranslated
+// ever reaches the uplink.
+//
+// The NAT rules follow the fabric: whenever a call sees a new snapshot generation, the rules of
+// the VPCs this node translates for are rebuilt from it (fabric::Vpc::nat) and installed. On a
+// reload the daemon also calls on_reload(diff) so flows of removed endpoints go at once.
+//
+// Borrowed, not owned: the Pipeline (one per worker) and the NatEngine (may be shared by all
+// workers; it is thread-safe). No threads, no allocation per packet (only when the generation
+// changes), time injected. Not thread-safe itself: one NatPipeline per worker.
+//
+// The daemon:
+//   start:     NatPipeline stage(pipeline, &engine, uplink);   // engine null on a non-NAT node
+//   per burst: stage.process_batch(rx, snapshot, sink, results, now);
+//   reload:    stage.on_reload(diff);   (rules follow by themselves on the next burst)
+//   timer:     engine.expire(now, budget);  `andromedactl conntrack`: engine.flows(now, limit)
+// See docs/nat.md, "In the pipeline".
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "dataplane/pipeline.hpp"
+#include "fabric/diff.hpp"
+#include "nat/nat_engine.hpp"
+
+namespace andromeda::dataplane {
+
+// Where translated outbound traffic leaves.
+struct UplinkConfig {
+    PortId port = kNoPort;  // kNoPort: the pipeline's port with PortRole::uplink
+    wire::MacAddress mac;   // the uplink interface's own MAC: source of every frame sent there
+    std::optional<wire::MacAddress> next_hop_mac;  // the router's (netlink); unset: dropped
+};
+
+// Why the NAT stage itself (not the pipeline, not the NAT engine) dropped a frame.
+enum class NatStageDrop : std::uint8_t {
+    none,
+    no_nat_engine,       // to_nat on a node built without a NAT engine
+    not_ipv4,            // the frame for NAT carries no IPv4 packet (say, ARP on the uplink)
+    no_uplink_port,      // translated outbound, but no port has the uplink role
+    no_uplink_next_hop,  // translated outbound, but the next hop's MAC is not known yet
+};
+
+[[nodiscard]] constexpr std::string_view to_string(NatStageDrop d) noexcept {
+    switch (d) {
+        case NatStageDrop::none: return "none";
+        case NatStageDrop::no_nat_engine: return "no_nat_engine";
+        case NatStageDrop::not_ipv4: return "not_ipv4";
+        case NatStageDrop::no_uplink_port: return "no_uplink_port";
+        case NatStageDrop::no_uplink_next_hop: return "no_uplink_next_hop";
+    }
+    return "unknown";
+}
+
+enum class NatPath : std::uint8_t {
+    none,       // the frame never reached NAT
+    to_uplink,  // translated outbound and emitted on the uplink
+    to_tenant,  // translated inbound (or hairpinned) and given to route_from_nat
+};
+
+// One frame's outcome. Never Verdict::to_nat: with verdict == drop exactly one of drop_reason
+// (the pipeline's, including route_from_nat's), nat_drop (the engine's) and stage_drop is set.
+struct NatFrameResult {
+    Verdict verdict = Verdict::drop;  // to the uplink: forward
+    DropReason drop_reason = DropReason::none;
+    nat::DropReason nat_drop = nat::DropReason::none;
+    NatStageDrop stage_drop = NatStageDrop::none;
+    NatPath path = NatPath::none;
+    std::uint16_t emissions = 0;  // frames this input added to the sink
+};
+
+// Per worker, plain fields (the pipeline's counters count the rest: to_nat, rx_from_nat, ...).
+struct NatStageCounters {
+    std::uint64_t to_uplink = 0;
+    std::uint64_t to_tenant = 0;             // given to route_from_nat (its verdicts are the pipeline's)
+    std::uint64_t rules_installed = 0;       // rule sets built from a new snapshot generation
+    std::uint64_t rules_rejected = 0;        // ... that nat::NatRules refused (the old ones stay)
+    std::uint64_t endpoint_flows_expired = 0;  // by on_reload
+    std::array<std::uint64_t, nat::kDropReasonCount> nat_drops{};  // by nat::DropReason
+    std::uint64_t drop_no_nat_engine = 0;
+    std::uint64_t drop_not_ipv4 = 0;
+    std::uint64_t drop_no_uplink_port = 0;
+    std::uint64_t drop_no_uplink_next_hop = 0;
+    std::uint64_t drop_no_tx_buffer = 0;  // translated, but no emission slot or spare was left
+
+    [[nodiscard]] std::uint64_t nat_drop(nat::DropReason r) const noexcept { return nat_drops[static_cast<std::size_t>(r)]; }
+    // "nat_drop_<reason>": the engine's drop counter name with a "nat_" prefix.
+    [[nodiscard]] static std::string_view nat_drop_field_name(nat::DropReason r) noexcept;
+    // Calls f(name, value) for every field.
+    template <class F>
+    void for_each(F&& f) const;
+};
+
+class NatPipeline {
+public:
+    // `nat` may be null (a node that is no NAT gateway: to_nat frames are then dropped).
+    NatPipeline(Pipeline& pipeline, nat::NatEngine* nat, UplinkConfig uplink);
+
+    // As Pipeline::process / process_in_place / process_batch, with to_nat frames carried through
+    // NAT. Copy variant: the input is only read (NAT translates a copy). In place: translated in
+    // the input chunk, which is emitted on the uplink (input_index as the pipeline's). A burst's
+    // NAT frames are translated together (NatEngine::translate_burst).
+    NatFrameResult process(PortId port, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric, FrameSink& sink,
+                           nat::TimePoint now);
+    NatFrameResult process_in_place(PortId port, const PacketBuffer& frame, const fabric::FabricSnapshot& fabric,
+                                    FrameSink& sink, nat::TimePoint now);
+    std::size_t process_batch(std::span<const RxFrame> frames, const fabric::FabricSnapshot& fabric, FrameSink& sink,
+                              std::span<NatFrameResult> results, nat::TimePoint now);
+
+    // After a reload: expires the flows of every endpoint the diff removed. Returns how many.
+    std::size_t on_reload(const fabric::FabricDiff& diff);
+
+    // The uplink next hop's MAC was learned or changed (netlink).
+    void set_uplink_next_hop(const wire::MacAddress& mac) noexcept { uplink_.next_hop_mac = mac; }
+
+    [[nodiscard]] const NatStageCounters& counters() const noexcept { return counters_; }
+    [[nodiscard]] Pipeline& pipeline() noexcept { return pipeline_; }
+
+private:
+    // A frame for NAT: the IPv4 packet to translate, writable, with 14 bytes in front of it for
+    // the Ethernet header it leaves with.
+    struct NatFrame {
+        std::uint8_t* ip = nullptr;
+        std::uint32_t ip_length = 0;
+        const PacketBuffer* input = nullptr;  // null: `ip` is in scratch_
+        std::int32_t input_index = -1;
+    };
+
+    void sync_rules(const fabric::FabricSnapshot& fabric);
+    // Finds the IPv4 packet of a to_nat frame; for the copy variant copies it into scratch_.
+    bool locate(const FrameResult& pipeline_result, wire::ByteSpan bytes, const PacketBuffer* input,
+                std::int32_t input_index, NatFrame& out, NatFrameResult& result) noexcept;
+    void finish(const NatFrame& frame, const nat::NatResult& translated, const fabric::FabricSnapshot& fabric,
+                FrameSink& sink, NatFrameResult& result);
+    void to_uplink(const NatFrame& frame, FrameSink& sink, NatFrameResult& result) noexcept;
+    void to_tenant(const NatFrame& frame, const nat::NatResult& translated, const fabric::FabricSnapshot& fabric,
+                   FrameSink& sink, NatFrameResult& result);
+    void stage_drop(NatStageDrop why, NatFrameResult& result) noexcept;
+    NatFrameResult handle_one(const FrameResult& pipeline_result, wire::ByteSpan bytes, const PacketBuffer* input,
+                              const fabric::FabricSnapshot& fabric, FrameSink& sink, nat::TimePoint now);
+
+    Pipeline& pipeline_;
+    nat::NatEngine* nat_;
+    UplinkConfig uplink_;
+    PortId uplink_port_ = kNoPort;
+    const fabric::FabricSnapshot* rules_snapshot_ = nullptr;
+    std::uint64_t rules_generation_ = 0;
+    NatStageCounters counters_;
+
+    // Sized once: the copy variant's writable frame, and a burst's bookkeeping.
+    std::vector<std::uint8_t> scratch_;
+    std::array<FrameResult, kMaxBatch> pipeline_results_{};
+    std::array<nat::NatBurstPacket, kMaxBatch> burst_{};
+    std::array<NatFrame, kMaxBatch> burst_frames_{};
+    std::array<std::uint32_t, kMaxBatch> burst_index_{};
+};
+
+template <class F>
+void NatStageCounters::for_each(F&& f) const {
+    f("to_uplink", to_uplink);
+    f("to_tenant", to_tenant);
+    f("rules_installed", rules_installed);
+    f("rules_rejected", rules_rejected);
+    f("endpoint_flows_expired", endpoint_flows_expired);
+    f("drop_no_nat_engine", drop_no_nat_engine);
+    f("drop_not_ipv4", drop_not_ipv4);
+    f("drop_no_uplink_port", drop_no_uplink_port);
+    f("drop_no_uplink_next_hop", drop_no_uplink_next_hop);
+    f("drop_no_tx_buffer", drop_no_tx_buffer);
+    for (std::size_t r = 1; r < nat::kDropReasonCount; ++r) f(nat_drop_field_name(static_cast<nat::DropReason>(r)), nat_drops[r]);
+}
+
+// The NAT rules of the VPCs `fabric`'s local node translates for (their [vpc.nat] names it as
+// gateway_node). Throws std::invalid_argument (from nat::NatRules) when they are inconsistent.
+[[nodiscard]] std::shared_ptr<const nat::NatRules> nat_rules_for(const fabric::FabricSnapshot& fabric);
+
+}  // namespace andromeda::dataplane

@@ -91,9 +91,21 @@ struct andromeda_daemon_stats {
 	__u64 fabric_generation;
 	__u64 reloads_ok;
 	__u64 reloads_failed;
-	__u64 rx_frames;
-	__u64 tx_frames;
-	__u64 drops;
+	__u64 rx_frames;          /* frames received on the AF_XDP sockets */
+	__u64 tx_frames;          /* frames put on AF_XDP TX rings */
+	__u64 drops;              /* frames freed unsent, whoever decided it (pipeline, NAT, rings) */
+	__u64 uptime_s;
+	__u64 workers;            /* packet worker threads: one per underlay RX queue */
+	__u64 ports;              /* ports Andromeda owns: underlay, uplink, tenant ports */
+	__u64 map_writes;         /* BPF map entries written or erased by fabric syncs */
+	__u64 peers_unresolved;   /* peer nodes whose next-hop MAC is unknown right now */
+	__u64 pipeline_forwarded; /* encapsulated towards another node */
+	__u64 pipeline_delivered; /* delivered to a local tenant port */
+	__u64 pipeline_replied;   /* answered by the distributed gateway (ARP, echo, ICMP errors) */
+	__u64 pipeline_to_nat;    /* handed to the NAT */
+	__u64 pipeline_dropped;   /* dropped by the pipeline: andromedactl stats names each reason */
+	__u64 nat_translated;     /* packets the NAT translated, both directions */
+	__u64 nat_flows;          /* live NAT flows */
 };
 
 #endif /* ANDROMEDA_KERN_USER_H */

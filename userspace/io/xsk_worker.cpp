@@ -106,7 +106,7 @@ XskWorker::XskWorker(const UmemConfig& config, std::vector<SocketSpec> specs, Bi
     }
     mode_ = sockets_.front()->report.mode;
     poll_fds_.reserve(sockets_.size() + 1);
-    for (auto& s : sockets_) s->fill_target = std::min(config_.fill_size, per_socket);
+    set_fill_targets();
     if (!zero_copy_refusal_.empty())
         spdlog::info("AF_XDP zero-copy refused ({}); {} sockets bound in copy mode", zero_copy_refusal_, sockets_.size());
     for (const auto& s : sockets_) spdlog::info("{}", s->report.message());
@@ -159,6 +159,64 @@ void XskWorker::unbind_all() noexcept {
     sockets_.clear();
     if (umem_ != nullptr) xsk_umem__delete(umem_);
     umem_ = nullptr;
+}
+
+void XskWorker::set_fill_targets() noexcept {
+    const std::uint32_t per_socket = config_.frame_count / static_cast<std::uint32_t>(2 * sockets_.size());
+    for (auto& s : sockets_) s->fill_target = std::min(config_.fill_size, per_socket);
+}
+
+std::uint32_t XskWorker::bind_socket(const SocketSpec& spec) {
+    if (config_.frame_count / static_cast<std::uint32_t>(2 * (sockets_.size() + 1)) < config_.batch_size)
+        throw IoError("frame_count " + std::to_string(config_.frame_count) + " is too small for " +
+                          std::to_string(sockets_.size() + 1) + " sockets",
+                      EINVAL, "restart andromedad so it sizes the UMEM for every port");
+    add_socket(spec, mode_);
+    poll_fds_.reserve(sockets_.size() + 1);
+    set_fill_targets();
+    spdlog::info("{}", sockets_.back()->report.message());
+    return static_cast<std::uint32_t>(sockets_.size() - 1);
+}
+
+// Once nothing is steered to the socket any more, the frames the kernel still holds for it are
+// on its RX ring (never handed to a handler) or still posted on its fill ring: take them back.
+std::uint32_t XskWorker::recover_frames(XskSocket& s) noexcept {
+    auto give_back = [&](std::uint64_t addr) {
+        const auto index = static_cast<std::uint32_t>(addr / config_.frame_size);
+        if (index < config_.frame_count && ledger_.move(index, FrameOwner::fill_ring, FrameOwner::free_pool)) {
+            free_frames_.push_back(index);
+            --s.fill_posted;
+        }
+    };
+    std::uint32_t idx = 0;
+    const std::uint32_t received = xsk_ring_cons__peek(&s.rx, config_.rx_size, &idx);
+    for (std::uint32_t i = 0; i < received; ++i) give_back(xsk_ring_cons__rx_desc(&s.rx, idx + i)->addr);
+    xsk_ring_cons__release(&s.rx, received);
+    const std::uint32_t consumed = __atomic_load_n(s.fill.consumer, __ATOMIC_ACQUIRE);
+    for (std::uint32_t i = consumed; i != s.fill.cached_prod; ++i) give_back(*xsk_ring_prod__fill_addr(&s.fill, i));
+    const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+    while (s.tx_in_flight > 0 && Clock::now() < deadline) {
+        s.kick_tx();
+        reclaim_completions();
+        poll(nullptr, 0, 1);
+    }
+    return s.fill_posted + s.tx_in_flight;
+}
+
+std::uint32_t XskWorker::unbind_socket(std::uint32_t index) {
+    if (index == 0 || index >= sockets_.size())
+        throw IoError("unbinding AF_XDP socket " + std::to_string(index) + " of " + std::to_string(sockets_.size()),
+                      EINVAL, "socket 0 holds the UMEM's own rings and stays for the worker's lifetime");
+    XskSocket& s = *sockets_[index];
+    const std::uint32_t lost = recover_frames(s);
+    if (lost > 0)
+        spdlog::warn("AF_XDP {} queue {}: {} frames stay with the kernel after unbinding", s.spec.ifname, s.spec.queue,
+                     lost);
+    xsk_socket__delete(s.xsk);
+    sockets_.erase(sockets_.begin() + index);
+    set_fill_targets();
+    publish_ledger();
+    return lost;
 }
 
 Frame XskWorker::make_frame(std::uint32_t index, std::uint32_t offset, std::uint32_t length,

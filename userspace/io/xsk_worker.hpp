@@ -64,6 +64,15 @@ public:
     // Why zero-copy was refused, when `best` fell back to copy.
     [[nodiscard]] const std::string& zero_copy_refusal() const noexcept { return zero_copy_refusal_; }
 
+    // Reconfiguration while no thread runs the worker (a daemon reload adding or removing a
+    // tenant port): frames already on the other sockets' rings wait there meanwhile.
+    // Binds one more socket in the worker's bind mode and returns its index. Throws IoError.
+    std::uint32_t bind_socket(const SocketSpec& spec);
+    // Unbinds socket `index` (not 0: the first socket's rings are the UMEM's). Frames on its fill
+    // and RX rings return to the pool, its TX is drained (bounded); later sockets move down one
+    // index. Returns the frames that could not be recovered (held by the kernel), normally 0.
+    std::uint32_t unbind_socket(std::uint32_t index);
+
     // One pass: reclaim TX completions, refill the fill rings, receive one batch per socket and
     // hand it to `handler`, send what it queued. When nothing arrived and `timeout_ms` > 0,
     // sleeps in poll() until traffic, wake() or the timeout. Returns the frames received.
@@ -86,6 +95,8 @@ private:
     void bind_all(BindMode mode, const std::vector<SocketSpec>& specs);
     void unbind_all() noexcept;
     void add_socket(const SocketSpec& spec, BindMode mode);
+    void set_fill_targets() noexcept;
+    std::uint32_t recover_frames(XskSocket& s) noexcept;
     void reclaim_completions() noexcept;
     void refill() noexcept;
     std::size_t receive(std::uint32_t socket, FrameHandler& handler) noexcept;

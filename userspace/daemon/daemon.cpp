@@ -1,0 +1,256 @@
+#include "daemon/daemon.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "daemon/daemon_support.hpp"
+#include "io/interfaces.hpp"
+#include "io/neighbour.hpp"
+
+namespace andromeda::daemon {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kStartupResolveTimeout = 1000ms;
+constexpr auto kTickResolveTimeout = 200ms;
+constexpr std::uint64_t kResolvedRefreshTicks = 10;  // re-read known next hops every 10 s
+
+fabric::PortResolver interface_resolver() {
+    return [](std::string_view port) -> std::optional<std::uint32_t> {
+        try {
+            if (const auto link = io::find_interface(port)) return link->ifindex;
+        } catch (const std::exception& e) {
+            spdlog::warn("looking up tenant port {}: {}", port, e.what());
+        }
+        return std::nullopt;
+    };
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)), started_(std::chrono::steady_clock::now()), store_(interface_resolver()) {
+    options_.config_path = absolute_path(options_.config_path);
+    if (const auto problem = privilege_problem(); !problem.empty()) throw StartupError(problem);
+    const auto loaded = store_.load_file(options_.config_path);
+    if (!loaded.applied) throw StartupError("invalid configuration, nothing started:\n" + loaded.message());
+    const fabric::FabricSnapshot& snapshot = *loaded.snapshot;
+    HostCheck check = check_host(snapshot);
+    for (const auto& w : check.warnings) spdlog::warn("{}", w);
+    if (!check.facts) throw StartupError(join_lines("this host does not match the configuration:", check.errors));
+    host_ = std::move(*check.facts);
+    local_ = io::LocalContext{host_.underlay_address};
+    spdlog::info("node {}: fabric generation {} from {} ({} nodes, {} VPCs, {} endpoints)", snapshot.local().name,
+                 snapshot.generation(), options_.config_path, snapshot.nodes().size(), snapshot.vpcs().size(),
+                 snapshot.endpoints().size());
+    start_bpf(snapshot);
+    start_nat(snapshot);
+    start_uplink_route();
+    start_workers(snapshot);
+    start_control();
+    spdlog::info("andromedad {} ready: underlay {} {} ({} worker{}, AF_XDP {}), control socket {}", snapshot.local().name,
+                 host_.underlay.name, host_.underlay_address.to_string(), pool_->size(), pool_->size() == 1 ? "" : "s",
+                 io::to_string(pool_->bind_mode()), control_.path());
+}
+
+Daemon::~Daemon() {
+    control_.stop();
+    pool_.reset();  // threads joined, sockets closed
+    nat_.reset();
+    sync_.reset();
+    if (bpf_) {
+        const auto pin_dir = bpf_->config().pin_dir;
+        bpf_.reset();  // XDP detached from every port, maps unpinned, pin directory removed
+        spdlog::info("stopped: XDP detached, {} removed, control socket removed", pin_dir.string());
+    }
+}
+
+void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
+    bpf_ = std::make_unique<io::BpfInstance>(io::instance_config_from(snapshot.local()));
+    spdlog::info("BPF maps pinned in {}", bpf_->config().pin_dir.string());
+    sync_ = std::make_unique<io::FabricMapSync>(bpf_->map_writer());
+    const io::SyncCounts written = sync_->reconcile(io::plan_full(snapshot, local_));
+    spdlog::info("fabric maps: {}", written.summary());
+    apply_next_hops(next_hops_.update(snapshot, kStartupResolveTimeout));
+}
+
+void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
+    if (!serves_nat(snapshot)) return;
+    nat::NatSettings settings;
+    settings.shards = std::max<std::uint32_t>(1, host_.underlay.rx_queues);
+    nat_ = std::make_unique<nat::NatEngine>(settings);
+    nat_->set_rules(nat_rules_for(snapshot));
+    spdlog::info("NAT gateway: {} shard(s), {} VPC(s) translated", settings.shards, nat_rules_for(snapshot)->vpcs().size());
+}
+
+// Where translated outbound traffic goes: [node.uplink] next_hop, else the kernel's route.
+void Daemon::start_uplink_route() {
+    if (!host_.uplink) return;
+    uplink_route_.port = host_.uplink->ifindex;
+    uplink_route_.mac = host_.uplink->mac;
+    const auto& uplink = *store_.current()->local().uplink;
+    try {
+        std::optional<wire::Ipv4Address> gateway = uplink.next_hop;
+        if (!gateway) {
+            const auto route = io::route_to(kUplinkProbeAddress);
+            if (route && route->ifindex == host_.uplink->ifindex) gateway = route->gateway;
+        }
+        if (!gateway)
+            throw StartupError("no next hop for the uplink " + host_.uplink->name +
+                               ": set [node.uplink] next_hop, or add a default route via it");
+        uplink_route_.next_hop = io::resolve_next_hop(*gateway, kStartupResolveTimeout).mac;
+        spdlog::info("uplink {}: next hop {} at {}", host_.uplink->name, gateway->to_string(),
+                     uplink_route_.next_hop->to_string());
+    } catch (const StartupError& e) {
+        spdlog::warn("{}; translated traffic is dropped (nat_no_uplink) until then", e.what());
+    } catch (const std::exception& e) {
+        spdlog::warn("uplink {}: {}; retrying every second", host_.uplink->name, e.what());
+    }
+}
+
+io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
+                                    std::map<std::string, std::uint32_t>* unresolved) {
+    io::PortTable table = io::tenant_ports(snapshot, slots_, unresolved);
+    table[host_.underlay.ifindex] = io::make_port(ANDROMEDA_PORT_UNDERLAY, slots_.slot_for(host_.underlay.name));
+    if (host_.uplink)
+        table[host_.uplink->ifindex] = io::make_port(ANDROMEDA_PORT_UPLINK, slots_.slot_for(host_.uplink->name));
+    return table;
+}
+
+void Daemon::attach_tenant(const std::string& name, std::vector<std::string>& notes) {
+    const io::AttachReport& report = bpf_->attach(name);  // logs what it achieved
+    notes.push_back("+ port " + report.message());
+    if (const auto warning = io::tenant_checksum_warning(name); !warning.empty()) {
+        spdlog::warn("{}", warning);
+        notes.push_back("! " + warning);
+    }
+}
+
+void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
+    io::PortTable ports = desired_ports(snapshot, nullptr);
+    bpf_->attach(host_.underlay.name);  // each attach logs the mode it achieved
+    std::vector<OwnedPort> owned{{host_.underlay.name, host_.underlay.ifindex, dataplane::PortRole::underlay,
+                                  ports[host_.underlay.ifindex].slot, host_.underlay.rx_queues}};
+    if (host_.uplink) {
+        bpf_->attach(host_.uplink->name);
+        owned.push_back({host_.uplink->name, host_.uplink->ifindex, dataplane::PortRole::uplink,
+                         ports[host_.uplink->ifindex].slot, host_.uplink->rx_queues});
+    }
+    std::vector<std::string> notes;
+    for (auto it = ports.begin(); it != ports.end();) {
+        const fabric::Endpoint* e = it->second.role == ANDROMEDA_PORT_TENANT
+                                        ? snapshot.find_local_endpoint_by_ifindex(it->first)
+                                        : nullptr;
+        if (e == nullptr) {
+            ++it;
+            continue;
+        }
+        try {
+            attach_tenant(e->port, notes);
+            owned.push_back({e->port, it->first, dataplane::PortRole::tenant, it->second.slot, io::rx_queue_count(e->port)});
+            ++it;
+        } catch (const std::exception& ex) {
+            spdlog::error("tenant port {} left out: {}", e->port, ex.what());
+            it = ports.erase(it);
+        }
+    }
+    dataplane::PipelineConfig pipeline;
+    pipeline.underlay_mac = host_.underlay.mac;
+    pipeline.underlay_address = host_.underlay_address;
+    for (const auto& peer : next_hops_.peers())
+        if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
+    pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, std::move(owned));
+    pool_->set_uplink(uplink_route_);
+    pool_->start();
+    // Steering starts only now that every socket is in the XSKMAP.
+    sync_->sync_ports(ports);
+}
+
+void Daemon::start_control() {
+    const std::string path = options_.control_socket.empty()
+                                 ? default_control_socket_path(store_.current()->local().name)
+                                 : options_.control_socket;
+    std::string error;
+    if (!control_.start(path, [this](const ControlRequest& r) { return handle(r); }, error))
+        throw StartupError("control socket: " + error);
+}
+
+void Daemon::apply_next_hops(const std::vector<dataplane::NextHop>& hops) {
+    if (hops.empty() || !pool_) return;
+    pool_->pause();
+    for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
+    pool_->resume();
+}
+
+void Daemon::run() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+    for (;;) {
+        const timespec one_second{1, 0};
+        const int s = sigtimedwait(&signals, nullptr, &one_second);
+        if (s == SIGTERM || s == SIGINT) {
+            spdlog::info("{}: stopping", s == SIGTERM ? "SIGTERM" : "SIGINT");
+            return;
+        }
+        if (s == SIGHUP) {
+            spdlog::info("SIGHUP: reloading {}", options_.config_path);
+            const auto outcome = reload(std::nullopt);
+            if (outcome.applied) spdlog::info("{}", outcome.message);
+            else spdlog::error("reload refused, nothing changed:\n{}", outcome.message);
+        }
+        tick();
+    }
+}
+
+void Daemon::tick() {
+    std::lock_guard lock(mutex_);
+    ++ticks_;
+    if (nat_) nat_->expire(nat::Clock::now());
+    if (next_hops_.unresolved() > 0 || ticks_ % kResolvedRefreshTicks == 0)
+        apply_next_hops(next_hops_.refresh(kTickResolveTimeout));
+    if (host_.uplink && !uplink_route_.next_hop && ticks_ % kResolvedRefreshTicks == 0) {
+        start_uplink_route();
+        if (uplink_route_.next_hop) {
+            pool_->pause();
+            pool_->set_uplink(uplink_route_);
+            pool_->resume();
+        }
+    }
+    for (const auto& failure : pool_->failures()) spdlog::error("{}", failure);
+    publish_stats();
+}
+
+std::string Daemon::handle(const ControlRequest& request) {
+    try {
+        if (request.command == Command::reload) {
+            const auto outcome = reload(request.file);
+            if (!outcome.applied) return render_error(outcome.message);
+            return render_ok({{"generation", outcome.generation}, {"summary", outcome.message}});
+        }
+        std::lock_guard lock(mutex_);
+        switch (request.command) {
+            case Command::status: return render_ok(status_json());
+            case Command::stats: return render_ok(stats_json());
+            case Command::fabric: return render_ok(fabric_json());
+            case Command::conntrack: return render_ok(conntrack_json());
+            case Command::reload: break;
+        }
+        return render_error("unknown command");
+    } catch (const std::exception& e) {
+        return render_error(e.what());
+    }
+}
+
+std::uint64_t Daemon::uptime_s() const {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count());
+}
+
+}  // namespace andromeda::daemon

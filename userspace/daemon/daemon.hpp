@@ -1,0 +1,112 @@
+// andromedad's core: the glue that starts the fabric store, the BPF instance, the map sync, the
+// NAT engine, the packet workers and the control socket, in that order, and stops them in
+// reverse (so a stop leaves nothing behind: workers gone, XDP detached, pins and socket removed).
+//
+// Threads: the main thread waits for signals and runs a 1 s tick (stats export, NAT expiry,
+// next-hop refresh); the control socket's thread answers requests; one thread per underlay RX
+// queue moves packets. Everything but the packet threads takes `mutex_`, so a reload, a tick
+// and a control request never interleave; the packet threads take no lock (RCU snapshots, and
+// reconfiguration pauses them between batches).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/control_protocol.hpp"
+#include "daemon/control_socket.hpp"
+#include "daemon/host_checks.hpp"
+#include "daemon/next_hops.hpp"
+#include "daemon/worker_pool.hpp"
+#include "fabric/store.hpp"
+#include "io/bpf_instance.hpp"
+#include "io/map_sync.hpp"
+#include "io/port_table.hpp"
+#include "nat/nat_engine.hpp"
+
+namespace andromeda::daemon {
+
+struct DaemonOptions {
+    std::string config_path;
+    std::string control_socket;  // empty: /run/andromeda/<node>.sock
+};
+
+// What a reload did, for the requester.
+struct ReloadOutcome {
+    bool applied = false;
+    std::uint64_t generation = 0;
+    std::string message;  // the diff summary and what followed from it, or the errors
+};
+
+class Daemon {
+public:
+    // Starts everything; throws StartupError (or io::IoError) saying what failed and how to fix it,
+    // having undone whatever it had started.
+    explicit Daemon(DaemonOptions options);
+    ~Daemon();
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    // Waits for signals until SIGTERM or SIGINT: SIGHUP reloads, and every second the tick
+    // runs. The caller blocks those signals in every thread before constructing the Daemon.
+    void run();
+
+    ReloadOutcome reload(const std::optional<std::string>& file);
+    // One control request; the full response line.
+    std::string handle(const ControlRequest& request);
+
+private:
+    void start_bpf(const fabric::FabricSnapshot& snapshot);
+    void start_nat(const fabric::FabricSnapshot& snapshot);
+    void start_uplink_route();
+    void start_workers(const fabric::FabricSnapshot& snapshot);
+    void start_control();
+    [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
+                                              std::map<std::string, std::uint32_t>* unresolved);
+    void attach_tenant(const std::string& name, std::vector<std::string>& notes);
+    void reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes);
+    void update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,
+                    std::vector<std::string>& notes);
+    void apply_next_hops(const std::vector<dataplane::NextHop>& hops);
+    ReloadOutcome reload_locked(const std::optional<std::string>& file);
+    void tick();
+    void publish_stats();
+
+    // Control-socket results (daemon_reports.cpp).
+    [[nodiscard]] nlohmann::json status_json() const;
+    [[nodiscard]] nlohmann::json stats_json() const;
+    [[nodiscard]] nlohmann::json fabric_json() const;
+    [[nodiscard]] nlohmann::json conntrack_json() const;
+    [[nodiscard]] nlohmann::json port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
+    [[nodiscard]] std::uint64_t uptime_s() const;
+
+    DaemonOptions options_;
+    std::chrono::steady_clock::time_point started_;
+    mutable std::mutex mutex_;
+
+    // Declaration order is start order; destruction undoes it in reverse.
+    fabric::FabricStore store_;
+    HostFacts host_;
+    io::LocalContext local_;
+    std::unique_ptr<io::BpfInstance> bpf_;
+    std::unique_ptr<io::FabricMapSync> sync_;
+    io::PortSlots slots_;
+    NextHopTable next_hops_;
+    std::unique_ptr<nat::NatEngine> nat_;
+    UplinkRoute uplink_route_;
+    std::unique_ptr<WorkerPool> pool_;
+    ControlServer control_;
+
+    std::uint64_t reloads_ok_ = 0;
+    std::uint64_t reloads_failed_ = 0;
+    std::uint64_t stats_published_ = 0;
+    std::uint64_t ticks_ = 0;
+};
+
+}  // namespace andromeda::daemon

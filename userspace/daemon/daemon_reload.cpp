@@ -1,0 +1,132 @@
+// Reload: the fabric store validates and publishes (or changes nothing), then the diff drives
+// the rest — BPF map entries that changed, tenant ports that came or went, next hops of new
+// peers, NAT rules and the flows of removed endpoints.
+//
+// Ports are re-plumbed so that no frame of a port that stays is lost: removed ports stop being
+// steered (port map) before their sockets go; added ports are steered only once their sockets
+// are in the XSKMAP; the workers are paused (joined between batches, frames waiting on their
+// rings) only while sockets are bound or unbound.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "daemon/daemon.hpp"
+#include "daemon/daemon_support.hpp"
+#include "io/interfaces.hpp"
+
+namespace andromeda::daemon {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kReloadResolveTimeout = 1000ms;
+
+}  // namespace
+
+ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
+    std::lock_guard lock(mutex_);
+    ReloadOutcome outcome = reload_locked(file);
+    (outcome.applied ? reloads_ok_ : reloads_failed_)++;
+    publish_stats();
+    return outcome;
+}
+
+ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
+    const std::string path = file.value_or(options_.config_path);
+    const fabric::ReloadResult result = store_.load_file(path);
+    if (!result.applied) return {false, store_.current()->generation(), result.message()};
+    if (file) options_.config_path = absolute_path(*file);  // later reloads (SIGHUP) read the new file
+    const fabric::FabricSnapshot& snapshot = *result.snapshot;
+    std::vector<std::string> notes;
+    if (result.diff.local_settings_changed)
+        notes.push_back("! [node] settings changed: they take effect when andromedad restarts");
+    const io::SyncCounts written = sync_->apply(io::plan_diff(snapshot, result.diff, local_));
+    notes.push_back("maps: " + (written.total().writes() == 0 && written.total().unchanged == 0 ? std::string("no change")
+                                                                                               : written.summary()));
+    update_nat(snapshot, result.diff, notes);
+    reconcile_ports(snapshot, notes);
+    std::string message = result.diff.summary();
+    if (!message.empty() && message.back() != '\n') message += '\n';
+    for (const auto& note : notes) message += note + '\n';
+    spdlog::info("reloaded {}: {}", path, message);
+    return {true, snapshot.generation(), message};
+}
+
+void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,
+                        std::vector<std::string>& notes) {
+    if (!nat_) {
+        if (serves_nat(snapshot))
+            notes.push_back("! this node became a VPC's NAT gateway: restart andromedad to start translating");
+        return;
+    }
+    try {
+        nat_->set_rules(nat_rules_for(snapshot));
+    } catch (const std::invalid_argument& e) {
+        notes.push_back(std::string("! NAT rules kept as they were: ") + e.what());
+    }
+    std::size_t expired = 0;
+    for (const fabric::Endpoint& e : diff.endpoints_removed) expired += nat_->expire_endpoint(e.vni, e.ip);
+    if (expired > 0) notes.push_back(fmt::format("nat: expired {} flow(s) of removed endpoints", expired));
+}
+
+void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes) {
+    std::map<std::string, std::uint32_t> unresolved;
+    io::PortTable desired = desired_ports(snapshot, &unresolved);
+    for (const auto& [name, vni] : unresolved)
+        notes.push_back(fmt::format("! tenant port {} (vni {}) does not exist: its endpoint stays unreachable until a "
+                                    "reload finds it",
+                                    name, vni));
+    std::vector<OwnedPort> removed, added;
+    for (const OwnedPort& p : pool_->ports())
+        if (p.role == dataplane::PortRole::tenant && desired.count(p.ifindex) == 0) removed.push_back(p);
+    for (const auto& [ifindex, port] : desired) {
+        if (port.role != ANDROMEDA_PORT_TENANT || pool_->find_port(ifindex) != nullptr) continue;
+        const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(ifindex);
+        if (e != nullptr) added.push_back({e->port, ifindex, dataplane::PortRole::tenant, port.slot, 1});
+    }
+
+    // 1. Removed ports are no longer steered, and lose XDP (a recreated interface may reuse the name).
+    io::PortTable steered = desired;
+    for (const auto& a : added) steered.erase(a.ifindex);
+    sync_->sync_ports(steered);
+    for (const auto& r : removed) {
+        bpf_->detach(r.name);
+        notes.push_back("- port " + r.name + " detached");
+    }
+    // 2. New ports get XDP (frames pass to the kernel until the port map names them).
+    std::set<std::uint32_t> failed;
+    for (auto& a : added) {
+        try {
+            attach_tenant(a.name, notes);
+            a.queues = io::rx_queue_count(a.name);
+        } catch (const std::exception& e) {
+            notes.push_back("! port " + a.name + " left out: " + e.what());
+            failed.insert(a.ifindex);
+        }
+    }
+    // 3. Sockets and next hops, with the workers paused between two batches.
+    const auto hops = next_hops_.update(snapshot, kReloadResolveTimeout);
+    if (!removed.empty() || !added.empty() || !hops.empty()) {
+        pool_->pause();
+        for (const auto& r : removed) pool_->remove_port(r.ifindex);
+        for (const auto& a : added) {
+            if (failed.count(a.ifindex) != 0) continue;
+            try {
+                pool_->add_port(a);
+            } catch (const std::exception& e) {
+                notes.push_back("! port " + a.name + " left out: " + e.what());
+                failed.insert(a.ifindex);
+                bpf_->detach(a.name);
+            }
+        }
+        for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
+        pool_->resume();
+    }
+    // 4. Added ports are steered now that their sockets are in the XSKMAP.
+    for (const std::uint32_t ifindex : failed) desired.erase(ifindex);
+    sync_->sync_ports(desired);
+}
+
+}  // namespace andromeda::daemon

@@ -1,0 +1,139 @@
+#include "daemon/host_checks.hpp"
+
+#include <fmt/format.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "andromeda_kern_user.h"
+#include "io/config.hpp"
+
+namespace andromeda::daemon {
+
+namespace {
+
+// The largest frame one AF_XDP chunk takes without multi-buffer (io::UmemConfig defaults).
+std::uint32_t max_afxdp_frame() { return io::UmemConfig{}.max_frame_length(); }
+constexpr std::uint32_t kEthernetAndTag = 18;
+const char* const kNamespaceHint =
+    "check the name in the config, or start andromedad in the network namespace that holds it "
+    "(nsenter --net=/run/netns/<ns> andromedad ...)";
+
+std::string join_addresses(const std::vector<wire::Ipv4Address>& addresses) {
+    std::string out;
+    for (const auto& a : addresses) out += (out.empty() ? "" : ", ") + a.to_string();
+    return out.empty() ? "none" : out;
+}
+
+std::optional<io::InterfaceInfo> find_or_report(const std::string& key, const std::string& name, HostCheck& check) {
+    auto link = io::find_interface(name);
+    if (!link) check.errors.push_back(fmt::format("{}: interface {} does not exist; {}", key, name, kNamespaceHint));
+    else if (!link->up)
+        check.warnings.push_back(fmt::format("{}: interface {} is down; bring it up (ip link set {} up)", key, name, name));
+    return link;
+}
+
+// The configured address, else the interface's primary one.
+std::optional<wire::Ipv4Address> address_of(const std::string& key, const io::InterfaceInfo& link,
+                                            const std::optional<wire::Ipv4Address>& configured, HostCheck& check) {
+    const auto present = io::interface_ipv4_addresses(link.ifindex);
+    if (configured) {
+        if (std::find(present.begin(), present.end(), *configured) == present.end())
+            check.warnings.push_back(fmt::format(
+                "{}: {} is not an address of {} (it has: {}); the kernel will not answer ARP for it, so peers may "
+                "not reach this node; add it (ip addr add {}/24 dev {}) or fix the config",
+                key, configured->to_string(), link.name, join_addresses(present), configured->to_string(), link.name));
+        return configured;
+    }
+    if (present.empty()) {
+        check.errors.push_back(fmt::format("{}: {} has no IPv4 address and the config sets none; add one "
+                                           "(ip addr add <address>/<prefix> dev {}) or set address = \"...\"",
+                                           key, link.name, link.name));
+        return std::nullopt;
+    }
+    return present.front();
+}
+
+void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::InterfaceInfo& link, HostCheck& check) {
+    if (link.mtu < local.underlay_mtu)
+        check.errors.push_back(fmt::format(
+            "[node] underlay_mtu: {} has MTU {} but underlay_mtu is {}: full-size overlay packets would not fit; "
+            "set underlay_mtu = {} (VPC MTUs at most {}) or raise the interface MTU (ip link set {} mtu {})",
+            link.name, link.mtu, local.underlay_mtu, link.mtu, link.mtu - fabric::kOverlayOverhead, link.name,
+            local.underlay_mtu));
+    if (local.underlay_mtu + kEthernetAndTag > max_afxdp_frame())
+        check.errors.push_back(fmt::format(
+            "[node] underlay_mtu: {} is too large for AF_XDP without multi-buffer (frames of at most {} bytes); "
+            "use underlay_mtu = {} or less",
+            local.underlay_mtu, max_afxdp_frame(), max_afxdp_frame() - kEthernetAndTag));
+}
+
+void check_tenant_ports(const fabric::FabricSnapshot& snapshot, HostCheck& check) {
+    for (const fabric::Endpoint& e : snapshot.endpoints()) {
+        if (!e.is_local || e.port.empty()) continue;
+        const auto link = io::find_interface(e.port);
+        if (!link) {
+            check.missing_tenant_ports.push_back(e.port);
+            check.warnings.push_back(fmt::format(
+                "endpoint {} (vni {}): tenant port {} does not exist; the endpoint is unreachable until it does and "
+                "andromedad is reloaded ({})",
+                e.ip.to_string(), e.vni, e.port, kNamespaceHint));
+            continue;
+        }
+        if (link->mtu + kEthernetAndTag > max_afxdp_frame())
+            check.warnings.push_back(fmt::format(
+                "tenant port {}: MTU {} allows frames larger than AF_XDP takes ({} bytes); lower it to the VPC MTU "
+                "({})",
+                e.port, link->mtu, max_afxdp_frame(), snapshot.vpc_of(e).mtu));
+    }
+}
+
+bool has_capability(unsigned cap) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+    if (syscall(SYS_capget, &header, data) != 0) return false;
+    return cap / 32 < _LINUX_CAPABILITY_U32S_3 && (data[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
+}  // namespace
+
+HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
+    HostCheck check;
+    const fabric::LocalNodeSettings& local = snapshot.local();
+    HostFacts facts;
+    const auto underlay = find_or_report("[node] underlay", local.underlay, check);
+    std::optional<wire::Ipv4Address> address;
+    if (underlay) {
+        facts.underlay = *underlay;
+        address = address_of("[node] address", *underlay, local.address, check);
+        check_underlay_mtu(local, *underlay, check);
+    }
+    if (local.uplink) {
+        facts.uplink = find_or_report("[node.uplink] interface", local.uplink->interface, check);
+        if (facts.uplink)
+            facts.uplink_address = address_of("[node.uplink] address", *facts.uplink, local.uplink->address, check);
+    }
+    check_tenant_ports(snapshot, check);
+    if (check.errors.empty() && address) {
+        facts.underlay_address = *address;
+        check.facts = std::move(facts);
+    }
+    return check;
+}
+
+std::string privilege_problem() {
+    if (geteuid() == 0) return {};
+    std::vector<std::string> missing;
+    if (!has_capability(CAP_BPF) && !has_capability(CAP_SYS_ADMIN)) missing.push_back("CAP_BPF");
+    if (!has_capability(CAP_NET_ADMIN)) missing.push_back("CAP_NET_ADMIN");
+    if (!has_capability(CAP_NET_RAW)) missing.push_back("CAP_NET_RAW");
+    if (missing.empty()) return {};
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    return "andromedad needs root (or " + names +
+           "): it loads BPF programs, attaches XDP and opens AF_XDP sockets; run it as root (sudo andromedad -c FILE)";
+}
+
+}  // namespace andromeda::daemon

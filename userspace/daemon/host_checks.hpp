@@ -1,0 +1,44 @@
+// What a node.toml needs from the host it runs on (interfaces, addresses, MTUs, privileges),
+// checked before anything is changed, so `andromedad --check` and a failed start both say
+// exactly what is missing and how to fix it.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fabric/snapshot.hpp"
+#include "io/interfaces.hpp"
+#include "wire/addresses.hpp"
+
+namespace andromeda::daemon {
+
+// A startup failure: what failed and how to fix it, one sentence or several lines.
+class StartupError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct HostFacts {
+    io::InterfaceInfo underlay;
+    wire::Ipv4Address underlay_address;  // [node] address, or the interface's primary one
+    std::optional<io::InterfaceInfo> uplink;
+    std::optional<wire::Ipv4Address> uplink_address;
+};
+
+struct HostCheck {
+    std::optional<HostFacts> facts;     // unset when an error makes starting impossible
+    std::vector<std::string> errors;    // each says what is wrong and how to fix it
+    std::vector<std::string> warnings;  // andromedad starts anyway
+    std::vector<std::string> missing_tenant_ports;  // also among the warnings
+};
+
+// Checks the calling thread's network namespace (where andromedad runs) against the snapshot.
+[[nodiscard]] HostCheck check_host(const fabric::FabricSnapshot& snapshot);
+
+// Empty when this process has what loading BPF, attaching XDP and binding AF_XDP take (root, or
+// CAP_BPF/CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_NET_RAW); else what is missing and how to fix it.
+[[nodiscard]] std::string privilege_problem();
+
+}  // namespace andromeda::daemon

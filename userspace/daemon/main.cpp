@@ -1,0 +1,89 @@
+// andromedad: the Andromeda host data plane. Runs in the foreground and logs to stderr;
+// SIGTERM/SIGINT stop it cleanly (nothing left behind), SIGHUP reloads the config.
+#include <CLI/CLI.hpp>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "daemon/daemon.hpp"
+#include "daemon/daemon_support.hpp"
+#include "daemon/host_checks.hpp"
+#include "fabric/loader.hpp"
+#include "io/interfaces.hpp"
+
+namespace {
+
+using namespace andromeda;
+
+// --check: the config, then what it needs from this host; nothing is changed.
+int check_config(const std::string& path) {
+    fabric::LoadOptions options;
+    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+        if (const auto link = io::find_interface(port)) return link->ifindex;
+        return std::nullopt;
+    };
+    const auto loaded = fabric::load_fabric_file(path, options);
+    if (!loaded.ok()) {
+        std::fprintf(stderr, "%s", fabric::to_string(loaded.errors).c_str());
+        std::fprintf(stderr, "%s: invalid configuration\n", path.c_str());
+        return 1;
+    }
+    const auto check = daemon::check_host(*loaded.snapshot);
+    for (const auto& w : check.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    for (const auto& e : check.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+    if (!check.facts || !check.missing_tenant_ports.empty()) {
+        std::fprintf(stderr, "%s: valid, but this host does not match it (see above)\n", path.c_str());
+        return 1;
+    }
+    const auto& s = *loaded.snapshot;
+    std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints\n",
+                path.c_str(), s.local().name.c_str(), check.facts->underlay.name.c_str(),
+                check.facts->underlay_address.to_string().c_str(), check.facts->underlay.mtu,
+                check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size());
+    return 0;
+}
+
+void block_control_signals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+    // Blocked here, before any thread exists, so every thread inherits it and only the main
+    // thread's sigtimedwait receives them.
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);  // a control client that hangs up must not kill the daemon
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"andromedad: the Andromeda host data plane (foreground; SIGTERM/SIGINT stop it, SIGHUP reloads)"};
+    daemon::DaemonOptions options;
+    bool check = false;
+    bool verbose = false;
+    app.add_option("-c,--config", options.config_path, "the node.toml to run")->required();
+    app.add_flag("--check", check, "validate the config and this host's interfaces, then exit");
+    app.add_flag("-v,--verbose", verbose, "log debug messages too");
+    app.add_option("--control-socket", options.control_socket, "control socket path (default /run/andromeda/<node>.sock)");
+    CLI11_PARSE(app, argc, argv);
+
+    spdlog::set_default_logger(spdlog::stderr_color_mt("andromedad"));
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+    spdlog::flush_on(spdlog::level::info);
+
+    if (check) return check_config(options.config_path);
+    block_control_signals();
+    try {
+        daemon::Daemon instance(options);
+        instance.run();
+    } catch (const daemon::StartupError& e) {
+        spdlog::error("cannot start: {}", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        spdlog::error("cannot start: {}", e.what());
+        return 1;
+    }
+    return 0;
+}

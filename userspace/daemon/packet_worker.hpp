@@ -1,0 +1,126 @@
+// The glue between one AF_XDP worker and one dataplane pipeline: a batch of frames from one
+// socket goes through Pipeline::process_batch in place, each emission leaves on the socket of
+// its port (or, when this worker has no socket on that port, as a copy through a packet socket),
+// frames for NAT go through the NAT engine and back through Pipeline::route_from_nat or out of
+// the uplink. One PacketWorker per worker thread; everything but counters() and the setters'
+// callers (who pause the thread first) is that thread's alone.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "dataplane/pipeline.hpp"
+#include "fabric/publisher.hpp"
+#include "io/frame.hpp"
+#include "nat/nat_engine.hpp"
+#include "wire/addresses.hpp"
+
+namespace andromeda::daemon {
+
+// What the glue itself did, next to the pipeline's counters.
+struct GlueCounters {
+    std::uint64_t batches = 0;
+    std::uint64_t no_fabric = 0;            // frames dropped before the first snapshot was published
+    std::uint64_t spare_shortfall = 0;      // batches that got fewer spare frames than asked for
+    std::uint64_t tx_copied = 0;            // sent through the packet socket: no AF_XDP socket here
+    std::uint64_t tx_copy_failed = 0;       // ... and the kernel refused it
+    std::uint64_t tx_no_port = 0;           // an emission for a port this node does not own
+    std::uint64_t nat_to_uplink = 0;        // translated outbound, sent to the uplink's next hop
+    std::uint64_t nat_to_tenant = 0;        // translated inbound (or hairpinned), routed to a VPC
+    std::uint64_t nat_dropped = 0;          // refused by the NAT engine (its counters say why)
+    std::uint64_t nat_no_uplink = 0;        // translated outbound but the uplink's next hop is unknown
+    std::uint64_t nat_unavailable = 0;      // to_nat, but this worker has no NAT engine
+
+    GlueCounters& operator+=(const GlueCounters& o) noexcept;
+    // Calls f(name, value) for every field.
+    template <class F>
+    void for_each(F&& f) const {
+        f("batches", batches);
+        f("no_fabric", no_fabric);
+        f("spare_shortfall", spare_shortfall);
+        f("tx_copied", tx_copied);
+        f("tx_copy_failed", tx_copy_failed);
+        f("tx_no_port", tx_no_port);
+        f("nat_to_uplink", nat_to_uplink);
+        f("nat_to_tenant", nat_to_tenant);
+        f("nat_dropped", nat_dropped);
+        f("nat_no_uplink", nat_no_uplink);
+        f("nat_unavailable", nat_unavailable);
+    }
+};
+
+// Where NAT-translated outbound traffic leaves: the uplink's port and the Ethernet addresses.
+struct UplinkRoute {
+    dataplane::PortId port = dataplane::kNoPort;
+    wire::MacAddress mac;                      // the uplink's own
+    std::optional<wire::MacAddress> next_hop;  // the router's; unset while unresolved
+};
+
+class PacketWorker final : public io::FrameHandler {
+public:
+    // `nat` may be null (this node is no NAT gateway). Opens the packet socket used for ports
+    // this worker has no AF_XDP socket on; throws std::system_error when it cannot.
+    PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat);
+    ~PacketWorker() override;
+    PacketWorker(const PacketWorker&) = delete;
+    PacketWorker& operator=(const PacketWorker&) = delete;
+
+    void handle(std::uint32_t socket, std::span<io::Frame> frames, io::FrameOutput& out) noexcept override;
+
+    // Reconfiguration: only while no thread runs this worker.
+    // socket_ports[i] is the port (ifindex) of the worker's socket i.
+    void set_sockets(std::vector<dataplane::PortId> socket_ports);
+    void set_uplink(const UplinkRoute& uplink) { uplink_ = uplink; }
+    [[nodiscard]] dataplane::Pipeline& pipeline() noexcept { return pipeline_; }
+
+    // Safe from any thread: a copy made at the end of the last batch.
+    [[nodiscard]] dataplane::PipelineCounters pipeline_counters() const;
+    [[nodiscard]] GlueCounters glue_counters() const;
+
+private:
+    static constexpr std::size_t kExtraSpares = 4;
+    static constexpr std::size_t kMaxSpares = dataplane::kMaxBatch + kExtraSpares;
+    static constexpr std::size_t kMaxEmissions = 4 * dataplane::kMaxBatch;
+
+    void process(std::span<io::Frame> frames, const fabric::FabricSnapshot& fabric, io::FrameOutput& out) noexcept;
+    std::size_t take_spares(std::size_t wanted, io::FrameOutput& out) noexcept;
+    // Gives back the spares from index `used` on: those no emission went into.
+    void release_spares(std::size_t used, io::FrameOutput& out) noexcept;
+    void emit_all(const dataplane::FrameSink& sink, std::span<io::Frame> inputs, io::FrameOutput& out) noexcept;
+    void send(io::Frame& frame, dataplane::PortId port, io::FrameOutput& out) noexcept;
+    void translate(io::Frame& frame, const dataplane::NatRequest& request, const fabric::FabricSnapshot& fabric,
+                   io::FrameOutput& out) noexcept;
+    void route_translated(io::Frame& frame, std::uint32_t vni, const fabric::FabricSnapshot& fabric,
+                          io::FrameOutput& out) noexcept;
+    void publish_counters() noexcept;
+
+    dataplane::Pipeline pipeline_;
+    fabric::FabricReader reader_;
+    nat::NatEngine* nat_;
+    UplinkRoute uplink_;
+    int packet_socket_ = -1;
+    std::vector<dataplane::PortId> socket_ports_;
+    std::unordered_map<dataplane::PortId, std::uint32_t> socket_of_port_;
+    nat::TimePoint now_{};
+    GlueCounters glue_;
+
+    // Per-batch scratch, sized once: the per-packet path never allocates.
+    std::array<dataplane::RxFrame, dataplane::kMaxBatch> rx_{};
+    std::array<dataplane::FrameResult, dataplane::kMaxBatch> results_{};
+    std::array<bool, dataplane::kMaxBatch> fated_{};
+    std::array<dataplane::Emission, kMaxEmissions> emissions_{};
+    std::array<dataplane::PacketBuffer, kMaxSpares> spare_buffers_{};
+    std::array<io::Frame*, kMaxSpares> spare_frames_{};
+    std::size_t spare_count_ = 0;
+
+    mutable std::mutex published_mutex_;
+    dataplane::PipelineCounters published_pipeline_;
+    GlueCounters published_glue_;
+};
+
+}  // namespace andromeda::daemon

@@ -1,0 +1,209 @@
+#include "daemon/worker_pool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <stdexcept>
+
+namespace andromeda::daemon {
+
+namespace {
+
+// Enough frames for every socket's fill ring plus batches in flight, and room for ports a
+// reload may add (XskWorker::bind_socket refuses once each socket would get too few).
+io::UmemConfig umem_for(std::size_t sockets) {
+    io::UmemConfig umem;
+    umem.frame_count = std::bit_ceil(std::max<std::uint32_t>(4096, static_cast<std::uint32_t>(256 * (sockets + 8))));
+    return umem;
+}
+
+void require_paused(bool running, const char* what) {
+    if (running) throw std::logic_error(std::string("WorkerPool::") + what + " needs the workers paused");
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(io::BpfInstance& bpf, fabric::FabricStore& store, nat::NatEngine* nat,
+                       const dataplane::PipelineConfig& pipeline, std::vector<OwnedPort> ports)
+    : bpf_(bpf), store_(store), nat_(nat), ports_(std::move(ports)) {
+    if (ports_.empty() || ports_.front().role != dataplane::PortRole::underlay)
+        throw std::invalid_argument("WorkerPool: the first port must be the underlay");
+    worker_count_ = std::max<std::uint32_t>(1, ports_.front().queues);
+    workers_.reserve(worker_count_);
+    for (std::uint32_t w = 0; w < worker_count_; ++w) make_worker(w, pipeline);
+    bind_ports();
+}
+
+WorkerPool::~WorkerPool() {
+    pause();
+    for (auto& w : workers_)
+        if (!w.xsk->drain_tx(std::chrono::milliseconds(200)))
+            spdlog::warn("worker {}: frames still in flight on TX at exit", w.queue);
+}
+
+std::vector<std::uint32_t> WorkerPool::queues_for(const OwnedPort& port, std::uint32_t w) const {
+    std::vector<std::uint32_t> queues;
+    for (std::uint32_t q = w; q < port.queues; q += worker_count_) queues.push_back(q);
+    return queues;
+}
+
+void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline) {
+    Worker worker;
+    worker.queue = w;
+    std::vector<io::SocketSpec> specs;
+    for (const OwnedPort& port : ports_)
+        for (const std::uint32_t q : queues_for(port, w)) {
+            specs.push_back({port.name, q});
+            worker.sockets.push_back({port.ifindex, port.slot, q});
+        }
+    worker.xsk = std::make_unique<io::XskWorker>(umem_for(specs.size()), specs);
+    worker.handler = std::make_unique<PacketWorker>(pipeline, store_.make_reader(), nat_);
+    for (std::size_t i = 0; i < worker.sockets.size(); ++i)
+        bpf_.register_socket(worker.sockets[i].slot, worker.sockets[i].queue, worker.xsk->socket(i).fd);
+    publish_sockets(worker);
+    workers_.push_back(std::move(worker));
+}
+
+void WorkerPool::publish_sockets(Worker& worker) {
+    std::vector<dataplane::PortId> ports;
+    for (const auto& s : worker.sockets) ports.push_back(s.ifindex);
+    worker.handler->set_sockets(std::move(ports));
+}
+
+// The pipelines' port table: every owned port, tenant ports bound to their endpoint by ifindex.
+void WorkerPool::bind_ports() {
+    std::vector<dataplane::PortBinding> bindings;
+    for (const OwnedPort& p : ports_) bindings.push_back({p.ifindex, p.role, {}});
+    for (auto& w : workers_) w.handler->pipeline().set_ports(bindings);
+}
+
+void WorkerPool::start() {
+    if (running_) return;
+    for (auto& w : workers_) w.thread = std::make_unique<io::WorkerThread>(*w.xsk, *w.handler);
+    running_ = true;
+}
+
+void WorkerPool::pause() {
+    for (auto& w : workers_) w.thread.reset();  // joins between two batches
+    running_ = false;
+}
+
+void WorkerPool::add_port(const OwnedPort& port) {
+    require_paused(running_, "add_port");
+    ports_.push_back(port);
+    try {
+        for (auto& w : workers_) {
+            for (const std::uint32_t q : queues_for(port, w.queue)) {
+                const std::uint32_t index = w.xsk->bind_socket({port.name, q});
+                w.sockets.push_back({port.ifindex, port.slot, q});
+                bpf_.register_socket(port.slot, q, w.xsk->socket(index).fd);
+            }
+        }
+    } catch (...) {
+        for (auto& w : workers_) unbind(w, port.ifindex);
+        ports_.pop_back();
+        for (auto& w : workers_) publish_sockets(w);
+        throw;
+    }
+    for (auto& w : workers_) publish_sockets(w);
+    bind_ports();
+}
+
+void WorkerPool::unbind(Worker& worker, std::uint32_t ifindex) noexcept {
+    for (std::size_t i = worker.sockets.size(); i-- > 1;) {  // socket 0 is the underlay's, never removed
+        const SocketBinding s = worker.sockets[i];
+        if (s.ifindex != ifindex) continue;
+        try {
+            bpf_.unregister_socket(s.slot, s.queue);
+        } catch (const std::exception& e) {
+            spdlog::warn("{}", e.what());  // the socket's close removes the entry anyway
+        }
+        try {
+            worker.xsk->unbind_socket(static_cast<std::uint32_t>(i));
+        } catch (const std::exception& e) {
+            spdlog::error("unbinding AF_XDP socket of ifindex {} queue {}: {}", ifindex, s.queue, e.what());
+        }
+        worker.sockets.erase(worker.sockets.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
+void WorkerPool::remove_port(std::uint32_t ifindex) {
+    require_paused(running_, "remove_port");
+    for (auto& w : workers_) {
+        unbind(w, ifindex);
+        publish_sockets(w);
+    }
+    std::erase_if(ports_, [&](const OwnedPort& p) { return p.ifindex == ifindex && p.role != dataplane::PortRole::underlay; });
+    bind_ports();
+}
+
+void WorkerPool::set_next_hop(wire::Ipv4Address node, const wire::MacAddress& mac) {
+    require_paused(running_, "set_next_hop");
+    for (auto& w : workers_) w.handler->pipeline().set_next_hop(node, mac);
+}
+
+void WorkerPool::set_uplink(const UplinkRoute& uplink) {
+    require_paused(running_, "set_uplink");
+    for (auto& w : workers_) w.handler->set_uplink(uplink);
+}
+
+const OwnedPort* WorkerPool::find_port(std::uint32_t ifindex) const noexcept {
+    const auto it = std::find_if(ports_.begin(), ports_.end(), [&](const OwnedPort& p) { return p.ifindex == ifindex; });
+    return it == ports_.end() ? nullptr : &*it;
+}
+
+std::vector<std::uint32_t> WorkerPool::queues_of(std::uint32_t ifindex) const {
+    std::vector<std::uint32_t> queues;
+    for (const auto& w : workers_)
+        for (const auto& s : w.sockets)
+            if (s.ifindex == ifindex) queues.push_back(s.queue);
+    std::sort(queues.begin(), queues.end());
+    return queues;
+}
+
+io::BindMode WorkerPool::bind_mode() const noexcept {
+    return workers_.empty() ? io::BindMode::copy : workers_.front().xsk->bind_mode();
+}
+
+PoolCounters WorkerPool::counters() const {
+    PoolCounters sum;
+    for (const auto& w : workers_) {
+        const io::WorkerCounters c = w.xsk->counters();
+        sum.io.rx_frames += c.rx_frames;
+        sum.io.rx_batches += c.rx_batches;
+        sum.io.tx_frames += c.tx_frames;
+        sum.io.tx_completed += c.tx_completed;
+        sum.io.allocated += c.allocated;
+        sum.io.released += c.released;
+        sum.io.alloc_failed += c.alloc_failed;
+        sum.io.tx_wakeups += c.tx_wakeups;
+        sum.io.ledger_violations += c.ledger_violations;
+        sum.io.fate_errors += c.fate_errors;
+        for (std::size_t i = 0; i < c.drops.size(); ++i) sum.io.drops[i] += c.drops[i];
+        for (std::size_t i = 0; i < c.frames_by_owner.size(); ++i) sum.io.frames_by_owner[i] += c.frames_by_owner[i];
+        for (std::size_t i = 0; i < w.xsk->socket_count(); ++i) {
+            const io::SocketStatistics s = w.xsk->socket_statistics(i);
+            sum.sockets.rx_dropped += s.rx_dropped;
+            sum.sockets.rx_invalid_descs += s.rx_invalid_descs;
+            sum.sockets.tx_invalid_descs += s.tx_invalid_descs;
+            sum.sockets.rx_ring_full += s.rx_ring_full;
+            sum.sockets.rx_fill_ring_empty_descs += s.rx_fill_ring_empty_descs;
+            sum.sockets.tx_ring_empty_descs += s.tx_ring_empty_descs;
+        }
+        dataplane::accumulate(sum.pipeline, w.handler->pipeline_counters());
+        sum.glue += w.handler->glue_counters();
+    }
+    return sum;
+}
+
+std::vector<std::string> WorkerPool::failures() const {
+    std::vector<std::string> out;
+    for (const auto& w : workers_)
+        if (w.thread && !w.thread->failure().empty())
+            out.push_back("worker " + std::to_string(w.queue) + ": " + w.thread->failure());
+    return out;
+}
+
+}  // namespace andromeda::daemon

@@ -1,0 +1,105 @@
+// The packet workers of one andromedad: one per underlay RX queue, each an AF_XDP worker (one
+// UMEM shared by its sockets: the underlay's queue, and the queues of the other ports that fall
+// to it) run by its own thread around a PacketWorker (pipeline, fabric reader, NAT).
+//
+// Reconfiguration (ports added or removed by a reload, next hops learned) happens while the
+// threads are paused: a pause joins them between two batches, so frames wait on the RX rings
+// and nothing is lost; no lock is taken on the per-packet path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/packet_worker.hpp"
+#include "dataplane/pipeline_config.hpp"
+#include "fabric/store.hpp"
+#include "io/bpf_instance.hpp"
+#include "io/worker_thread.hpp"
+#include "io/xsk_worker.hpp"
+#include "nat/nat_engine.hpp"
+
+namespace andromeda::daemon {
+
+// A port Andromeda owns: its XSKMAP slot and how many of its RX queues get a socket.
+struct OwnedPort {
+    std::string name;
+    std::uint32_t ifindex = 0;
+    dataplane::PortRole role = dataplane::PortRole::tenant;
+    std::uint32_t slot = 0;
+    std::uint32_t queues = 1;
+};
+
+// Sums over every worker.
+struct PoolCounters {
+    io::WorkerCounters io;
+    io::SocketStatistics sockets;
+    dataplane::PipelineCounters pipeline;
+    GlueCounters glue;
+};
+
+class WorkerPool {
+public:
+    // `ports` must start with the underlay; one worker per underlay RX queue. Binds every socket
+    // and registers it in the XSKMAP; threads start with start(). Throws io::IoError.
+    WorkerPool(io::BpfInstance& bpf, fabric::FabricStore& store, nat::NatEngine* nat,
+               const dataplane::PipelineConfig& pipeline, std::vector<OwnedPort> ports);
+    // Stops the threads and lets TX drain; the sockets close with their workers.
+    ~WorkerPool();
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    void start();
+    void pause();
+    void resume() { start(); }
+    [[nodiscard]] bool running() const noexcept { return running_; }
+
+    // While paused. add_port throws io::IoError, leaving nothing of the port behind.
+    void add_port(const OwnedPort& port);
+    void remove_port(std::uint32_t ifindex);
+    void set_next_hop(wire::Ipv4Address node, const wire::MacAddress& mac);
+    void set_uplink(const UplinkRoute& uplink);
+
+    [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }
+    [[nodiscard]] const std::vector<OwnedPort>& ports() const noexcept { return ports_; }
+    [[nodiscard]] const OwnedPort* find_port(std::uint32_t ifindex) const noexcept;
+    // The RX queues of `ifindex` that have a socket, and how the sockets are bound.
+    [[nodiscard]] std::vector<std::uint32_t> queues_of(std::uint32_t ifindex) const;
+    [[nodiscard]] io::BindMode bind_mode() const noexcept;
+    [[nodiscard]] PoolCounters counters() const;
+    // Why a worker thread stopped early, if one did.
+    [[nodiscard]] std::vector<std::string> failures() const;
+
+private:
+    struct SocketBinding {
+        std::uint32_t ifindex = 0;
+        std::uint32_t slot = 0;
+        std::uint32_t queue = 0;
+    };
+    struct Worker {
+        std::uint32_t queue = 0;  // its underlay RX queue
+        std::unique_ptr<io::XskWorker> xsk;
+        std::unique_ptr<PacketWorker> handler;
+        std::vector<SocketBinding> sockets;  // index = the XskWorker's socket index
+        std::unique_ptr<io::WorkerThread> thread;
+    };
+
+    // Queues of `port` that worker `w` serves: q with q % workers == w.
+    [[nodiscard]] std::vector<std::uint32_t> queues_for(const OwnedPort& port, std::uint32_t w) const;
+    void make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline);
+    void publish_sockets(Worker& worker);
+    void bind_ports();
+    void unbind(Worker& worker, std::uint32_t ifindex) noexcept;
+
+    io::BpfInstance& bpf_;
+    fabric::FabricStore& store_;
+    nat::NatEngine* nat_;
+    std::vector<OwnedPort> ports_;
+    std::vector<Worker> workers_;
+    std::uint32_t worker_count_ = 1;
+    bool running_ = false;
+};
+
+}  // namespace andromeda::daemon

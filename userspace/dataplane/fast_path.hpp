@@ -29,16 +29,6 @@ namespace andromeda::dataplane::detail {
     return v;
 }
 
-// The RFC 1071 check of an option-less 20-byte IPv4 header. Five 32-bit words (native order is
-// fine: the test is symmetric in byte order) summed in 64 bits; since 2^16 = 1 modulo 0xffff, the
-// one's-complement sum folds to 0xffff exactly when the plain sum is a non-zero multiple of
-// 0xffff, which one multiply-shift decides instead of a chain of dependent folds.
-[[gnu::always_inline]] [[nodiscard]] inline bool ipv4_header20_checksum_ok(const std::uint8_t* ip) noexcept {
-    const std::uint64_t sum = std::uint64_t{native_word(ip)} + native_word(ip + 4) + native_word(ip + 8) +
-                              native_word(ip + 12) + native_word(ip + 16);
-    return sum % 0xffff == 0 && sum != 0;
-}
-
 // overlay::flow_hash_of_frame for an IPv4 packet already validated (`header_length` and
 // `packet_length` from its header), without parsing the frame again: ICMP hashes to 0 as the
 // reference sends it; TCP/UDP ports count outside non-first fragments when present.

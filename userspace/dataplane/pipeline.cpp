@@ -46,7 +46,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const std::uint8_t* ip = frame + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     if (ip[0] != 0x45 || total < 20 || total > size - kEthernet || total > port.untagged_mtu) return false;
-    if (!detail::ipv4_header20_checksum_ok(ip) || word_at(ip + 12) != port.endpoint_ip) return false;
+    if (!wire::ipv4_header_checksum_ok(ip, 20) || word_at(ip + 12) != port.endpoint_ip) return false;
     const std::uint32_t destination = word_at(ip + 16);
     const wire::Ipv4Address target_ip = address_of(destination);
     if (destination == port.gateway_ip || (target_ip.value() >> 28) == 0xe || target_ip.value() == 0xffffffff)
@@ -108,7 +108,7 @@ bool parse_common_overlay(wire::ByteSpan packet, const overlay::DecapConfig& con
     const std::uint8_t* ip = p + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     if (ip[0] != 0x45 || total > size - kEthernet || total < kInnerOffset - kEthernet) return false;
-    if (!detail::ipv4_header20_checksum_ok(ip) || (wire::load_be16(ip + 6) & 0x3fff) != 0) return false;
+    if (!wire::ipv4_header_checksum_ok(ip, 20) || (wire::load_be16(ip + 6) & 0x3fff) != 0) return false;
     if (ip[9] != wire::ip_protocol::kUdp || word_at(ip + 16) != local_address) return false;
     const std::uint8_t* udp = ip + 20;
     const std::uint32_t udp_length = wire::load_be16(udp + 4);
@@ -144,7 +144,7 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
     if (inner_size < kEthernet + 20 || wire::load_be16(inner + 12) != wire::ethertype::kIpv4) return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (ip[0] != 0x45 || total < 20 || total > inner_size - kEthernet || !detail::ipv4_header20_checksum_ok(ip))
+    if (ip[0] != 0x45 || total < 20 || total > inner_size - kEthernet || !wire::ipv4_header_checksum_ok(ip, 20))
         return false;
     // Only the sender's own endpoints (outside sources need the general path's NAT check).
     const detail::EndpointRoute* sender = state_.route(*vpc, address_of(word_at(ip + 12)));

@@ -102,7 +102,9 @@ public:
     [[nodiscard]] Span packet() const noexcept { return packet_; }
     [[nodiscard]] Span payload() const noexcept { return packet_.subspan(header_length()); }
 
-    [[nodiscard]] bool checksum_valid() const noexcept { return checksum_verifies(header_bytes()); }
+    [[nodiscard]] bool checksum_valid() const noexcept {
+        return ipv4_header_checksum_ok(packet_.data(), header_length());
+    }
     // The checksum the header should carry, computed as if the checksum field were zero.
     [[nodiscard]] std::uint16_t compute_checksum() const noexcept {
         const auto h = header_bytes();

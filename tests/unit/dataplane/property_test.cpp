@@ -129,8 +129,8 @@ TEST(PipelinePropertyTest, FastPathHeaderChecksumEqualsTheWireCheck) {
             // Any byte but version/IHL and total length, which would make it unparseable.
             if (i % 6 == 0) header[4 + rng() % 16] ^= static_cast<std::uint8_t>(1 + rng() % 255);
         }
-        const bool expected = wire::Ipv4View::parse(header)->checksum_valid();
-        ASSERT_EQ(dataplane::detail::ipv4_header20_checksum_ok(header.data()), expected) << i;
+        const bool expected = wire::checksum_verifies(header);  // the generic RFC 1071 sum
+        ASSERT_EQ(wire::ipv4_header_checksum_ok(header.data(), 20), expected) << i;
         valid += expected ? 1 : 0;
     }
     EXPECT_GT(valid, 50000);

@@ -97,6 +97,25 @@ TEST(Checksum, UdpZeroMeansNoChecksumAndIsKept) {
     EXPECT_EQ(udp_checksum_update16(0x1234, 0x0000, 0x1234), 0xffff);
 }
 
+TEST(Checksum, InlineIpv4HeaderCheckAgreesWithTheFullSum) {
+    std::mt19937 rng(791);
+    int valid = 0;
+    for (int iter = 0; iter < 100000; ++iter) {
+        std::vector<std::uint8_t> h(4 * (5 + rng() % 11));  // IHL 5..15
+        for (auto& b : h) b = static_cast<std::uint8_t>(rng());
+        if (iter % 2 == 0) {
+            store_be16(&h[10], 0);
+            store_be16(&h[10], internet_checksum(h));
+            if (iter % 6 == 0) h[rng() % h.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        }
+        if (iter % 1000 == 0) std::fill(h.begin(), h.end(), 0);  // sums to zero: never valid
+        const bool expected = checksum_verifies(h);
+        ASSERT_EQ(ipv4_header_checksum_ok(h.data(), h.size()), expected) << iter;
+        valid += expected;
+    }
+    EXPECT_GT(valid, 30000);
+}
+
 TEST(Checksum, PseudoHeaderV4) {
     // Sum of 10.0.0.10, 10.0.0.20, proto 17, length 20.
     const auto s = pseudo_header_sum(Ipv4Address(0x0a00000a), Ipv4Address(0x0a000014), 17, 20);

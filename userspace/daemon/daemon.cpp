@@ -84,16 +84,16 @@ void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
     if (!serves_nat(snapshot)) return;
     nat::NatSettings settings;
     settings.shards = std::max<std::uint32_t>(1, host_.underlay.rx_queues);
-    nat_ = std::make_unique<nat::NatEngine>(settings);
-    nat_->set_rules(nat_rules_for(snapshot));
-    spdlog::info("NAT gateway: {} shard(s), {} VPC(s) translated", settings.shards, nat_rules_for(snapshot)->vpcs().size());
+    nat_ = std::make_unique<nat::NatEngine>(settings);  // the workers' NAT stage installs its rules
+    spdlog::info("NAT gateway: {} shard(s), {} VPC(s) translated", settings.shards,
+                 dataplane::nat_rules_for(snapshot)->vpcs().size());
 }
 
 // Where translated outbound traffic goes: [node.uplink] next_hop, else the kernel's route.
 void Daemon::start_uplink_route() {
     if (!host_.uplink) return;
-    uplink_route_.port = host_.uplink->ifindex;
-    uplink_route_.mac = host_.uplink->mac;
+    uplink_.port = host_.uplink->ifindex;
+    uplink_.mac = host_.uplink->mac;
     const auto& uplink = *store_.current()->local().uplink;
     try {
         std::optional<wire::Ipv4Address> gateway = uplink.next_hop;
@@ -104,9 +104,9 @@ void Daemon::start_uplink_route() {
         if (!gateway)
             throw StartupError("no next hop for the uplink " + host_.uplink->name +
                                ": set [node.uplink] next_hop, or add a default route via it");
-        uplink_route_.next_hop = io::resolve_next_hop(*gateway, kStartupResolveTimeout).mac;
+        uplink_.next_hop_mac = io::resolve_next_hop(*gateway, kStartupResolveTimeout).mac;
         spdlog::info("uplink {}: next hop {} at {}", host_.uplink->name, gateway->to_string(),
-                     uplink_route_.next_hop->to_string());
+                     uplink_.next_hop_mac->to_string());
     } catch (const StartupError& e) {
         spdlog::warn("{}; translated traffic is dropped (nat_no_uplink) until then", e.what());
     } catch (const std::exception& e) {
@@ -165,8 +165,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     pipeline.underlay_address = host_.underlay_address;
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
-    pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, std::move(owned));
-    pool_->set_uplink(uplink_route_);
+    pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned));
     pool_->start();
     // Steering starts only now that every socket is in the XSKMAP.
     sync_->sync_ports(ports);
@@ -215,11 +214,11 @@ void Daemon::tick() {
     if (nat_) nat_->expire(nat::Clock::now());
     if (next_hops_.unresolved() > 0 || ticks_ % kResolvedRefreshTicks == 0)
         apply_next_hops(next_hops_.refresh(kTickResolveTimeout));
-    if (host_.uplink && !uplink_route_.next_hop && ticks_ % kResolvedRefreshTicks == 0) {
+    if (host_.uplink && !uplink_.next_hop_mac && ticks_ % kResolvedRefreshTicks == 0) {
         start_uplink_route();
-        if (uplink_route_.next_hop) {
+        if (uplink_.next_hop_mac) {
             pool_->pause();
-            pool_->set_uplink(uplink_route_);
+            pool_->set_uplink_next_hop(*uplink_.next_hop_mac);
             pool_->resume();
         }
     }

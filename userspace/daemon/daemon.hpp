@@ -99,7 +99,7 @@ private:
     io::PortSlots slots_;
     NextHopTable next_hops_;
     std::unique_ptr<nat::NatEngine> nat_;
-    UplinkRoute uplink_route_;
+    dataplane::UplinkConfig uplink_;
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
 

@@ -61,11 +61,7 @@ void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::Fa
             notes.push_back("! this node became a VPC's NAT gateway: restart andromedad to start translating");
         return;
     }
-    try {
-        nat_->set_rules(nat_rules_for(snapshot));
-    } catch (const std::invalid_argument& e) {
-        notes.push_back(std::string("! NAT rules kept as they were: ") + e.what());
-    }
+    // The workers' NAT stage installs the new rules itself when it sees the new generation.
     std::size_t expired = 0;
     for (const fabric::Endpoint& e : diff.endpoints_removed) expired += nat_->expire_endpoint(e.vni, e.ip);
     if (expired > 0) notes.push_back(fmt::format("nat: expired {} flow(s) of removed endpoints", expired));

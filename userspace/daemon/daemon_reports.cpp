@@ -175,12 +175,15 @@ json Daemon::stats_json() const {
     json dataplane;
     for_each_pipeline_counter(c.pipeline, [&](const char* name, std::uint64_t v) { dataplane[name] = v; });
     out["dataplane"] = std::move(dataplane);
+    // The engine's counters (a NAT gateway only), then the workers' NAT stage: where translated
+    // packets went and why the stage itself dropped some.
+    json n = nat_ ? nat::to_json(nat_->counters()) : json::object();
     if (nat_) {
-        json n = nat::to_json(nat_->counters());
         n["flows"] = nat_->flow_count();
         n["mappings"] = nat_->mapping_count();
-        out["nat"] = std::move(n);
     }
+    c.nat_stage.for_each([&](std::string_view name, std::uint64_t v) { n["stage_" + std::string(name)] = v; });
+    out["nat"] = std::move(n);
     out["io"] = io_group(c);
     const io::MapWriteCounts maps = sync_->totals().total();
     out["daemon"] = {{"fabric_generation", store_.current()->generation()},

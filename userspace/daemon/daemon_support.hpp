@@ -1,12 +1,10 @@
 // Small pure helpers of the daemon: fabric-to-NAT rule conversion and message formatting.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "fabric/snapshot.hpp"
-#include "nat/rules.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {
@@ -17,10 +15,6 @@ inline constexpr wire::Ipv4Address kUplinkProbeAddress{0xC6336401};  // 198.51.1
 
 // Whether this node (the snapshot's local node) is the NAT gateway of some VPC.
 [[nodiscard]] bool serves_nat(const fabric::FabricSnapshot& snapshot) noexcept;
-
-// The NAT rules of the VPCs this node translates for. Throws std::invalid_argument (from
-// nat::NatRules) when they are inconsistent.
-[[nodiscard]] std::shared_ptr<const nat::NatRules> nat_rules_for(const fabric::FabricSnapshot& snapshot);
 
 // `path` made absolute (the daemon may be asked to reload it from another directory's view).
 [[nodiscard]] std::string absolute_path(const std::string& path);

@@ -18,19 +18,6 @@ namespace {
 
 using dataplane::PortId;
 
-// The Ethernet header's length up to the IPv4 header (VLAN tags included), or 0 when the frame
-// carries no IPv4 packet.
-std::uint32_t ipv4_offset(const std::uint8_t* frame, std::uint32_t length) noexcept {
-    std::uint32_t at = 12;
-    for (int tags = 0; tags <= 2; ++tags) {
-        if (length < at + 2) return 0;
-        const std::uint16_t type = wire::load_be16(frame + at);
-        if (type != 0x8100 && type != 0x88a8) return type == 0x0800 && length > at + 2 ? at + 2 : 0;
-        at += 4;
-    }
-    return 0;
-}
-
 dataplane::PacketBuffer buffer_of(const io::Frame& f) noexcept {
     return {f.chunk(), f.chunk_size(), static_cast<std::uint32_t>(f.data() - f.chunk()), f.length()};
 }
@@ -44,16 +31,12 @@ GlueCounters& GlueCounters::operator+=(const GlueCounters& o) noexcept {
     tx_copied += o.tx_copied;
     tx_copy_failed += o.tx_copy_failed;
     tx_no_port += o.tx_no_port;
-    nat_to_uplink += o.nat_to_uplink;
-    nat_to_tenant += o.nat_to_tenant;
-    nat_dropped += o.nat_dropped;
-    nat_no_uplink += o.nat_no_uplink;
-    nat_unavailable += o.nat_unavailable;
     return *this;
 }
 
-PacketWorker::PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat)
-    : pipeline_(std::move(config)), reader_(std::move(reader)), nat_(nat) {
+PacketWorker::PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat,
+                           const dataplane::UplinkConfig& uplink)
+    : pipeline_(std::move(config)), stage_(pipeline_, nat, uplink), reader_(std::move(reader)) {
     // Protocol 0: this socket only sends; it never receives a copy of anyone's traffic.
     packet_socket_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (packet_socket_ < 0) throw std::system_error(errno, std::generic_category(), "opening an AF_PACKET socket");
@@ -80,15 +63,20 @@ GlueCounters PacketWorker::glue_counters() const {
     return published_glue_;
 }
 
+dataplane::NatStageCounters PacketWorker::nat_stage_counters() const {
+    std::lock_guard lock(published_mutex_);
+    return published_stage_;
+}
+
 void PacketWorker::publish_counters() noexcept {
     std::lock_guard lock(published_mutex_);
     published_pipeline_ = pipeline_.counters();
     published_glue_ = glue_;
+    published_stage_ = stage_.counters();
 }
 
 void PacketWorker::handle(std::uint32_t socket, std::span<io::Frame> frames, io::FrameOutput& out) noexcept {
     ++glue_.batches;
-    now_ = nat::Clock::now();
     const PortId port = socket < socket_ports_.size() ? socket_ports_[socket] : dataplane::kNoPort;
     {
         const auto fabric = reader_.read();
@@ -112,17 +100,15 @@ void PacketWorker::process(std::span<io::Frame> frames, const fabric::FabricSnap
     std::fill_n(fated_.begin(), n, false);
     const std::size_t spares = take_spares(n + kExtraSpares, out);
     dataplane::FrameSink sink(emissions_, std::span(spare_buffers_.data(), spares));
-    pipeline_.process_batch(std::span(rx_.data(), n), fabric, sink, std::span(results_.data(), n));
+    stage_.process_batch(std::span(rx_.data(), n), fabric, sink, std::span(results_.data(), n), nat::Clock::now());
     emit_all(sink, frames, out);
     release_spares(sink.spares_used(), out);
     for (std::size_t i = 0; i < n; ++i) {
         if (fated_[i]) continue;
-        switch (results_[i].verdict) {
-            case dataplane::Verdict::to_nat: translate(frames[i], results_[i].nat, fabric, out); break;
-            case dataplane::Verdict::drop: out.drop(frames[i]); break;
-            // Forwarded, delivered or answered, but from spare frames (fragments, ICMP errors).
-            default: out.release(frames[i]); break;
-        }
+        // Not emitted itself: dropped (its counters say why), or its output went into spare
+        // frames (fragments, ICMP errors, a NAT-translated copy routed into the fabric).
+        if (results_[i].verdict == dataplane::Verdict::drop) out.drop(frames[i]);
+        else out.release(frames[i]);
     }
 }
 
@@ -206,61 +192,6 @@ void PacketWorker::send(io::Frame& frame, PortId port, io::FrameOutput& out) noe
         ++glue_.tx_copy_failed;
         out.drop(frame);
     }
-}
-
-void PacketWorker::translate(io::Frame& frame, const dataplane::NatRequest& request,
-                             const fabric::FabricSnapshot& fabric, io::FrameOutput& out) noexcept {
-    if (nat_ == nullptr) {
-        ++glue_.nat_unavailable;
-        out.drop(frame);
-        return;
-    }
-    const std::uint32_t l3 = request.frame_offset + request.frame_length <= frame.length()
-                                 ? ipv4_offset(frame.data() + request.frame_offset, request.frame_length)
-                                 : 0;
-    nat::NatResult result;
-    if (l3 != 0) {
-        const wire::MutableByteSpan ipv4(frame.data() + request.frame_offset + l3, request.frame_length - l3);
-        result = request.direction == dataplane::NatDirection::outbound ? nat_->outbound(request.vni, ipv4, now_)
-                                                                          : nat_->inbound(ipv4, now_);
-    } else {
-        result.drop = nat::DropReason::malformed;
-    }
-    const auto chunk_offset = static_cast<std::uint32_t>(frame.data() - frame.chunk()) + request.frame_offset;
-    if (!result.translated() || !frame.reframe(chunk_offset, request.frame_length)) {
-        ++glue_.nat_dropped;
-        out.drop(frame);
-        return;
-    }
-    if (result.to_tenant) {
-        route_translated(frame, result.vni, fabric, out);
-        return;
-    }
-    if (!uplink_.next_hop) {
-        ++glue_.nat_no_uplink;
-        out.drop(frame);
-        return;
-    }
-    uplink_.next_hop->copy_to(frame.data());
-    uplink_.mac.copy_to(frame.data() + ETH_ALEN);
-    ++glue_.nat_to_uplink;
-    send(frame, uplink_.port, out);
-}
-
-void PacketWorker::route_translated(io::Frame& frame, std::uint32_t vni, const fabric::FabricSnapshot& fabric,
-                                    io::FrameOutput& out) noexcept {
-    const std::size_t spares = take_spares(kExtraSpares, out);
-    dataplane::FrameSink sink(emissions_, std::span(spare_buffers_.data(), spares));
-    const auto result =
-        pipeline_.route_from_nat(vni, wire::ByteSpan(frame.data(), frame.length()), fabric, sink);
-    emit_all(sink, {}, out);
-    release_spares(sink.spares_used(), out);
-    if (result.verdict == dataplane::Verdict::drop) {
-        out.drop(frame);
-        return;
-    }
-    ++glue_.nat_to_tenant;
-    out.release(frame);  // its translated copy left in a spare
 }
 
 }  // namespace andromeda::daemon

@@ -1,9 +1,9 @@
 // The glue between one AF_XDP worker and one dataplane pipeline: a batch of frames from one
-// socket goes through Pipeline::process_batch in place, each emission leaves on the socket of
-// its port (or, when this worker has no socket on that port, as a copy through a packet socket),
-// frames for NAT go through the NAT engine and back through Pipeline::route_from_nat or out of
-// the uplink. One PacketWorker per worker thread; everything but counters() and the setters'
-// callers (who pause the thread first) is that thread's alone.
+// socket goes through the pipeline (with its NAT stage, dataplane::NatPipeline) in place, and
+// each emission leaves on the socket of its port — or, when this worker has no socket on that
+// port (a single-queue tenant veth on a multi-queue underlay), as a copy through a packet
+// socket. One PacketWorker per worker thread; everything but the counter getters is that
+// thread's alone (the setters' callers pause the thread first).
 #pragma once
 
 #include <array>
@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
 #include "fabric/publisher.hpp"
 #include "io/frame.hpp"
@@ -25,16 +26,11 @@ namespace andromeda::daemon {
 // What the glue itself did, next to the pipeline's counters.
 struct GlueCounters {
     std::uint64_t batches = 0;
-    std::uint64_t no_fabric = 0;            // frames dropped before the first snapshot was published
-    std::uint64_t spare_shortfall = 0;      // batches that got fewer spare frames than asked for
-    std::uint64_t tx_copied = 0;            // sent through the packet socket: no AF_XDP socket here
-    std::uint64_t tx_copy_failed = 0;       // ... and the kernel refused it
-    std::uint64_t tx_no_port = 0;           // an emission for a port this node does not own
-    std::uint64_t nat_to_uplink = 0;        // translated outbound, sent to the uplink's next hop
-    std::uint64_t nat_to_tenant = 0;        // translated inbound (or hairpinned), routed to a VPC
-    std::uint64_t nat_dropped = 0;          // refused by the NAT engine (its counters say why)
-    std::uint64_t nat_no_uplink = 0;        // translated outbound but the uplink's next hop is unknown
-    std::uint64_t nat_unavailable = 0;      // to_nat, but this worker has no NAT engine
+    std::uint64_t no_fabric = 0;        // frames dropped before the first snapshot was published
+    std::uint64_t spare_shortfall = 0;  // batches that got fewer spare frames than asked for
+    std::uint64_t tx_copied = 0;        // sent through the packet socket: no AF_XDP socket here
+    std::uint64_t tx_copy_failed = 0;   // ... and the kernel refused it
+    std::uint64_t tx_no_port = 0;       // an emission for a port this node does not own
 
     GlueCounters& operator+=(const GlueCounters& o) noexcept;
     // Calls f(name, value) for every field.
@@ -46,26 +42,15 @@ struct GlueCounters {
         f("tx_copied", tx_copied);
         f("tx_copy_failed", tx_copy_failed);
         f("tx_no_port", tx_no_port);
-        f("nat_to_uplink", nat_to_uplink);
-        f("nat_to_tenant", nat_to_tenant);
-        f("nat_dropped", nat_dropped);
-        f("nat_no_uplink", nat_no_uplink);
-        f("nat_unavailable", nat_unavailable);
     }
-};
-
-// Where NAT-translated outbound traffic leaves: the uplink's port and the Ethernet addresses.
-struct UplinkRoute {
-    dataplane::PortId port = dataplane::kNoPort;
-    wire::MacAddress mac;                      // the uplink's own
-    std::optional<wire::MacAddress> next_hop;  // the router's; unset while unresolved
 };
 
 class PacketWorker final : public io::FrameHandler {
 public:
     // `nat` may be null (this node is no NAT gateway). Opens the packet socket used for ports
     // this worker has no AF_XDP socket on; throws std::system_error when it cannot.
-    PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat);
+    PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat,
+                 const dataplane::UplinkConfig& uplink);
     ~PacketWorker() override;
     PacketWorker(const PacketWorker&) = delete;
     PacketWorker& operator=(const PacketWorker&) = delete;
@@ -75,12 +60,13 @@ public:
     // Reconfiguration: only while no thread runs this worker.
     // socket_ports[i] is the port (ifindex) of the worker's socket i.
     void set_sockets(std::vector<dataplane::PortId> socket_ports);
-    void set_uplink(const UplinkRoute& uplink) { uplink_ = uplink; }
+    void set_uplink_next_hop(const wire::MacAddress& mac) noexcept { stage_.set_uplink_next_hop(mac); }
     [[nodiscard]] dataplane::Pipeline& pipeline() noexcept { return pipeline_; }
 
     // Safe from any thread: a copy made at the end of the last batch.
     [[nodiscard]] dataplane::PipelineCounters pipeline_counters() const;
     [[nodiscard]] GlueCounters glue_counters() const;
+    [[nodiscard]] dataplane::NatStageCounters nat_stage_counters() const;
 
 private:
     static constexpr std::size_t kExtraSpares = 4;
@@ -93,25 +79,19 @@ private:
     void release_spares(std::size_t used, io::FrameOutput& out) noexcept;
     void emit_all(const dataplane::FrameSink& sink, std::span<io::Frame> inputs, io::FrameOutput& out) noexcept;
     void send(io::Frame& frame, dataplane::PortId port, io::FrameOutput& out) noexcept;
-    void translate(io::Frame& frame, const dataplane::NatRequest& request, const fabric::FabricSnapshot& fabric,
-                   io::FrameOutput& out) noexcept;
-    void route_translated(io::Frame& frame, std::uint32_t vni, const fabric::FabricSnapshot& fabric,
-                          io::FrameOutput& out) noexcept;
     void publish_counters() noexcept;
 
     dataplane::Pipeline pipeline_;
+    dataplane::NatPipeline stage_;  // borrows pipeline_
     fabric::FabricReader reader_;
-    nat::NatEngine* nat_;
-    UplinkRoute uplink_;
     int packet_socket_ = -1;
     std::vector<dataplane::PortId> socket_ports_;
     std::unordered_map<dataplane::PortId, std::uint32_t> socket_of_port_;
-    nat::TimePoint now_{};
     GlueCounters glue_;
 
     // Per-batch scratch, sized once: the per-packet path never allocates.
     std::array<dataplane::RxFrame, dataplane::kMaxBatch> rx_{};
-    std::array<dataplane::FrameResult, dataplane::kMaxBatch> results_{};
+    std::array<dataplane::NatFrameResult, dataplane::kMaxBatch> results_{};
     std::array<bool, dataplane::kMaxBatch> fated_{};
     std::array<dataplane::Emission, kMaxEmissions> emissions_{};
     std::array<dataplane::PacketBuffer, kMaxSpares> spare_buffers_{};
@@ -121,6 +101,7 @@ private:
     mutable std::mutex published_mutex_;
     dataplane::PipelineCounters published_pipeline_;
     GlueCounters published_glue_;
+    dataplane::NatStageCounters published_stage_;
 };
 
 }  // namespace andromeda::daemon

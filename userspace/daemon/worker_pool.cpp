@@ -19,6 +19,23 @@ io::UmemConfig umem_for(std::size_t sockets) {
     return umem;
 }
 
+void add(dataplane::NatStageCounters& into, const dataplane::NatStageCounters& from) noexcept {
+    into.to_uplink += from.to_uplink;
+    into.to_tenant += from.to_tenant;
+    into.rules_installed += from.rules_installed;
+    into.rules_rejected += from.rules_rejected;
+    into.endpoint_flows_expired += from.endpoint_flows_expired;
+    for (std::size_t i = 0; i < into.nat_drops.size(); ++i) into.nat_drops[i] += from.nat_drops[i];
+    into.drop_no_nat_engine += from.drop_no_nat_engine;
+    into.drop_not_ipv4 += from.drop_not_ipv4;
+    into.drop_no_uplink_port += from.drop_no_uplink_port;
+    into.drop_no_uplink_next_hop += from.drop_no_uplink_next_hop;
+    into.drop_no_tx_buffer += from.drop_no_tx_buffer;
+}
+// A field added to NatStageCounters but not to add() would silently read 0.
+static_assert(sizeof(dataplane::NatStageCounters) ==
+              (10 + nat::kDropReasonCount) * sizeof(std::uint64_t));
+
 void require_paused(bool running, const char* what) {
     if (running) throw std::logic_error(std::string("WorkerPool::") + what + " needs the workers paused");
 }
@@ -26,13 +43,14 @@ void require_paused(bool running, const char* what) {
 }  // namespace
 
 WorkerPool::WorkerPool(io::BpfInstance& bpf, fabric::FabricStore& store, nat::NatEngine* nat,
-                       const dataplane::PipelineConfig& pipeline, std::vector<OwnedPort> ports)
+                       const dataplane::PipelineConfig& pipeline, const dataplane::UplinkConfig& uplink,
+                       std::vector<OwnedPort> ports)
     : bpf_(bpf), store_(store), nat_(nat), ports_(std::move(ports)) {
     if (ports_.empty() || ports_.front().role != dataplane::PortRole::underlay)
         throw std::invalid_argument("WorkerPool: the first port must be the underlay");
     worker_count_ = std::max<std::uint32_t>(1, ports_.front().queues);
     workers_.reserve(worker_count_);
-    for (std::uint32_t w = 0; w < worker_count_; ++w) make_worker(w, pipeline);
+    for (std::uint32_t w = 0; w < worker_count_; ++w) make_worker(w, pipeline, uplink);
     bind_ports();
 }
 
@@ -49,7 +67,8 @@ std::vector<std::uint32_t> WorkerPool::queues_for(const OwnedPort& port, std::ui
     return queues;
 }
 
-void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline) {
+void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline,
+                             const dataplane::UplinkConfig& uplink) {
     Worker worker;
     worker.queue = w;
     std::vector<io::SocketSpec> specs;
@@ -59,7 +78,7 @@ void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& p
             worker.sockets.push_back({port.ifindex, port.slot, q});
         }
     worker.xsk = std::make_unique<io::XskWorker>(umem_for(specs.size()), specs);
-    worker.handler = std::make_unique<PacketWorker>(pipeline, store_.make_reader(), nat_);
+    worker.handler = std::make_unique<PacketWorker>(pipeline, store_.make_reader(), nat_, uplink);
     for (std::size_t i = 0; i < worker.sockets.size(); ++i)
         bpf_.register_socket(worker.sockets[i].slot, worker.sockets[i].queue, worker.xsk->socket(i).fd);
     publish_sockets(worker);
@@ -144,9 +163,9 @@ void WorkerPool::set_next_hop(wire::Ipv4Address node, const wire::MacAddress& ma
     for (auto& w : workers_) w.handler->pipeline().set_next_hop(node, mac);
 }
 
-void WorkerPool::set_uplink(const UplinkRoute& uplink) {
-    require_paused(running_, "set_uplink");
-    for (auto& w : workers_) w.handler->set_uplink(uplink);
+void WorkerPool::set_uplink_next_hop(const wire::MacAddress& mac) {
+    require_paused(running_, "set_uplink_next_hop");
+    for (auto& w : workers_) w.handler->set_uplink_next_hop(mac);
 }
 
 const OwnedPort* WorkerPool::find_port(std::uint32_t ifindex) const noexcept {
@@ -194,6 +213,7 @@ PoolCounters WorkerPool::counters() const {
         }
         dataplane::accumulate(sum.pipeline, w.handler->pipeline_counters());
         sum.glue += w.handler->glue_counters();
+        add(sum.nat_stage, w.handler->nat_stage_counters());
     }
     return sum;
 }

@@ -37,6 +37,7 @@ struct PoolCounters {
     io::WorkerCounters io;
     io::SocketStatistics sockets;
     dataplane::PipelineCounters pipeline;
+    dataplane::NatStageCounters nat_stage;
     GlueCounters glue;
 };
 
@@ -45,7 +46,8 @@ public:
     // `ports` must start with the underlay; one worker per underlay RX queue. Binds every socket
     // and registers it in the XSKMAP; threads start with start(). Throws io::IoError.
     WorkerPool(io::BpfInstance& bpf, fabric::FabricStore& store, nat::NatEngine* nat,
-               const dataplane::PipelineConfig& pipeline, std::vector<OwnedPort> ports);
+               const dataplane::PipelineConfig& pipeline, const dataplane::UplinkConfig& uplink,
+               std::vector<OwnedPort> ports);
     // Stops the threads and lets TX drain; the sockets close with their workers.
     ~WorkerPool();
     WorkerPool(const WorkerPool&) = delete;
@@ -60,7 +62,7 @@ public:
     void add_port(const OwnedPort& port);
     void remove_port(std::uint32_t ifindex);
     void set_next_hop(wire::Ipv4Address node, const wire::MacAddress& mac);
-    void set_uplink(const UplinkRoute& uplink);
+    void set_uplink_next_hop(const wire::MacAddress& mac);
 
     [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }
     [[nodiscard]] const std::vector<OwnedPort>& ports() const noexcept { return ports_; }
@@ -88,7 +90,7 @@ private:
 
     // Queues of `port` that worker `w` serves: q with q % workers == w.
     [[nodiscard]] std::vector<std::uint32_t> queues_for(const OwnedPort& port, std::uint32_t w) const;
-    void make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline);
+    void make_worker(std::uint32_t w, const dataplane::PipelineConfig& pipeline, const dataplane::UplinkConfig& uplink);
     void publish_sockets(Worker& worker);
     void bind_ports();
     void unbind(Worker& worker, std::uint32_t ifindex) noexcept;

@@ -152,7 +152,7 @@ inline Bytes ethernet_around(const wire::MacAddress& destination, const wire::Ma
     destination.copy_to(frame.data());
     source.copy_to(frame.data() + 6);
     wire::store_be16(frame.data() + 12, wire::ethertype::kIpv4);
-    std::memcpy(frame.data() + 14, ipv4.data(), ipv4.size());
+    std::copy(ipv4.begin(), ipv4.end(), frame.begin() + 14);
     return frame;
 }
 

@@ -72,7 +72,9 @@ protected:
         ANDROMEDA_REQUIRE_ROOT();
         sweep_stale_sockets();
         io::testing::sweep_stale_test_pins();
-        auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1");
+        VethOptions underlay;
+        underlay.queues = underlay_queues();
+        auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
         for (int i = 0; i < 2; ++i) {
             nodes_[i].name = "t" + std::to_string(getpid()) + "-node" + std::to_string(i + 1);
             nodes_[i].host = hosts[i];
@@ -82,6 +84,9 @@ protected:
         t20_ = &add_tenant(*hosts[1], "tap-blue-20", "20");
         t30_ = &add_tenant(*hosts[1], "tap-blue-30", "30");
     }
+
+    // RX (and TX) queues of each host's underlay veth: andromedad runs one worker per RX queue.
+    virtual unsigned underlay_queues() const { return 1; }
 
     void TearDown() override {
         for (const auto& path : files_) std::filesystem::remove(path);

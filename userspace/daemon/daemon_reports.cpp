@@ -154,6 +154,7 @@ json Daemon::status_json() const {
             {"uptime_s", uptime_s()},
             {"fabric_generation", snapshot->generation()},
             {"workers", pool_->size()},
+            {"worker_rx_frames", pool_->rx_frames_per_worker()},
             {"config", options_.config_path},
             {"pin_dir", bpf_->config().pin_dir.string()},
             {"control_socket", control_.path()},

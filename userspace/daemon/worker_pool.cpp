@@ -218,6 +218,12 @@ PoolCounters WorkerPool::counters() const {
     return sum;
 }
 
+std::vector<std::uint64_t> WorkerPool::rx_frames_per_worker() const {
+    std::vector<std::uint64_t> out;
+    for (const auto& w : workers_) out.push_back(w.xsk->counters().rx_frames);
+    return out;
+}
+
 std::vector<std::string> WorkerPool::failures() const {
     std::vector<std::string> out;
     for (const auto& w : workers_)

@@ -71,6 +71,8 @@ public:
     [[nodiscard]] std::vector<std::uint32_t> queues_of(std::uint32_t ifindex) const;
     [[nodiscard]] io::BindMode bind_mode() const noexcept;
     [[nodiscard]] PoolCounters counters() const;
+    // Frames each worker received, in worker (underlay queue) order.
+    [[nodiscard]] std::vector<std::uint64_t> rx_frames_per_worker() const;
     // Why a worker thread stopped early, if one did.
     [[nodiscard]] std::vector<std::string> failures() const;
 

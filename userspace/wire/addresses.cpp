@@ -35,8 +35,6 @@ std::optional<MacAddress> MacAddress::parse(std::string_view text) noexcept {
     return MacAddress(b);
 }
 
-void MacAddress::copy_to(std::uint8_t* p) const noexcept { std::memcpy(p, bytes_.data(), bytes_.size()); }
-
 bool MacAddress::is_broadcast() const noexcept {
     for (auto v : bytes_)
         if (v != 0xff) return false;

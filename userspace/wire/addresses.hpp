@@ -27,7 +27,7 @@ public:
     static std::optional<MacAddress> parse(std::string_view text) noexcept;
 
     [[nodiscard]] const std::array<std::uint8_t, 6>& bytes() const noexcept { return bytes_; }
-    void copy_to(std::uint8_t* p) const noexcept;
+    void copy_to(std::uint8_t* p) const noexcept { std::memcpy(p, bytes_.data(), 6); }
     [[nodiscard]] bool is_broadcast() const noexcept;
     [[nodiscard]] bool is_multicast() const noexcept { return (bytes_[0] & 1) != 0; }
     [[nodiscard]] bool is_zero() const noexcept;

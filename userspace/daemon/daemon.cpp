@@ -222,7 +222,9 @@ void Daemon::tick() {
             pool_->resume();
         }
     }
-    for (const auto& failure : pool_->failures()) spdlog::error("{}", failure);
+    const auto failures = pool_->failures();
+    for (std::size_t i = failures_logged_; i < failures.size(); ++i) spdlog::error("{}", failures[i]);
+    failures_logged_ = failures.size();
     publish_stats();
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ namespace andromeda::daemon {
 struct DaemonOptions {
     std::string config_path;
     std::string control_socket;  // empty: /run/andromeda/<node>.sock
+};
+
+// Tenant ports a reload adds and removes, and the added ones that could not be set up.
+struct PortChanges {
+    std::vector<OwnedPort> added;
+    std::vector<OwnedPort> removed;
+    std::set<std::uint32_t> failed;  // ifindexes
 };
 
 // What a reload did, for the requester.
@@ -70,7 +78,10 @@ private:
     [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
                                               std::map<std::string, std::uint32_t>* unresolved);
     void attach_tenant(const std::string& name, std::vector<std::string>& notes);
+    [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
     void reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes);
+    void replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
+                         std::vector<std::string>& notes);
     void update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,
                     std::vector<std::string>& notes);
     void apply_next_hops(const std::vector<dataplane::NextHop>& hops);
@@ -107,6 +118,7 @@ private:
     std::uint64_t reloads_failed_ = 0;
     std::uint64_t stats_published_ = 0;
     std::uint64_t ticks_ = 0;
+    std::size_t failures_logged_ = 0;
 };
 
 }  // namespace andromeda::daemon

@@ -67,6 +67,20 @@ void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::Fa
     if (expired > 0) notes.push_back(fmt::format("nat: expired {} flow(s) of removed endpoints", expired));
 }
 
+// Tenant ports the snapshot no longer has (by ifindex: a recreated interface is a new port), and
+// those it adds.
+PortChanges Daemon::port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const {
+    PortChanges changes;
+    for (const OwnedPort& p : pool_->ports())
+        if (p.role == dataplane::PortRole::tenant && desired.count(p.ifindex) == 0) changes.removed.push_back(p);
+    for (const auto& [ifindex, port] : desired) {
+        if (port.role != ANDROMEDA_PORT_TENANT || pool_->find_port(ifindex) != nullptr) continue;
+        if (const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(ifindex))
+            changes.added.push_back({e->port, ifindex, dataplane::PortRole::tenant, port.slot, 1});
+    }
+    return changes;
+}
+
 void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes) {
     std::map<std::string, std::uint32_t> unresolved;
     io::PortTable desired = desired_ports(snapshot, &unresolved);
@@ -74,55 +88,50 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector
         notes.push_back(fmt::format("! tenant port {} (vni {}) does not exist: its endpoint stays unreachable until a "
                                     "reload finds it",
                                     name, vni));
-    std::vector<OwnedPort> removed, added;
-    for (const OwnedPort& p : pool_->ports())
-        if (p.role == dataplane::PortRole::tenant && desired.count(p.ifindex) == 0) removed.push_back(p);
-    for (const auto& [ifindex, port] : desired) {
-        if (port.role != ANDROMEDA_PORT_TENANT || pool_->find_port(ifindex) != nullptr) continue;
-        const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(ifindex);
-        if (e != nullptr) added.push_back({e->port, ifindex, dataplane::PortRole::tenant, port.slot, 1});
-    }
+    PortChanges changes = port_changes(snapshot, desired);
 
     // 1. Removed ports are no longer steered, and lose XDP (a recreated interface may reuse the name).
     io::PortTable steered = desired;
-    for (const auto& a : added) steered.erase(a.ifindex);
+    for (const auto& a : changes.added) steered.erase(a.ifindex);
     sync_->sync_ports(steered);
-    for (const auto& r : removed) {
+    for (const auto& r : changes.removed) {
         bpf_->detach(r.name);
         notes.push_back("- port " + r.name + " detached");
     }
     // 2. New ports get XDP (frames pass to the kernel until the port map names them).
-    std::set<std::uint32_t> failed;
-    for (auto& a : added) {
+    for (auto& a : changes.added) {
         try {
             attach_tenant(a.name, notes);
             a.queues = io::rx_queue_count(a.name);
         } catch (const std::exception& e) {
             notes.push_back("! port " + a.name + " left out: " + e.what());
-            failed.insert(a.ifindex);
+            changes.failed.insert(a.ifindex);
         }
     }
     // 3. Sockets and next hops, with the workers paused between two batches.
-    const auto hops = next_hops_.update(snapshot, kReloadResolveTimeout);
-    if (!removed.empty() || !added.empty() || !hops.empty()) {
-        pool_->pause();
-        for (const auto& r : removed) pool_->remove_port(r.ifindex);
-        for (const auto& a : added) {
-            if (failed.count(a.ifindex) != 0) continue;
-            try {
-                pool_->add_port(a);
-            } catch (const std::exception& e) {
-                notes.push_back("! port " + a.name + " left out: " + e.what());
-                failed.insert(a.ifindex);
-                bpf_->detach(a.name);
-            }
-        }
-        for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
-        pool_->resume();
-    }
+    replumb_workers(changes, next_hops_.update(snapshot, kReloadResolveTimeout), notes);
     // 4. Added ports are steered now that their sockets are in the XSKMAP.
-    for (const std::uint32_t ifindex : failed) desired.erase(ifindex);
+    for (const std::uint32_t ifindex : changes.failed) desired.erase(ifindex);
     sync_->sync_ports(desired);
+}
+
+void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
+                             std::vector<std::string>& notes) {
+    if (changes.removed.empty() && changes.added.empty() && hops.empty()) return;
+    pool_->pause();
+    for (const auto& r : changes.removed) pool_->remove_port(r.ifindex);
+    for (const auto& a : changes.added) {
+        if (changes.failed.count(a.ifindex) != 0) continue;
+        try {
+            pool_->add_port(a);
+        } catch (const std::exception& e) {
+            notes.push_back("! port " + a.name + " left out: " + e.what());
+            changes.failed.insert(a.ifindex);
+            bpf_->detach(a.name);
+        }
+    }
+    for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
+    pool_->resume();
 }
 
 }  // namespace andromeda::daemon

@@ -122,13 +122,45 @@ TEST_F(TwoNodes, StartupErrorsSayWhatToFix) {
     EXPECT_EQ(start.exit_code, 1) << start.output;
     EXPECT_TRUE(contains(start.output, "eth9 does not exist") && contains(start.output, "nsenter --net")) << start.output;
 
-    // A second instance of a running node is refused, and the first keeps running.
+    // Without root: what is missing, before anything is touched.
+    const auto unprivileged = nodes_[0].host->try_run(
+        {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", kDaemon, "-c", nodes_[0].config}, 20s);
+    EXPECT_EQ(unprivileged.exit_code, 1) << unprivileged.output;
+    EXPECT_TRUE(contains(unprivileged.output, "andromedad needs root")) << unprivileged.output;
+
+    // A tenant veth with TX checksum offload on is named in a warning with the fix.
+    t10_->run({"ethtool", "-K", "eth0", "tx", "on"});
     start_daemon(0);
+    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "tap-blue-10: the tenant's end of this veth has TX checksum offload on"))
+        << nodes_[0].daemon->output();
+    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "ethtool -K <tenant interface> tx off"));
+
+    // A second instance of a running node is refused, and the first keeps running.
     const auto twice = nodes_[0].host->try_run({kDaemon, "-c", nodes_[0].config}, 20s);
     EXPECT_EQ(twice.exit_code, 1) << twice.output;
     EXPECT_TRUE(contains(twice.output, "another andromedad for this node is running")) << twice.output;
     EXPECT_TRUE(nodes_[0].daemon->running());
     EXPECT_TRUE(ctl(0, {"status"}).ok());
+}
+
+// A [[nodes]] mac pins the next hop: no neighbour lookup for that peer, and traffic uses it.
+TEST_F(TwoNodes, PinnedPeerMacIsUsedWithoutTheNeighbourTable) {
+    // ip, not /sys/class/net: under nsenter --net, /sys shows the root namespace's interfaces.
+    const std::string link = nodes_[1].host->run({"ip", "-o", "link", "show", "eth1"});
+    const auto at = link.find("link/ether ");
+    ASSERT_NE(at, std::string::npos) << link;
+    const std::string mac = link.substr(at + 11, 17);
+    std::string text = base_config(0);
+    replace_all(text, "# mac = \"02:00:00:00:a1:02\"", "mac = \"" + mac + "\"");
+    ASSERT_TRUE(contains(text, "mac = \"" + mac)) << text;
+    nodes_[0].config = write_config(0, text, "-pinned");
+    start_both();
+    const auto peers = ctl_json(0, "status").value("peers", nlohmann::json::array());
+    ASSERT_EQ(peers.size(), 1u);
+    EXPECT_EQ(peers[0].value("source", ""), "pinned");
+    EXPECT_EQ(peers[0].value("mac", ""), mac);
+    EXPECT_EQ(ctl_json(1, "status").value("peers", nlohmann::json::array())[0].value("source", ""), "neighbour");
+    EXPECT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kStartupResolveTimeout = 1000ms;
 constexpr auto kTickResolveTimeout = 200ms;
+constexpr auto kTickResolveBudget = 500ms;  // per tick: many dead peers must not stall the daemon
 constexpr std::uint64_t kResolvedRefreshTicks = 10;  // re-read known next hops every 10 s
 
 fabric::PortResolver interface_resolver() {
@@ -182,9 +183,8 @@ void Daemon::start_control() {
 
 void Daemon::apply_next_hops(const std::vector<dataplane::NextHop>& hops) {
     if (hops.empty() || !pool_) return;
-    pool_->pause();
+    const PausedWorkers paused(*pool_);
     for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
-    pool_->resume();
 }
 
 void Daemon::run() {
@@ -213,13 +213,12 @@ void Daemon::tick() {
     ++ticks_;
     if (nat_) nat_->expire(nat::Clock::now());
     if (next_hops_.unresolved() > 0 || ticks_ % kResolvedRefreshTicks == 0)
-        apply_next_hops(next_hops_.refresh(kTickResolveTimeout));
+        apply_next_hops(next_hops_.refresh(kTickResolveTimeout, kTickResolveBudget));
     if (host_.uplink && !uplink_.next_hop_mac && ticks_ % kResolvedRefreshTicks == 0) {
         start_uplink_route();
         if (uplink_.next_hop_mac) {
-            pool_->pause();
+            const PausedWorkers paused(*pool_);
             pool_->set_uplink_next_hop(*uplink_.next_hop_mac);
-            pool_->resume();
         }
     }
     const auto failures = pool_->failures();

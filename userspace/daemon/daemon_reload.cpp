@@ -118,7 +118,7 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector
 void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
                              std::vector<std::string>& notes) {
     if (changes.removed.empty() && changes.added.empty() && hops.empty()) return;
-    pool_->pause();
+    const PausedWorkers paused(*pool_);
     for (const auto& r : changes.removed) pool_->remove_port(r.ifindex);
     for (const auto& a : changes.added) {
         if (changes.failed.count(a.ifindex) != 0) continue;
@@ -131,7 +131,6 @@ void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::
         }
     }
     for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
-    pool_->resume();
 }
 
 }  // namespace andromeda::daemon

@@ -43,9 +43,14 @@ std::vector<dataplane::NextHop> NextHopTable::update(const fabric::FabricSnapsho
     return learned;
 }
 
-std::vector<dataplane::NextHop> NextHopTable::refresh(std::chrono::milliseconds timeout) {
+std::vector<dataplane::NextHop> NextHopTable::refresh(std::chrono::milliseconds timeout,
+                                                      std::chrono::milliseconds budget) {
     std::vector<dataplane::NextHop> changed;
-    for (PeerNextHop& peer : peers_) {
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    for (std::size_t n = 0; n < peers_.size(); ++n) {
+        if (std::chrono::steady_clock::now() >= deadline) break;
+        next_refresh_ = (next_refresh_ + 1) % peers_.size();
+        PeerNextHop& peer = peers_[next_refresh_];
         if (peer.source == NextHopSource::pinned) continue;
         if (resolve(peer, timeout)) changed.push_back(dataplane::NextHop{peer.address, *peer.mac});
     }

@@ -34,8 +34,8 @@ public:
     // new ones (waiting up to `timeout` each). Returns the MACs the pipelines must learn.
     std::vector<dataplane::NextHop> update(const fabric::FabricSnapshot& snapshot, std::chrono::milliseconds timeout);
     // Re-reads the neighbour entries of resolved peers (a MAC may change) and retries the
-    // unresolved ones. Returns the changes.
-    std::vector<dataplane::NextHop> refresh(std::chrono::milliseconds timeout);
+    // unresolved ones, for at most about `budget` (the rest next time, in turn). Returns the changes.
+    std::vector<dataplane::NextHop> refresh(std::chrono::milliseconds timeout, std::chrono::milliseconds budget);
 
     [[nodiscard]] const std::vector<PeerNextHop>& peers() const noexcept { return peers_; }
     [[nodiscard]] const PeerNextHop* find(wire::Ipv4Address address) const noexcept;
@@ -50,6 +50,7 @@ private:
     std::vector<PeerNextHop> peers_;
     std::uint64_t resolutions_ = 0;
     std::uint64_t failures_ = 0;
+    std::size_t next_refresh_ = 0;  // where the last refresh stopped
 };
 
 }  // namespace andromeda::daemon

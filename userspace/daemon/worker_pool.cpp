@@ -109,6 +109,14 @@ void WorkerPool::pause() {
     running_ = false;
 }
 
+PausedWorkers::~PausedWorkers() {
+    try {
+        pool_.resume();
+    } catch (const std::exception& e) {
+        spdlog::critical("restarting the packet workers failed: {}", e.what());
+    }
+}
+
 void WorkerPool::add_port(const OwnedPort& port) {
     require_paused(running_, "add_port");
     ports_.push_back(port);

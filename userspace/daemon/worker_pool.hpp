@@ -106,4 +106,17 @@ private:
     bool running_ = false;
 };
 
+// Pauses the workers for its lifetime, so an exception during reconfiguration cannot leave
+// them stopped.
+class PausedWorkers {
+public:
+    explicit PausedWorkers(WorkerPool& pool) : pool_(pool) { pool_.pause(); }
+    ~PausedWorkers();
+    PausedWorkers(const PausedWorkers&) = delete;
+    PausedWorkers& operator=(const PausedWorkers&) = delete;
+
+private:
+    WorkerPool& pool_;
+};
+
 }  // namespace andromeda::daemon

@@ -1,6 +1,7 @@
 // andromedactl: the operator's command line.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "ctl/control_commands.hpp"
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
     if (conntrack_cmd->parsed()) request.command = Command::conntrack;
     if (reload_cmd->parsed()) {
         request.command = Command::reload;
-        if (!reload_file.empty()) request.file = reload_file;
+        // Absolute: the daemon resolves paths against its own working directory, not ours.
+        if (!reload_file.empty()) request.file = std::filesystem::absolute(reload_file).lexically_normal().string();
     }
     return andromeda::ctl::run_control_command(target, request, options, std::cout, std::cerr);
 }

@@ -14,8 +14,8 @@ struct PcapCloser {
     void operator()(pcap_t* p) const { pcap_close(p); }
 };
 
-// Prints one frame; returns whether it decoded without error.
-bool print_frame(wire::ByteSpan bytes, const InspectRequest& request, std::ostream& out, nlohmann::json* json_frames,
+// Prints one frame; returns why it is malformed, or nothing when it decoded cleanly.
+std::optional<std::string> print_frame(wire::ByteSpan bytes, const InspectRequest& request, std::ostream& out, nlohmann::json* json_frames,
                  std::optional<std::size_t> index) {
     const DecodedFrame frame = inspect_frame(bytes, request.options);
     if (json_frames) {
@@ -26,7 +26,7 @@ bool print_frame(wire::ByteSpan bytes, const InspectRequest& request, std::ostre
         if (index) out << fmt::format("# frame {} ({} bytes)\n", *index, bytes.size());
         out << render_text(frame);
     }
-    return !frame.error;
+    return frame.error;
 }
 
 int inspect_pcap(const InspectRequest& request, std::ostream& out, std::ostream& err) {
@@ -50,7 +50,7 @@ int inspect_pcap(const InspectRequest& request, std::ostream& out, std::ostream&
     while ((rc = pcap_next_ex(pcap.get(), &header, &data)) == 1) {
         ++index;
         if (!request.json && index > 1) out << '\n';
-        if (!print_frame({data, header->caplen}, request, out, request.json ? &frames : nullptr, index)) ++malformed;
+        if (print_frame({data, header->caplen}, request, out, request.json ? &frames : nullptr, index)) ++malformed;
     }
     if (rc == PCAP_ERROR) {
         err << fmt::format("andromedactl inspect: '{}' is corrupt after frame {}: {}\n", *request.pcap, index,
@@ -82,10 +82,10 @@ int run_inspect(const InspectRequest& request, std::ostream& out, std::ostream& 
         bytes = example_overlay_packet();
     }
     nlohmann::json frames = nlohmann::json::array();
-    const bool ok = print_frame(bytes, request, out, request.json ? &frames : nullptr, std::nullopt);
+    const auto error = print_frame(bytes, request, out, request.json ? &frames : nullptr, std::nullopt);
     if (request.json) out << frames.at(0).dump(2) << '\n';
-    if (!ok) {
-        err << "andromedactl inspect: " << *inspect_frame(bytes, request.options).error << '\n';
+    if (error) {
+        err << "andromedactl inspect: " << *error << '\n';
         return 1;
     }
     return 0;

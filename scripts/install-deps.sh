@@ -8,7 +8,7 @@ PACKAGES=(
   libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   libtoml11-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
-  python3-scapy iproute2 iputils-ping ethtool iperf3 netcat-openbsd tshark
+  python3-scapy python3-matplotlib iproute2 iputils-ping iputils-tracepath ethtool iperf3 netcat-openbsd tshark
 )
 
 missing=()

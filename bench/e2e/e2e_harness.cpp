@@ -1,0 +1,527 @@
+// andromeda-e2e: the end-to-end comparison of issue 8. Builds the same namespace topology twice
+//
+//   t10 ns: eth0 10.0.0.10 ──veth── host1 ns: tap-blue-10 [datapath] eth1 192.168.1.1 ─┐
+//                                                                          bridge (underlay ns)
+//   t20 ns: eth0 10.0.0.20 ──veth── host2 ns: tap-blue-20 [datapath] eth1 192.168.1.2 ─┘
+//
+// where [datapath] is either two andromedad (configs/node1.toml, node2.toml, node names made
+// unique) or the kernel's overlay: a Linux bridge plus a `vxlan` device (VNI 100, port 4789,
+// static FDB) per host. Underlay MTU 1550 in both, so tenants keep MTU 1500. For each it
+// measures, in one run: UDP packets per second delivered to t20 (andromeda-xskgen in t10,
+// andromeda-xdpsink counting in t20) at 64 and 1500 bytes, TCP throughput (iperf3, 1 and 4
+// streams), UDP request/response latency at a fixed rate (andromeda-udprr), and the CPU time
+// the datapath used. First it measures the generator alone into a bare veth pair.
+//
+// CPU time of the datapath = the machine's softirq time (/proc/stat, every CPU) over the
+// interval, plus, for Andromeda, the utime+stime of both andromedad processes (/proc/<pid>/stat).
+// The generator's and the tools' own process time is not counted. With tick-based accounting
+// (no CONFIG_IRQ_TIME_ACCOUNTING) both are sampled at every timer tick.
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "netns_topology.hpp"
+
+namespace {
+
+using namespace andromeda::testing;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+const std::string kDaemon = ANDROMEDAD_PATH;
+const std::string kGen = XSKGEN_PATH;
+const std::string kSink = XDPSINK_PATH;
+const std::string kRr = UDPRR_PATH;
+
+struct Settings {
+    bool quick = false;
+    int runs = 3;
+    double pps_seconds = 8, tcp_seconds = 8, latency_seconds = 8;
+    double rate = 10000;
+    unsigned flows = 16;
+    std::string out = "bench/results/e2e.json";
+    std::vector<std::string> impls = {"andromeda", "kernel-vxlan"};
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void log(const std::string& line) { std::cerr << "e2e: " << line << std::endl; }
+
+// Jiffies (USER_HZ) to nanoseconds.
+double ticks_ns(double ticks) { return ticks * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK)); }
+
+// The "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal.
+std::vector<double> proc_stat_cpu() {
+    std::istringstream in(read_file("/proc/stat"));
+    std::string label;
+    in >> label;
+    std::vector<double> v;
+    double x = 0;
+    for (int i = 0; i < 8 && in >> x; ++i) v.push_back(x);
+    v.resize(8, 0);
+    return v;
+}
+
+// utime + stime of a process (all its threads), in ticks.
+double process_ticks(pid_t pid) {
+    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return 0;
+    std::istringstream in(text.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && in >> field; ++i) {  // field 3 is the state
+        if (i == 14) utime = std::stod(field);
+        if (i == 15) stime = std::stod(field);
+    }
+    return utime + stime;
+}
+
+struct CpuSnapshot {
+    std::vector<double> stat;
+    double processes = 0;
+    std::chrono::steady_clock::time_point at;
+};
+
+CpuSnapshot snapshot(const std::vector<pid_t>& pids) {
+    CpuSnapshot s;
+    s.stat = proc_stat_cpu();
+    for (const pid_t p : pids) s.processes += process_ticks(p);
+    s.at = std::chrono::steady_clock::now();
+    return s;
+}
+
+struct CpuDelta {
+    double softirq_ns = 0, process_ns = 0, system_ns = 0, busy_ns = 0, seconds = 0;
+    [[nodiscard]] double datapath_ns() const { return softirq_ns + process_ns; }
+};
+
+CpuDelta delta(const CpuSnapshot& a, const CpuSnapshot& b) {
+    CpuDelta d;
+    d.softirq_ns = ticks_ns(b.stat[6] - a.stat[6]);
+    d.system_ns = ticks_ns(b.stat[2] - a.stat[2]);
+    d.busy_ns = ticks_ns((b.stat[0] + b.stat[1] + b.stat[2] + b.stat[5] + b.stat[6]) -
+                         (a.stat[0] + a.stat[1] + a.stat[2] + a.stat[5] + a.stat[6]));
+    d.process_ns = ticks_ns(b.processes - a.processes);
+    d.seconds = std::chrono::duration<double>(b.at - a.at).count();
+    return d;
+}
+
+// The last line of `text` that parses as a JSON object.
+json last_json(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    json found = json::object();
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] != '{') continue;
+        auto j = json::parse(line, nullptr, false);
+        if (!j.is_discarded()) found = j;
+    }
+    return found;
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+}
+
+std::uint64_t rx_packets(const Netns& ns, const std::string& ifname) {
+    const auto r = ns.try_run({"ip", "-s", "-j", "link", "show", ifname});
+    const auto j = json::parse(r.output, nullptr, false);
+    if (j.is_discarded() || !j.is_array() || j.empty()) return 0;
+    return j[0].value(json::json_pointer("/stats64/rx/packets"), std::uint64_t{0});
+}
+
+// 64 bytes on the wire = a 60-byte frame + FCS; "1500" = an MTU-sized IP packet, a 1514-byte frame.
+std::uint32_t frame_length(int frame_bytes) { return frame_bytes == 64 ? 60 : 1514; }
+
+class Testbed {
+public:
+    Testbed(const std::string& impl, const Settings& settings) : impl_(impl), settings_(settings) {
+        VethOptions underlay;
+        underlay.mtu = 1550;
+        auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
+        hosts_[0] = hosts[0];
+        hosts_[1] = hosts[1];
+        t10_ = &add_tenant(*hosts_[0], "10");
+        t20_ = &add_tenant(*hosts_[1], "20");
+        if (impl == "andromeda") start_andromeda();
+        else build_kernel_vxlan();
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
+            if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
+        }
+        const auto neigh = json::parse(t10_->run({"ip", "-j", "neigh", "show", "10.0.0.20", "dev", "eth0"}), nullptr, false);
+        if (neigh.is_discarded() || neigh.empty() || !neigh[0].contains("lladdr"))
+            throw std::runtime_error(impl + ": no neighbour entry for 10.0.0.20 in t10");
+        dst_mac_ = neigh[0]["lladdr"].get<std::string>();
+        log(impl + ": topology up, t10 sends to 10.0.0.20 via MAC " + dst_mac_);
+    }
+
+    ~Testbed() {
+        for (Process* d : daemons_) d->stop(5s);
+        for (const auto& f : files_) std::filesystem::remove(f);
+    }
+
+    json measure_pps(int frame_bytes) {
+        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9"});
+        if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
+        const auto before = snapshot(pids());
+        const auto gen = t10_->try_run({kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
+                                        "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
+                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds)},
+                                       std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
+        const auto after = snapshot(pids());
+        std::this_thread::sleep_for(200ms);
+        sink.stop(5s);
+        const json g = last_json(gen.output);
+        const json s = last_json(sink.output());
+        if (!gen.ok() || !g.contains("sent") || !s.contains("packets"))
+            throw std::runtime_error("pps " + std::to_string(frame_bytes) + ": " + gen.output + sink.output());
+        const auto d = delta(before, after);
+        const double packets = s["packets"].get<double>();
+        const double seconds = g["seconds"].get<double>();
+        json r = {{"impl", impl_},
+                  {"frame_bytes", frame_bytes},
+                  {"pps", packets / seconds},
+                  {"offered_pps", g["pps"]},
+                  {"delivered_fraction", g["sent"].get<double>() > 0 ? packets / g["sent"].get<double>() : 0.0},
+                  {"cpu_ns_per_packet", packets > 0 ? d.datapath_ns() / packets : 0.0},
+                  {"softirq_ns_per_packet", packets > 0 ? d.softirq_ns / packets : 0.0},
+                  {"daemon_ns_per_packet", packets > 0 ? d.process_ns / packets : 0.0},
+                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+        log(impl_ + " pps " + std::to_string(frame_bytes) + " B: " + r.dump());
+        return r;
+    }
+
+    json measure_tcp(int streams) {
+        Process& server = topo_.spawn(*t20_, {"iperf3", "-s", "-1", "-p", "5201"});
+        if (!server.wait_for_output("Server listening", 10s)) throw std::runtime_error("iperf3 -s: " + server.output());
+        const auto rx0 = rx_packets(*t20_, "eth0");
+        const auto before = snapshot(pids());
+        const auto c = t10_->try_run({"iperf3", "-c", "10.0.0.20", "-p", "5201", "-t", std::to_string(static_cast<int>(settings_.tcp_seconds)),
+                                      "-P", std::to_string(streams), "-J"},
+                                     std::chrono::milliseconds(static_cast<int>(settings_.tcp_seconds * 1000) + 20000));
+        const auto after = snapshot(pids());
+        const auto rx1 = rx_packets(*t20_, "eth0");
+        server.wait(5s);
+        const auto j = json::parse(c.output, nullptr, false);
+        const auto bps = j.is_discarded() ? 0.0 : j.value(json::json_pointer("/end/sum_received/bits_per_second"), 0.0);
+        if (!c.ok() || bps <= 0) throw std::runtime_error("iperf3 -c: " + c.output.substr(0, 2000));
+        const auto d = delta(before, after);
+        const double packets = static_cast<double>(rx1 - rx0);
+        json r = {{"impl", impl_},
+                  {"streams", streams},
+                  {"gbps", bps / 1e9},
+                  {"retransmits", j.value(json::json_pointer("/end/sum_sent/retransmits"), 0)},
+                  {"cpu_ns_per_packet", packets > 0 ? d.datapath_ns() / packets : 0.0},
+                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+        log(impl_ + " tcp x" + std::to_string(streams) + ": " + r.dump());
+        return r;
+    }
+
+    json measure_latency() {
+        Process& server = topo_.spawn(*t20_, {kRr, "server", "--port", "7777"});
+        if (!server.wait_for_output("ready:", 10s)) throw std::runtime_error("udprr server: " + server.output());
+        const auto rx0 = rx_packets(*t20_, "eth0");
+        const auto before = snapshot(pids());
+        const auto c = t10_->try_run({kRr, "client", "--to", "10.0.0.20", "--port", "7777", "--rate",
+                                      std::to_string(static_cast<int>(settings_.rate)), "--duration",
+                                      std::to_string(settings_.latency_seconds)},
+                                     std::chrono::milliseconds(static_cast<int>(settings_.latency_seconds * 1000) + 20000));
+        const auto after = snapshot(pids());
+        const auto rx1 = rx_packets(*t20_, "eth0");
+        server.stop(3s);
+        const json j = last_json(c.output);
+        if (!c.ok() || !j.contains("p99_us")) throw std::runtime_error("udprr client: " + c.output);
+        const auto d = delta(before, after);
+        const double packets = 2.0 * static_cast<double>(rx1 - rx0);  // requests and replies
+        json r = {{"impl", impl_},       {"rate", settings_.rate},  {"p50_us", j["p50_us"]},
+                  {"p99_us", j["p99_us"]}, {"p999_us", j["p999_us"]}, {"max_us", j["max_us"]},
+                  {"samples", j["received"]}, {"lost", j["lost"]},
+                  {"cpu_ns_per_packet", packets > 0 ? d.datapath_ns() / packets : 0.0},
+                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+        log(impl_ + " latency: " + r.dump());
+        return r;
+    }
+
+private:
+    Netns& add_tenant(const Netns& host, const std::string& octet) {
+        Netns& tenant = topo_.add_namespace("t" + octet);
+        VethOptions veth;
+        veth.mac_b = "02:00:00:00:00:" + octet;
+        topo_.add_veth(host, "tap-blue-" + octet, tenant, "eth0", veth);
+        topo_.add_address(tenant, "eth0", "10.0.0." + octet + "/24");
+        return tenant;
+    }
+
+    void start_andromeda() {
+        std::string names[2];
+        for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
+        for (int i = 0; i < 2; ++i) {
+            std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
+            if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
+            for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
+            replace_all(text, "[node]\n", "[node]\nunderlay_mtu = 1550\n");
+            const std::string path = "/tmp/" + topo_.prefix() + "e2e-node" + std::to_string(i + 1) + ".toml";
+            std::ofstream(path) << text;
+            files_.push_back(path);
+            Process& p = topo_.spawn(*hosts_[i], {kDaemon, "-c", path});
+            if (!p.wait_for_output(" ready: ", 30s)) throw std::runtime_error(names[i] + " did not start:\n" + p.output());
+            daemons_.push_back(&p);
+        }
+    }
+
+    void build_kernel_vxlan() {
+        for (int i = 0; i < 2; ++i) {
+            const Netns& h = *hosts_[i];
+            const std::string local = "192.168.1." + std::to_string(i + 1);
+            const std::string remote = "192.168.1." + std::to_string(2 - i);
+            const std::string remote_mac = i == 0 ? "02:00:00:00:00:20" : "02:00:00:00:00:10";
+            const std::string tap = i == 0 ? "tap-blue-10" : "tap-blue-20";
+            h.run({"ip", "link", "add", "br0", "type", "bridge"});
+            h.run({"ip", "link", "add", "vx0", "type", "vxlan", "id", "100", "dstport", "4789", "local", local, "dev", "eth1",
+                   "nolearning"});
+            h.run({"ip", "link", "set", "vx0", "mtu", "1500", "master", "br0", "up"});
+            h.run({"ip", "link", "set", tap, "master", "br0"});
+            h.run({"ip", "link", "set", "br0", "up"});
+            // Static FDB: broadcast and unknown to the peer, the remote tenant's MAC to the peer.
+            h.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", remote});
+            h.run({"bridge", "fdb", "add", remote_mac, "dev", "vx0", "dst", remote});
+            h.run({"bridge", "fdb", "replace", remote_mac, "dev", "vx0", "master", "static"});
+        }
+    }
+
+    [[nodiscard]] std::vector<pid_t> pids() const {
+        std::vector<pid_t> out;
+        for (Process* d : daemons_) out.push_back(d->pid());
+        return out;
+    }
+
+    std::string impl_;
+    const Settings& settings_;
+    Topology topo_;
+    Netns* hosts_[2] = {nullptr, nullptr};
+    Netns* t10_ = nullptr;
+    Netns* t20_ = nullptr;
+    std::vector<Process*> daemons_;
+    std::vector<std::string> files_;
+    std::string dst_mac_;
+};
+
+// The generator alone, into a bare veth pair whose far end drops (and counts) in XDP.
+json measure_generator(const Settings& settings, int frame_bytes) {
+    Topology topo;
+    Netns& a = topo.add_namespace("gen");
+    Netns& b = topo.add_namespace("sink");
+    VethOptions v;
+    v.mac_b = "02:00:00:00:00:02";
+    topo.add_veth(a, "eth0", b, "eth0", v);
+    Process& sink = topo.spawn(b, {kSink, "--dev", "eth0", "--port", "9"});
+    if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
+    const auto before = snapshot({});
+    const auto gen = a.try_run({kGen, "--dev", "eth0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.0.0.10", "--dst-ip",
+                                "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
+                                std::to_string(settings.flows), "--duration", std::to_string(settings.pps_seconds)},
+                               std::chrono::milliseconds(static_cast<int>(settings.pps_seconds * 1000) + 20000));
+    const auto after = snapshot({});
+    std::this_thread::sleep_for(200ms);
+    sink.stop(5s);
+    const json g = last_json(gen.output);
+    const json s = last_json(sink.output());
+    if (!gen.ok() || !g.contains("sent") || !s.contains("packets")) throw std::runtime_error("generator alone: " + gen.output + sink.output());
+    const double packets = s["packets"].get<double>();
+    const double seconds = g["seconds"].get<double>();
+    const auto d = delta(before, after);
+    json r = {{"frame_bytes", frame_bytes},
+              {"pps", g["sent"].get<double>() / seconds},
+              {"received_pps", packets / seconds},
+              {"generator_cpu_ns_per_packet", packets > 0 ? g["cpu_seconds"].get<double>() * 1e9 / packets : 0.0},
+              {"softirq_ns_per_packet", packets > 0 ? d.softirq_ns / packets : 0.0},
+              {"mode", g["mode"]}};
+    log("generator alone " + std::to_string(frame_bytes) + " B: " + r.dump());
+    return r;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Rows with the same `keys` across runs -> one row: the median of every numeric field, and
+// <field>_min / <field>_max for the headline ones.
+json aggregate(const std::vector<json>& rows, const std::vector<std::string>& keys, const std::vector<std::string>& headline) {
+    std::map<std::string, std::vector<json>> groups;
+    std::vector<std::string> order;
+    for (const auto& r : rows) {
+        std::string id;
+        for (const auto& k : keys) id += r[k].dump() + "|";
+        if (!groups.count(id)) order.push_back(id);
+        groups[id].push_back(r);
+    }
+    json out = json::array();
+    for (const auto& id : order) {
+        const auto& g = groups[id];
+        json row = json::object();
+        for (const auto& [k, v] : g.front().items()) {
+            if (!v.is_number() || std::find(keys.begin(), keys.end(), k) != keys.end()) {
+                row[k] = v;
+                continue;
+            }
+            std::vector<double> values;
+            for (const auto& r : g) values.push_back(r[k].get<double>());
+            row[k] = median(values);
+            if (std::find(headline.begin(), headline.end(), k) != headline.end()) {
+                row[k + "_min"] = *std::min_element(values.begin(), values.end());
+                row[k + "_max"] = *std::max_element(values.begin(), values.end());
+            }
+        }
+        row["runs"] = g.size();
+        out.push_back(row);
+    }
+    return out;
+}
+
+json machine() {
+    json m;
+    std::istringstream cpu(read_file("/proc/cpuinfo"));
+    std::string line;
+    while (std::getline(cpu, line))
+        if (line.rfind("model name", 0) == 0) {
+            m["cpu"] = line.substr(line.find(':') + 2);
+            break;
+        }
+    m["cpus"] = std::thread::hardware_concurrency();
+    utsname u{};
+    uname(&u);
+    m["kernel"] = u.release;
+    std::istringstream load(read_file("/proc/loadavg"));
+    double l1 = 0;
+    load >> l1;
+    m["load_1min_at_start"] = l1;
+    m["clock_ticks_per_s"] = sysconf(_SC_CLK_TCK);
+    return m;
+}
+
+[[noreturn]] void usage() {
+    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--only andromeda|kernel-vxlan]\n";
+    std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Settings s;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&] {
+            if (i + 1 >= argc) usage();
+            return std::string(argv[++i]);
+        };
+        if (a == "--quick") {
+            s.quick = true;
+            s.runs = 1;
+            s.pps_seconds = s.tcp_seconds = s.latency_seconds = 3;
+        } else if (a == "--out") s.out = value();
+        else if (a == "--runs") s.runs = std::stoi(value());
+        else if (a == "--seconds") s.pps_seconds = s.tcp_seconds = s.latency_seconds = std::stod(value());
+        else if (a == "--rate") s.rate = std::stod(value());
+        else if (a == "--only") s.impls = {value()};
+        else usage();
+    }
+    if (geteuid() != 0) {
+        std::cout << "SKIP: andromeda-e2e needs root (network namespaces, XDP, AF_XDP)" << std::endl;
+        return 0;
+    }
+    sweep_stale_namespaces();
+    json result;
+    result["machine"] = machine();
+    result["mode"] = s.quick ? "quick" : "full";
+    result["runs"] = s.runs;
+    result["seconds_per_measurement"] = {{"pps", s.pps_seconds}, {"tcp", s.tcp_seconds}, {"latency", s.latency_seconds}};
+    result["cpu_method"] =
+        "softirq time of all CPUs (/proc/stat) over the interval, plus utime+stime of the andromedad processes "
+        "(/proc/<pid>/stat); tick-sampled; divided by the frames delivered at the receiving tenant";
+    std::vector<json> gens, pps, tcp, latency;
+    try {
+        for (int run = 0; run < s.runs; ++run) {
+            for (const int bytes : {64, 1500}) gens.push_back(measure_generator(s, bytes));
+            std::vector<std::string> order = s.impls;
+            if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
+            for (const auto& impl : order) {
+                log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
+                Testbed bed(impl, s);
+                for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes));
+                for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
+                latency.push_back(bed.measure_latency());
+            }
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "andromeda-e2e: " << e.what() << std::endl;
+        return 1;
+    }
+    const json gen_rows = aggregate(gens, {"frame_bytes"}, {"pps"});
+    result["generator"] = gen_rows.empty() ? json::object() : gen_rows[0];
+    result["generator_all"] = gen_rows;
+    result["pps"] = aggregate(pps, {"impl", "frame_bytes"}, {"pps", "cpu_ns_per_packet"});
+    result["tcp"] = aggregate(tcp, {"impl", "streams"}, {"gbps"});
+    result["latency"] = aggregate(latency, {"impl", "rate"}, {"p50_us", "p99_us", "p999_us"});
+    result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
+    std::istringstream load(read_file("/proc/loadavg"));
+    double l1 = 0;
+    load >> l1;
+    result["machine"]["load_1min_at_end"] = l1;
+    // Ratios Andromeda / kernel for the headline figures.
+    json ratios = json::object();
+    auto find = [](const json& rows, const std::string& impl, const std::string& key, int value) -> const json* {
+        for (const auto& r : rows)
+            if (r["impl"] == impl && r[key] == value) return &r;
+        return nullptr;
+    };
+    for (const int bytes : {64, 1500}) {
+        const json* a = find(result["pps"], "andromeda", "frame_bytes", bytes);
+        const json* k = find(result["pps"], "kernel-vxlan", "frame_bytes", bytes);
+        if (a && k && (*k)["pps"].get<double>() > 0) ratios["pps_" + std::to_string(bytes)] = (*a)["pps"].get<double>() / (*k)["pps"].get<double>();
+    }
+    for (const int streams : {1, 4}) {
+        const json* a = find(result["tcp"], "andromeda", "streams", streams);
+        const json* k = find(result["tcp"], "kernel-vxlan", "streams", streams);
+        if (a && k && (*k)["gbps"].get<double>() > 0)
+            ratios["tcp_" + std::to_string(streams)] = (*a)["gbps"].get<double>() / (*k)["gbps"].get<double>();
+    }
+    if (result["latency"].size() == 2) {
+        const json* a = nullptr;
+        const json* k = nullptr;
+        for (const auto& r : result["latency"]) (r["impl"] == "andromeda" ? a : k) = &r;
+        if (a && k) {
+            for (const char* f : {"p50_us", "p99_us", "p999_us"})
+                if ((*k)[f].get<double>() > 0) ratios[std::string("latency_") + f] = (*a)[f].get<double>() / (*k)[f].get<double>();
+        }
+    }
+    result["ratios_andromeda_over_kernel"] = ratios;
+    std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());
+    std::ofstream(s.out) << result.dump(2) << "\n";
+    std::cout << result.dump(2) << std::endl;
+    log("wrote " + s.out);
+    return 0;
+}

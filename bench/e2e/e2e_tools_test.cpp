@@ -1,0 +1,118 @@
+// The end-to-end harness's tools, briefly and functionally (never timing): the AF_XDP generator
+// sends the frames it was asked for, the XDP sink counts exactly those, the kernel accepts their
+// checksums, and the latency tool returns one sample per request.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+
+#include "netns_topology.hpp"
+#include "support/root.hpp"
+
+namespace andromeda::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+json last_json(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    json found = json::object();
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] != '{') continue;
+        auto j = json::parse(line, nullptr, false);
+        if (!j.is_discarded()) found = j;
+    }
+    return found;
+}
+
+// One field of the "Udp:" lines of /proc/net/snmp, as seen inside `ns`.
+std::uint64_t udp_counter(const Netns& ns, const std::string& field) {
+    const auto r = ns.try_run({"cat", "/proc/net/snmp"});
+    std::istringstream in(r.output);
+    std::string names, values, line;
+    while (std::getline(in, line)) {
+        if (line.rfind("Udp: ", 0) != 0) continue;
+        if (names.empty()) names = line;
+        else {
+            values = line;
+            break;
+        }
+    }
+    std::istringstream n(names), v(values);
+    std::string name, value;
+    while (n >> name && v >> value)
+        if (name == field) return std::stoull(value);
+    return ~std::uint64_t{0};
+}
+
+class E2eTools : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ANDROMEDA_REQUIRE_ROOT();
+        a_ = &topo_.add_namespace("gen");
+        b_ = &topo_.add_namespace("sink");
+        VethOptions v;
+        v.mac_b = "02:00:00:00:00:02";
+        topo_.add_veth(*a_, "eth0", *b_, "eth0", v);
+        topo_.add_address(*a_, "eth0", "10.9.0.1/24");
+        topo_.add_address(*b_, "eth0", "10.9.0.2/24");
+    }
+
+    CommandResult generate(const std::string& count, const std::string& length, const std::string& port = "9") {
+        return a_->try_run({XSKGEN_PATH, "--dev", "eth0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.9.0.1", "--dst-ip",
+                            "10.9.0.2", "--dport", port, "--flows", "4", "--length", length, "--count", count, "--rate", "20000"},
+                           30s);
+    }
+
+    Topology topo_;
+    Netns* a_ = nullptr;
+    Netns* b_ = nullptr;
+};
+
+TEST_F(E2eTools, GeneratorSendsExactlyTheFramesTheSinkCounts) {
+    for (const auto& [count, length] : {std::pair{2000, 60}, std::pair{500, 1514}}) {
+        Process& sink = topo_.spawn(*b_, {XDPSINK_PATH, "--dev", "eth0", "--port", "9"});
+        ASSERT_TRUE(sink.wait_for_output("ready:", 10s)) << sink.output();
+        const auto gen = generate(std::to_string(count), std::to_string(length));
+        ASSERT_TRUE(gen.ok()) << gen.output;
+        const json g = last_json(gen.output);
+        EXPECT_EQ(g.value("sent", 0), count) << gen.output;
+        EXPECT_EQ(g.value("tx_invalid_descs", 1), 0) << gen.output;
+        EXPECT_EQ(g.value("mode", ""), "copy");
+        EXPECT_EQ(sink.stop(), 0);
+        const json s = last_json(sink.output());
+        EXPECT_EQ(s.value("packets", 0), count) << sink.output();
+        EXPECT_EQ(s.value("bytes", 0), count * length) << sink.output();
+    }
+}
+
+TEST_F(E2eTools, GeneratedFramesPassTheKernelsChecksumChecks) {
+    // No sink: the frames reach b's UDP layer, which finds no socket on port 9.
+    const auto no_ports = udp_counter(*b_, "NoPorts");
+    const auto csum_errors = udp_counter(*b_, "InCsumErrors");
+    const auto gen = generate("200", "1514");
+    ASSERT_TRUE(gen.ok()) << gen.output;
+    EXPECT_EQ(udp_counter(*b_, "NoPorts") - no_ports, 200u);
+    EXPECT_EQ(udp_counter(*b_, "InCsumErrors"), csum_errors);
+}
+
+TEST_F(E2eTools, LatencyToolReturnsOneSamplePerRequest) {
+    Process& server = topo_.spawn(*b_, {UDPRR_PATH, "server", "--port", "7777"});
+    ASSERT_TRUE(server.wait_for_output("ready:", 10s)) << server.output();
+    const auto c = a_->try_run({UDPRR_PATH, "client", "--to", "10.9.0.2", "--port", "7777", "--rate", "2000", "--count", "500"}, 30s);
+    ASSERT_TRUE(c.ok()) << c.output;
+    const json j = last_json(c.output);
+    EXPECT_EQ(j.value("sent", 0), 500) << c.output;
+    EXPECT_EQ(j.value("received", 0), 500) << c.output;
+    EXPECT_EQ(j.value("lost", 1), 0) << c.output;
+    EXPECT_GT(j.value("p50_us", 0.0), 0.0);
+    EXPECT_LE(j.value("p50_us", 0.0), j.value("p99_us", 0.0));
+    EXPECT_LE(j.value("p99_us", 0.0), j.value("p999_us", 0.0));
+}
+
+}  // namespace
+}  // namespace andromeda::testing

@@ -1,0 +1,46 @@
+// The end-to-end harness's receiver: counts IPv4/UDP frames to one destination port (0: any)
+// and drops them in XDP, so the receiving tenant's stack does no work for them and sends no
+// ICMP back; everything else passes.
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+const volatile __u16 sink_port = 0;  // host byte order; set before load
+
+struct sink_count {
+    __u64 packets;
+    __u64 bytes;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct sink_count);
+} sink_counts SEC(".maps");
+
+SEC("xdp")
+int xdp_sink(struct xdp_md* ctx) {
+    void* data = (void*)(long)ctx->data;
+    void* end = (void*)(long)ctx->data_end;
+    struct ethhdr* eth = data;
+    if ((void*)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)) return XDP_PASS;
+    struct iphdr* ip = (void*)(eth + 1);
+    if ((void*)(ip + 1) > end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP) return XDP_PASS;
+    struct udphdr* udp = (void*)(ip + 1);
+    if ((void*)(udp + 1) > end) return XDP_PASS;
+    if (sink_port != 0 && udp->dest != bpf_htons(sink_port)) return XDP_PASS;
+    __u32 key = 0;
+    struct sink_count* c = bpf_map_lookup_elem(&sink_counts, &key);
+    if (c) {
+        c->packets++;
+        c->bytes += (__u64)(end - data);
+    }
+    return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

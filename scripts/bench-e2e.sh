@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The end-to-end comparison (issue 8): Andromeda (two andromedad) against the Linux kernel's
+# VXLAN (bridge + vxlan device per host) on the same namespace topology, in the same run:
+# UDP packets per second at 64 and 1500 bytes, TCP throughput (iperf3, 1 and 4 streams), UDP
+# request/response latency at 10k requests/s, and the datapath's CPU time per packet.
+#   --quick       1 run, 3-second measurements (about 90 s in all)
+#   --out FILE    JSON result (default bench/results/e2e.json)
+#   --runs N      runs in full mode (default 3; medians with min/max)
+#   --build DIR   the build directory to use (default build/, configured Release if new)
+# Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
+# andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ARGS=()
+OUT=bench/results/e2e.json
+BUILD=build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) ARGS+=(--quick) ;;
+    --out) OUT=$2; shift ;;
+    --runs) ARGS+=(--runs "$2"); shift ;;
+    --build) BUILD=$2; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP: bench-e2e.sh needs root (network namespaces, XDP, AF_XDP)"
+  exit 0
+fi
+if ! ip netns list >/dev/null 2>&1 || ! command -v iperf3 >/dev/null; then
+  echo "SKIP: bench-e2e.sh needs iproute2 network namespaces and iperf3"
+  exit 0
+fi
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$BUILD.configure.log" 2>&1 || { cat "$BUILD.configure.log"; exit 1; }
+fi
+ninja -C "$BUILD" -j2 andromeda-e2e >/dev/null
+
+# The harness owns the namespaces (andro-<pid>-*) and removes them on exit and on signals;
+# this trap only forwards INT/TERM to it.
+HARNESS_PID=
+cleanup() { [ -n "$HARNESS_PID" ] && kill -TERM "$HARNESS_PID" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+mkdir -p "$(dirname "$OUT")"
+"$BUILD/bench/e2e/andromeda-e2e" "${ARGS[@]}" --out "$OUT" >/dev/null &
+HARNESS_PID=$!
+RC=0
+wait "$HARNESS_PID" || RC=$?
+HARNESS_PID=
+exit $RC

@@ -1,0 +1,146 @@
+// End to end, scenario 4 of issue 7: the Linux kernel's own VXLAN as an independent peer.
+//
+//   t10 ns: eth0 10.0.0.10 ── host1 ns: andromedad, configs/node1.toml with encap = "vxlan"
+//                                        eth1 192.168.1.1 ─┐
+//                                                        bridge (underlay ns)
+//   t20 ns: eth0 10.0.0.20 ── host2 ns: eth1 192.168.1.2 ─┘   no andromedad: the kernel's
+//           (mtu 1450)          br0 = { tap-blue-20, vx0 }, vx0: vxlan id 100 dstport 4789
+//                               nolearning, static FDB (all-zeros and 10.0.0.10's MAC -> 192.168.1.1)
+//
+// MACs. andromedad answers t10's ARP with the virtual gateway MAC and, encapsulating, rewrites
+// the inner destination MAC to 10.0.0.20's configured MAC (02:00:00:00:00:20, t20's eth0), so the
+// kernel bridge delivers it. On the way back the kernel side is plain Linux bridging: an ARP
+// request from t20 would cross the overlay as a non-IPv4 inner frame, which andromedad drops
+// (inner_not_ipv4; it answers ARP on tenant ports only), so t20 gets a static neighbour entry for
+// 10.0.0.10 with its configured MAC, and vx0 a static FDB entry for that MAC.
+//
+// MTU. vx0 has the kernel's default 1450 (1500 underlay minus 50) and a bridge drops frames too
+// big for the port it forwards to, so t20's side runs at 1450, as any tenant behind a Linux
+// VXLAN bridge must. t10 keeps 1500: andromedad's PMTUD covers it.
+//
+// The underlay is captured with tshark on host2's eth1 (no XDP there, so every packet both ways
+// is seen) and decoded by Wireshark's VXLAN dissector: every UDP/4789 packet carries VNI 100 and
+// none is malformed.
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daemon_fixture.hpp"
+
+namespace andromeda::testing {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && !contains(line, "Running as user")) lines.push_back(line);
+    return lines;
+}
+
+class KernelVxlanPeer : public TwoNodes {
+protected:
+    void SetUp() override {
+        TwoNodes::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        std::string text = base_config(0);
+        ASSERT_TRUE(contains(text, "encap = \"andromeda\""));
+        replace_all(text, "encap = \"andromeda\"", "encap = \"vxlan\"");
+        nodes_[0].config = write_config(0, text, "-vxlan");
+
+        Netns& host2 = *nodes_[1].host;
+        host2.run({"ip", "link", "add", "vx0", "type", "vxlan", "id", "100", "dstport", "4789", "local", "192.168.1.2",
+                   "nolearning", "dev", "eth1"});
+        // `self`: entries of the vxlan device's own FDB (remote VTEPs), not of the bridge.
+        host2.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", "192.168.1.1", "self", "permanent"});
+        host2.run({"bridge", "fdb", "add", "02:00:00:00:00:10", "dev", "vx0", "dst", "192.168.1.1", "self", "permanent"});
+        host2.run({"ip", "link", "add", "br0", "type", "bridge"});
+        host2.run({"ip", "link", "set", "vx0", "master", "br0"});
+        host2.run({"ip", "link", "set", "tap-blue-20", "master", "br0"});
+        host2.run({"ip", "link", "set", "tap-blue-20", "mtu", "1450"});
+        t20_->run({"ip", "link", "set", "eth0", "mtu", "1450"});
+        host2.run({"ip", "link", "set", "vx0", "up"});
+        host2.run({"ip", "link", "set", "br0", "up"});
+        t20_->run({"ip", "neigh", "replace", "10.0.0.10", "lladdr", "02:00:00:00:00:10", "dev", "eth0", "nud", "permanent"});
+    }
+
+    // `megabytes` of random data from `from` to `to_ip` over TCP; the receiver's sha256 must
+    // match the sender's.
+    void transfer(Netns& from, Netns& to, const std::string& to_ip, int port, int megabytes) {
+        const std::string blob = "/tmp/" + topo_.prefix() + "blob-" + std::to_string(port);
+        files_.push_back(blob);
+        ASSERT_TRUE(run_command({"sh", "-c", "head -c " + std::to_string(megabytes * 1000000) + " /dev/urandom > " + blob}).ok());
+        const auto sent = run_command({"sha256sum", blob});
+        ASSERT_TRUE(sent.ok()) << sent.output;
+        const std::string p = std::to_string(port);
+        Process& receiver = topo_.spawn(to, {"sh", "-c", "nc -l " + p + " </dev/null | sha256sum"});
+        ASSERT_TRUE(eventually([&] { return contains(to.try_run({"ss", "-Hltn", "sport = :" + p}).output, p); }, 5s));
+        const auto sender = from.try_run({"sh", "-c", "nc -N " + to_ip + " " + p + " < " + blob}, 60s);
+        ASSERT_TRUE(sender.ok()) << sender.output << logs();
+        ASSERT_NE(receiver.wait(20s), -1) << "the receiver never saw the end of the stream";
+        EXPECT_TRUE(contains(receiver.output(), sent.output.substr(0, 64)))
+            << "to " << to_ip << ": sent " << sent.output.substr(0, 64) << ", received " << receiver.output();
+    }
+};
+
+TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
+    if (!run_command({"tshark", "--version"}).ok())
+        GTEST_SKIP() << "tshark is not installed (scripts/install-deps.sh installs it): cannot check the capture";
+
+    Netns& host2 = *nodes_[1].host;
+    const std::string pcap = "/tmp/" + topo_.prefix() + "vxlan-underlay.pcap";
+    files_.push_back(pcap);
+    Process& capture = topo_.spawn(host2, {"tshark", "-n", "-i", "eth1", "-f", "udp port 4789", "-w", pcap});
+    ASSERT_TRUE(capture.wait_for_output("Capturing on", 20s)) << capture.output();
+    start_daemon(0);
+
+    // Ping both ways: t10 resolves 10.0.0.20 by ARP (the gateway answers), t20 has its static entry.
+    ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 10s)) << logs();
+    for (auto [from, to] : {std::pair{t10_, "10.0.0.20"}, std::pair{t20_, "10.0.0.10"}}) {
+        const auto ping = from->try_run({"ping", "-c", "5", "-i", "0.2", "-W", "1", to});
+        EXPECT_TRUE(ping.ok() && contains(ping.output, " 0% packet loss")) << ping.output << logs();
+    }
+    // TCP both ways, byte-exact.
+    transfer(*t10_, *t20_, "10.0.0.20", 5001, 4);
+    transfer(*t20_, *t10_, "10.0.0.10", 5002, 4);
+
+    // andromedad decapsulated the kernel's packets and the kernel andromedad's (t10 saw replies).
+    EXPECT_GT(counter(0, "dataplane", "encapsulated"), 1000u);
+    EXPECT_GT(counter(0, "dataplane", "delivered_from_fabric"), 1000u);
+    EXPECT_EQ(counter(0, "dataplane", "drop_malformed_overlay"), 0u);
+    EXPECT_EQ(counter(0, "io", "ledger_violations"), 0u);
+
+    const int status = capture.stop(10s);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "tshark: " << capture.output();
+
+    // Every captured UDP/4789 packet, decoded by Wireshark's VXLAN dissector (first occurrence
+    // of each field: the outer IP, not the inner one).
+    const auto fields = run_command({"tshark", "-n", "-r", pcap, "-d", "udp.port==4789,vxlan", "-T", "fields", "-E",
+                                     "occurrence=f", "-e", "ip.src", "-e", "udp.dstport", "-e", "vxlan.vni"},
+                                    60s);
+    ASSERT_TRUE(fields.ok()) << fields.output;
+    std::map<std::string, std::size_t> per_source;
+    std::size_t not_vni_100 = 0;
+    for (const std::string& line : lines_of(fields.output)) {
+        ++per_source[line.substr(0, line.find('\t'))];
+        if (line.find("\t4789\t100") == std::string::npos) {
+            if (not_vni_100++ < 5) ADD_FAILURE() << "not VXLAN with VNI 100: " << line;
+        }
+    }
+    EXPECT_EQ(not_vni_100, 0u);
+    // Both encapsulations are on the wire: andromedad's (from node1) and the kernel's (from host2).
+    EXPECT_GT(per_source["192.168.1.1"], 1000u) << fields.output.substr(0, 2000);
+    EXPECT_GT(per_source["192.168.1.2"], 1000u) << fields.output.substr(0, 2000);
+
+    const auto bad = run_command({"tshark", "-n", "-r", pcap, "-d", "udp.port==4789,vxlan", "-Y",
+                                  "_ws.malformed || _ws.expert.severity == error", "-T", "fields", "-e", "frame.number",
+                                  "-e", "_ws.expert.message"},
+                                 60s);
+    ASSERT_TRUE(bad.ok()) << bad.output;
+    EXPECT_TRUE(lines_of(bad.output).empty()) << "malformed or erroneous packets in the capture:\n"
+                                              << bad.output.substr(0, 4000);
+}
+
+}  // namespace
+}  // namespace andromeda::testing

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gateway/icmp_error.hpp"
 #include "wire/bytes.hpp"
 
 namespace andromeda::dataplane {
@@ -89,7 +90,11 @@ std::shared_ptr<const nat::NatRules> nat_rules_for(const fabric::FabricSnapshot&
 }
 
 NatPipeline::NatPipeline(Pipeline& pipeline, nat::NatEngine* nat, UplinkConfig uplink)
-    : pipeline_(pipeline), nat_(nat), uplink_(uplink), scratch_(kScratchSize) {}
+    : pipeline_(pipeline),
+      nat_(nat),
+      uplink_(uplink),
+      scratch_(kScratchSize),
+      error_scratch_(gateway::max_icmpv4_error_frame(kEthernet)) {}
 
 void NatPipeline::sync_rules(const fabric::FabricSnapshot& fabric) {
     if (&fabric == rules_snapshot_ && fabric.generation() == rules_generation_) return;
@@ -156,15 +161,16 @@ bool NatPipeline::locate(const FrameResult& pipeline_result, wire::ByteSpan byte
     return true;
 }
 
-void NatPipeline::finish(const NatFrame& frame, const nat::NatResult& translated, const fabric::FabricSnapshot& fabric,
-                         FrameSink& sink, NatFrameResult& result) {
+void NatPipeline::finish(const NatFrame& frame, const nat::NatResult& translated, bool inbound,
+                         const fabric::FabricSnapshot& fabric, FrameSink& sink, NatFrameResult& result,
+                         nat::TimePoint now) {
     if (!translated.translated()) {
         result.verdict = Verdict::drop;
         result.nat_drop = translated.drop;
         ++counters_.nat_drops[static_cast<std::size_t>(translated.drop) % nat::kDropReasonCount];
         return;
     }
-    if (translated.to_tenant) return to_tenant(frame, translated, fabric, sink, result);
+    if (translated.to_tenant) return to_tenant(frame, translated, inbound, fabric, sink, result, now);
     to_uplink(frame, sink, result);
 }
 
@@ -200,19 +206,44 @@ void NatPipeline::to_uplink(const NatFrame& frame, FrameSink& sink, NatFrameResu
     result.emissions = 1;
 }
 
-void NatPipeline::to_tenant(const NatFrame& frame, const nat::NatResult& translated,
-                            const fabric::FabricSnapshot& fabric, FrameSink& sink, NatFrameResult& result) {
+void NatPipeline::to_tenant(const NatFrame& frame, const nat::NatResult& translated, bool inbound,
+                            const fabric::FabricSnapshot& fabric, FrameSink& sink, NatFrameResult& result,
+                            nat::TimePoint now) {
     // As if the VPC's gateway had routed it in; route_from_nat sets the endpoint's MAC again.
     const fabric::Vpc* vpc = fabric.find_vpc(translated.vni);
     const fabric::Endpoint* endpoint = fabric.find_endpoint(translated.vni, translated.tenant);
     const wire::MacAddress gateway_mac = vpc != nullptr ? vpc->gateway_mac : fabric::kDefaultGatewayMac;
     std::uint8_t* start = frame.ip - kEthernet;
     write_ethernet(start, endpoint != nullptr ? endpoint->mac : gateway_mac, gateway_mac);
+    const wire::ByteSpan routed_frame(start, kEthernet + frame.ip_length);
+    if (inbound) {
+        // (A hairpinned packet's sender is a tenant behind the NAT address: not answered here.)
+        const std::size_t error = pipeline_.frag_needed_for_nat(translated.vni, routed_frame, fabric, error_scratch_);
+        if (error != 0) return frag_needed_to_uplink(translated.vni, error, sink, result, now);
+    }
     ++counters_.to_tenant;
-    const FrameResult routed =
-        pipeline_.route_from_nat(translated.vni, wire::ByteSpan(start, kEthernet + frame.ip_length), fabric, sink);
+    const FrameResult routed = pipeline_.route_from_nat(translated.vni, routed_frame, fabric, sink);
     copy_pipeline_result(routed, result);
     result.path = NatPath::to_tenant;
+}
+
+void NatPipeline::frag_needed_to_uplink(std::uint32_t vni, std::size_t length, FrameSink& sink, NatFrameResult& result,
+                                        nat::TimePoint now) {
+    // The error goes from the VPC's gateway to the outside sender and quotes the translated packet
+    // (sender -> endpoint); NAT makes it come from the NAT address and quote what was sent.
+    NatFrame error;
+    error.ip = error_scratch_.data() + kEthernet;
+    error.ip_length = static_cast<std::uint32_t>(length - kEthernet);
+    nat::NatResult translated;
+    nat_->outbound(vni, wire::MutableByteSpan(error.ip, error.ip_length), now, translated);
+    if (!translated.translated() || translated.to_tenant) {
+        result.verdict = Verdict::drop;
+        result.nat_drop = translated.translated() ? nat::DropReason::icmp_error_no_flow : translated.drop;
+        ++counters_.nat_drops[static_cast<std::size_t>(result.nat_drop) % nat::kDropReasonCount];
+        return;
+    }
+    to_uplink(error, sink, result);
+    if (result.verdict == Verdict::forward) result.verdict = Verdict::reply;
 }
 
 NatFrameResult NatPipeline::handle_one(const FrameResult& pipeline_result, wire::ByteSpan bytes,
@@ -231,7 +262,7 @@ NatFrameResult NatPipeline::handle_one(const FrameResult& pipeline_result, wire:
         nat_->outbound(pipeline_result.nat.vni, ip, now, translated);
     else
         nat_->inbound(ip, now, translated);
-    finish(frame, translated, fabric, sink, result);
+    finish(frame, translated, pipeline_result.nat.direction == NatDirection::inbound, fabric, sink, result, now);
     return result;
 }
 
@@ -275,7 +306,8 @@ std::size_t NatPipeline::process_batch(std::span<const RxFrame> frames, const fa
     }
     if (burst == 0) return count;
     nat_->translate_burst(std::span(burst_.data(), burst), now);
-    for (std::size_t k = 0; k < burst; ++k) finish(burst_frames_[k], burst_[k].result, fabric, sink, results[burst_index_[k]]);
+    for (std::size_t k = 0; k < burst; ++k)
+        finish(burst_frames_[k], burst_[k].result, !burst_[k].outbound, fabric, sink, results[burst_index_[k]], now);
     return count;
 }
 

@@ -4,7 +4,10 @@
 //   - outbound (a tenant's packet, local or from a peer node through the overlay): sent out of
 //     the uplink port, with an untagged Ethernet header (uplink MAC -> the uplink next hop's MAC);
 //   - inbound from the uplink, or a tenant's packet hairpinned to a NAT address: routed to the
-//     endpoint with Pipeline::route_from_nat (delivered locally, or encapsulated to its node).
+//     endpoint with Pipeline::route_from_nat (delivered locally, or encapsulated to its node);
+//     an inbound DF packet too big for the overlay is answered instead with Fragmentation Needed
+//     (Pipeline::frag_needed_for_nat), translated through NAT and sent out of the uplink
+//     (verdict reply, path to_uplink), so outside senders learn the path MTU.
 // A frame the NAT refuses is dropped and counted by its nat::DropReason; nothing untranslated
 // ever reaches the uplink.
 //
@@ -142,11 +145,15 @@ private:
     // Finds the IPv4 packet of a to_nat frame; for the copy variant copies it into scratch_.
     bool locate(const FrameResult& pipeline_result, wire::ByteSpan bytes, const PacketBuffer* input,
                 std::int32_t input_index, NatFrame& out, NatFrameResult& result) noexcept;
-    void finish(const NatFrame& frame, const nat::NatResult& translated, const fabric::FabricSnapshot& fabric,
-                FrameSink& sink, NatFrameResult& result);
+    void finish(const NatFrame& frame, const nat::NatResult& translated, bool inbound,
+                const fabric::FabricSnapshot& fabric, FrameSink& sink, NatFrameResult& result, nat::TimePoint now);
     void to_uplink(const NatFrame& frame, FrameSink& sink, NatFrameResult& result) noexcept;
-    void to_tenant(const NatFrame& frame, const nat::NatResult& translated, const fabric::FabricSnapshot& fabric,
-                   FrameSink& sink, NatFrameResult& result);
+    void to_tenant(const NatFrame& frame, const nat::NatResult& translated, bool inbound,
+                   const fabric::FabricSnapshot& fabric, FrameSink& sink, NatFrameResult& result, nat::TimePoint now);
+    // An inbound frame too big for the overlay: Fragmentation Needed (written by the pipeline into
+    // error_scratch_, `length` bytes) translated through NAT and sent out of the uplink.
+    void frag_needed_to_uplink(std::uint32_t vni, std::size_t length, FrameSink& sink, NatFrameResult& result,
+                               nat::TimePoint now);
     void stage_drop(NatStageDrop why, NatFrameResult& result) noexcept;
     NatFrameResult handle_one(const FrameResult& pipeline_result, wire::ByteSpan bytes, const PacketBuffer* input,
                               const fabric::FabricSnapshot& fabric, FrameSink& sink, nat::TimePoint now);
@@ -161,6 +168,7 @@ private:
 
     // Sized once: the copy variant's writable frame, and a burst's bookkeeping.
     std::vector<std::uint8_t> scratch_;
+    std::vector<std::uint8_t> error_scratch_;  // an ICMP error for the uplink (frag_needed_to_uplink)
     std::array<FrameResult, kMaxBatch> pipeline_results_{};
     std::array<nat::NatBurstPacket, kMaxBatch> burst_{};
     std::array<NatFrame, kMaxBatch> burst_frames_{};

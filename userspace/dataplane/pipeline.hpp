@@ -116,6 +116,16 @@ public:
     // (delivered locally or encapsulated towards its node), never back out to NAT. Copy variant.
     FrameResult route_from_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
                                FrameSink& sink);
+    // PMTUD for translated inbound traffic, which route_from_nat never answers with errors: when
+    // `frame` (for VPC `vni`, IPv4 behind an untagged Ethernet header) has DF set and is too big
+    // for the overlay towards its endpoint's node, writes Fragmentation Needed about it into `out`
+    // (from the VPC's gateway to the frame's sender, next-hop MTU = the inner MTU) and returns its
+    // length, counted in frag_needed_sent. 0 otherwise: it fits, its endpoint is on this node, or
+    // no error may be sent (RFC 1812 4.3.2.7, the per-source rate limit); route_from_nat then
+    // handles it as before. The NAT stage translates the error back through NAT (it quotes a
+    // packet of a live flow) and sends it out of the uplink.
+    std::size_t frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
+                                    wire::MutableByteSpan out);
 
     // The daemon learned (netlink) or changed a peer's next-hop MAC / the port table.
     void set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac);

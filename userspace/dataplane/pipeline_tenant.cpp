@@ -169,4 +169,27 @@ void Pipeline::too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, st
     a.mtu = mtu;
 }
 
+std::size_t Pipeline::frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
+                                          wire::MutableByteSpan out) {
+    prepare(fabric);
+    const fabric::Vpc* vpc = fabric.find_vpc(vni);
+    const auto ethernet = wire::EthernetView::parse(frame);
+    if (vpc == nullptr || !ethernet || ethernet->ethertype() != wire::ethertype::kIpv4) return 0;
+    const auto ip = wire::Ipv4View::parse(ethernet->payload());
+    if (!ip || !ip->dont_fragment()) return 0;
+    const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric.vpcs().data());
+    const detail::EndpointRoute* target = state_.route(vpc_index, ip->destination());
+    if (target == nullptr || target->is_local) return 0;  // local delivery has no overlay
+    const detail::VpcState& state = state_.vpc(vpc_index);
+    const std::uint32_t mtu =
+        inner_ip_mtu(state_.underlay_mtu(), state.inner_mtu, static_cast<std::uint32_t>(ethernet->header_length()));
+    if (ip->packet().size() <= mtu || !gateway::icmpv4_error_allowed(*ip)) return 0;
+    if (!icmp_limiter_.allow(gateway::RateLimitKey::of(vni, ip->source()))) return 0;
+    const gateway::IcmpErrorFrame error =
+        gateway::write_fragmentation_needed(frame, static_cast<std::uint16_t>(mtu), state.gateway, icmp_ip_id_++, out);
+    if (!error.written()) return 0;
+    ++counters_.frag_needed_sent;
+    return error.length;
+}
+
 }  // namespace andromeda::dataplane

@@ -64,6 +64,65 @@ TEST_P(NatIcmpErrors, PortExhaustionDropsByNameAndTheExistingFlowKeepsWorking) {
     EXPECT_EQ(endpoints(in), (Endpoints{kRemote, 53, kBlue10, 40000}));
 }
 
+// PMTUD for inbound traffic: a DF packet from outside that fits the uplink but not the overlay
+// towards its endpoint's node is answered with Fragmentation Needed (mtu 1450) out of the uplink,
+// translated as if it came from the NAT address about the packet as the outside sent it; the
+// sender can then lower its segment size. A packet for an endpoint on the gateway node itself
+// has no overlay to cross and is delivered whole.
+TEST_P(NatIcmpErrors, InboundTooBigForTheOverlayGetsFragNeededBackOutOfTheUplink) {
+    const Bytes syn = expect_on_uplink(from_tenant(kBlue10Port, kBlue10Mac, nat::test::tcp_packet(kBlue10, 40000, kRemote, 80, wire::tcp_flag::kSyn)));
+    const std::uint16_t nat_port = endpoints(syn).source_port;
+    // 1500 bytes, DF set (the test packets always set it): fits the uplink, not the overlay (1450).
+    const Bytes big = nat::test::tcp_packet(kRemote, 80, kNat, nat_port, wire::tcp_flag::kAck, 1460);
+    ASSERT_EQ(big.size(), 1500u);
+    const Sent sent = send(node2_, kUplink, ethernet_around(kUplinkMac, kRouterMac, big));
+    EXPECT_EQ(sent.result.verdict, Verdict::reply);
+    EXPECT_EQ(sent.result.path, NatPath::to_uplink);
+    ASSERT_EQ(sent.frames.size(), 1u);
+    ASSERT_EQ(sent.frames[0].first, kUplink) << "nothing may go towards the tenant";
+    const Bytes& frame = sent.frames[0].second;
+    EXPECT_TRUE(std::equal(kRouterMac.bytes().begin(), kRouterMac.bytes().end(), frame.begin()));
+    EXPECT_TRUE(std::equal(kUplinkMac.bytes().begin(), kUplinkMac.bytes().end(), frame.begin() + 6));
+    const Bytes error = ip_of(frame);
+    EXPECT_TRUE(nat::test::checksums_valid(error));
+    for (const char* private_ip : {"10.0.0.1", "10.0.0.10"})
+        EXPECT_FALSE(contains_address(error, ipv4(private_ip))) << private_ip << " leaked to the uplink";
+    const auto outer = wire::Ipv4View::parse(error);
+    ASSERT_TRUE(outer);
+    EXPECT_EQ(outer->source(), kNat);
+    EXPECT_EQ(outer->destination(), kRemote);
+    ASSERT_EQ(outer->protocol(), wire::ip_protocol::kIcmp);
+    const auto icmp = outer->payload();
+    EXPECT_EQ(icmp[0], 3);  // destination unreachable
+    EXPECT_EQ(icmp[1], 4);  // fragmentation needed and DF set
+    EXPECT_EQ(wire::load_be16(&icmp[6]), 1450);
+    // The quote is the packet as the outside sent it: remote:80 -> NAT address:nat port.
+    const Bytes quoted(icmp.begin() + 8, icmp.end());
+    EXPECT_TRUE(std::equal(big.begin(), big.begin() + 28, quoted.begin()))
+        << "the quoted header and ports differ from what the outside sent";
+    EXPECT_EQ(engine_.counters().icmp_errors_translated, 1u);
+    EXPECT_EQ(node2_.pipeline.counters().frag_needed_sent, 1u);
+
+    // Without DF it is fragmented and delivered, as before.
+    Bytes no_df = big;
+    no_df[6] = 0;
+    no_df[10] = no_df[11] = 0;
+    wire::store_be16(&no_df[10], wire::internet_checksum(wire::ByteSpan(no_df).first(20)));
+    const Sent fragmented = send(node2_, kUplink, ethernet_around(kUplinkMac, kRouterMac, no_df));
+    EXPECT_EQ(fragmented.result.verdict, Verdict::forward);
+    EXPECT_EQ(fragmented.result.path, NatPath::to_tenant);
+    EXPECT_EQ(fragmented.frames.size(), 2u);
+
+    // The UDP forward 5353 -> 10.0.0.20:53 is on the gateway node: delivered whole, no error.
+    const Bytes local = nat::test::udp_packet(kRemote, 999, kNat, 5353, 1472);
+    const Sent delivered = send(node2_, kUplink, ethernet_around(kUplinkMac, kRouterMac, local));
+    EXPECT_EQ(delivered.result.verdict, Verdict::deliver);
+    ASSERT_EQ(delivered.frames.size(), 1u);
+    EXPECT_EQ(delivered.frames[0].first, kBlue20Port);
+    EXPECT_EQ(delivered.frames[0].second.size(), 14u + 1500u);
+    EXPECT_EQ(node2_.pipeline.counters().frag_needed_sent, 1u);
+}
+
 class NatTableFull : public NatPipelineTest {
 protected:
     NatTableFull() : NatPipelineTest("[1024, 65535]", 2) {}

@@ -1,15 +1,20 @@
-// andromedad as a NAT gateway, end to end: a tenant on node1 reaches a server in an "outside"
-// namespace behind the gateway node's uplink; the server sees only the NAT address.
+// andromedad as a NAT gateway, end to end: tenants reach servers in an "outside" namespace behind
+// the gateway node's uplink and see only the NAT address; a port forward reaches a tenant from
+// outside; frag-needed from a narrower outside link is translated back to the tenant.
 //
 //   t10 ns: eth0 10.0.0.10 ── host1 ns [node1]: tap-blue-10, eth1 192.168.1.1 ─┐ bridge
-//                              host2 ns [gw]:    eth1 192.168.1.2 ───────────────┘
+//   t20 ns: eth0 10.0.0.20 ── host2 ns [gw]:    tap-blue-20, eth1 192.168.1.2 ─┘
 //                                                eth2 203.0.113.2 (+ NAT address .10) ── outside ns: eth0 203.0.113.1
+//   (NatGatewayBehindNarrowLink: outside ns routes on to far ns 198.51.100.2 over a 1200-byte link)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <random>
+#include <thread>
 
 #include "daemon_fixture.hpp"
+#include "inet_sockets.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -19,8 +24,11 @@ std::string fabric_text(const std::string& node1, const std::string& gw) {
            "[[nodes]]\nname = \"" + gw + "\"\naddress = \"192.168.1.2\"\n"
            "[[vpc]]\nname = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"
            "[vpc.nat]\ngateway_node = \"" + gw + "\"\naddress = \"203.0.113.10\"\nport_range = [20000, 29999]\n"
+           "[[vpc.nat.forward]]\nprotocol = \"tcp\"\nnat_port = 8080\nto = \"10.0.0.10:80\"\n"
            "[[vpc.endpoint]]\nip = \"10.0.0.10\"\nmac = \"02:00:00:00:00:10\"\nnode = \"" + node1 +
-           "\"\nport = \"tap-blue-10\"\n";
+           "\"\nport = \"tap-blue-10\"\n"
+           "[[vpc.endpoint]]\nip = \"10.0.0.20\"\nmac = \"02:00:00:00:00:20\"\nnode = \"" + gw +
+           "\"\nport = \"tap-blue-20\"\n";
 }
 
 class NatGateway : public ::testing::Test {
@@ -39,18 +47,24 @@ protected:
         topo_.add_address(*gw_, "eth2", "203.0.113.2/24");
         topo_.add_address(*gw_, "eth2", "203.0.113.10/32");  // so the kernel answers ARP for it
         topo_.add_address(*outside_, "eth0", "203.0.113.1/24");
-        tenant_ = &topo_.add_namespace("t10");
-        VethOptions veth;
-        veth.mac_b = "02:00:00:00:00:10";
-        topo_.add_veth(*host1_, "tap-blue-10", *tenant_, "eth0", veth);
-        topo_.add_address(*tenant_, "eth0", "10.0.0.10/24");
-        tenant_->run({"ip", "route", "add", "default", "via", "10.0.0.1"});
+        tenant_ = &add_tenant(*host1_, "10");
+        tenant20_ = &add_tenant(*gw_, "20");  // on the gateway node itself
 
         const std::string fabric = fabric_text(names_[0], names_[1]);
         configs_[0] = write("node1", "[node]\nname = \"" + names_[0] + "\"\nunderlay = \"eth1\"\n" + fabric);
         configs_[1] = write("gw", "[node]\nname = \"" + names_[1] + "\"\nunderlay = \"eth1\"\n"
                                   "[node.uplink]\ninterface = \"eth2\"\naddress = \"203.0.113.2\"\n"
                                   "next_hop = \"203.0.113.1\"\n" + fabric);
+    }
+
+    Netns& add_tenant(const Netns& host, const std::string& octet) {
+        Netns& tenant = topo_.add_namespace("t" + octet);
+        VethOptions veth;
+        veth.mac_b = "02:00:00:00:00:" + octet;
+        topo_.add_veth(host, "tap-blue-" + octet, tenant, "eth0", veth);
+        topo_.add_address(tenant, "eth0", "10.0.0." + octet + "/24");
+        tenant.run({"ip", "route", "add", "default", "via", "10.0.0.1"});
+        return tenant;
     }
 
     void TearDown() override {
@@ -92,8 +106,20 @@ protected:
     Netns* host1_ = nullptr;
     Netns* gw_ = nullptr;
     Netns* outside_ = nullptr;
-    Netns* tenant_ = nullptr;
+    Netns* tenant_ = nullptr;    // 10.0.0.10 on node1
+    Netns* tenant20_ = nullptr;  // 10.0.0.20 on the gateway node
 };
+
+std::uint64_t stat(const nlohmann::json& stats, const std::string& pointer) {
+    return stats.value(nlohmann::json::json_pointer(pointer), std::uint64_t{0});
+}
+
+std::vector<std::uint8_t> random_bytes(std::size_t size, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::uint8_t> out(size);
+    for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+    return out;
+}
 
 TEST_F(NatGateway, TenantReachesTheOutsideAsTheNatAddress) {
     start();
@@ -119,5 +145,210 @@ TEST_F(NatGateway, TenantReachesTheOutsideAsTheNatAddress) {
               0u);
 }
 
+
+// Both tenants (one behind node1, one on the gateway node) fetch a file over TCP from a server
+// outside and query a UDP service there: the bytes arrive intact, and the servers see only
+// 203.0.113.10. The tenants' interfaces are 1500 bytes, so the server's segments to t10 are too
+// big for the overlay: PMTUD towards the outside must work for the fetch to complete.
+TEST_F(NatGateway, TenantsFetchOverTcpAndQueryUdpAsTheNatAddress) {
+    start();
+    for (Netns* t : {tenant_, tenant20_})
+        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+            << t->name() << "\n" << logs();
+
+    InetSocket tcp_server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
+    tcp_server.listen_now();
+    InetSocket udp_server(*outside_, SOCK_DGRAM, "203.0.113.1", 5300);
+    const auto file = random_bytes(2 << 20, 7);  // 2 MiB: full-sized segments towards the tenant
+
+    for (Netns* t : {tenant_, tenant20_}) {
+        SCOPED_TRACE(t->name());
+        InetSocket client(*t, SOCK_STREAM);
+        ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
+        InetAddress peer;
+        InetSocket served = tcp_server.accept_one(10s, &peer);
+        ASSERT_TRUE(served.valid());
+        EXPECT_EQ(peer.ip, "203.0.113.10") << "the server must see the NAT address";
+        std::thread sender([&] {
+            served.send_all(file.data(), file.size(), 20s);
+            served.shutdown_write();
+        });
+        const auto fetched = client.receive_all(file.size() + 1, 20s);
+        sender.join();
+        EXPECT_EQ(fetched.size(), file.size()) << logs();
+        EXPECT_TRUE(fetched == file) << "the fetched file differs";
+
+        InetSocket resolver(*t, SOCK_DGRAM, "0.0.0.0", 0);
+        ASSERT_TRUE(resolver.send_datagram("query " + t->name(), "203.0.113.1", 5300));
+        std::string query;
+        InetAddress from;
+        ASSERT_TRUE(udp_server.receive_datagram(query, from, 10s)) << logs();
+        EXPECT_EQ(query, "query " + t->name());
+        EXPECT_EQ(from.ip, "203.0.113.10") << "the UDP service must see the NAT address";
+        ASSERT_TRUE(udp_server.send_datagram("answer " + t->name(), from.ip, from.port));
+        std::string answer;
+        InetAddress answered_by;
+        ASSERT_TRUE(resolver.receive_datagram(answer, answered_by, 10s)) << logs();
+        EXPECT_EQ(answer, "answer " + t->name());
+        EXPECT_EQ(answered_by.ip, "203.0.113.1");
+        EXPECT_EQ(answered_by.port, 5300);
+    }
+    const auto stats = ctl_json(1, "stats");
+    EXPECT_GT(stat(stats, "/nat/translated_outbound"), 0u) << stats.dump(2);
+    EXPECT_GT(stat(stats, "/nat/translated_inbound"), 0u) << stats.dump(2);
+    // The server's full-sized segments to t10 do not fit the overlay: the gateway answered with
+    // Fragmentation Needed through the NAT, and the server's kernel took it.
+    EXPECT_GT(stat(stats, "/dataplane/frag_needed_sent"), 0u) << stats.dump(2);
+    EXPECT_GT(stat(stats, "/nat/icmp_errors_translated"), 0u) << stats.dump(2);
+    EXPECT_TRUE(contains(outside_->run({"ip", "route", "get", "203.0.113.10"}), "mtu 1450"))
+        << outside_->run({"ip", "route", "get", "203.0.113.10"});
+}
+
+// The port forward 203.0.113.10:8080/tcp -> 10.0.0.10:80: a client outside reaches the tenant's
+// service through the NAT address, data flows both ways, and the tenant sees the client's real
+// address and port.
+TEST_F(NatGateway, PortForwardReachesATenantServiceFromOutside) {
+    start();
+    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+        << logs();
+    InetSocket service(*tenant_, SOCK_STREAM, "10.0.0.10", 80);
+    service.listen_now();
+
+    InetSocket client(*outside_, SOCK_STREAM);
+    ASSERT_TRUE(client.connect_to("203.0.113.10", 8080, 10s)) << logs();
+    InetAddress peer;
+    InetSocket served = service.accept_one(10s, &peer);
+    ASSERT_TRUE(served.valid());
+    EXPECT_EQ(peer.ip, "203.0.113.1") << "the tenant sees the outside client's own address";
+    EXPECT_EQ(peer.port, client.local().port);
+
+    ASSERT_TRUE(client.send_all("GET / from outside\n", 5s));
+    client.shutdown_write();
+    EXPECT_EQ(served.receive_text(1024, 10s), "GET / from outside\n") << logs();
+    ASSERT_TRUE(served.send_all("200 from 10.0.0.10\n", 5s));
+    served.shutdown_write();
+    EXPECT_EQ(client.receive_text(1024, 10s), "200 from 10.0.0.10\n") << logs();
+
+    const auto flows = ctl_json(1, "conntrack");
+    EXPECT_TRUE(contains(flows.dump(), "10.0.0.10")) << flows.dump(2);
+    // A port that is not forwarded stays closed: no flow, nothing reaches a tenant.
+    InetSocket stranger(*outside_, SOCK_STREAM);
+    EXPECT_FALSE(stranger.connect_to("203.0.113.10", 8081, 1s));
+    EXPECT_GT(stat(ctl_json(1, "stats"), "/nat/drop_no_flow"), 0u);
+}
+
+// Two tenants bind the same source port (inside the NAT's port range) and talk to the same
+// server over TCP and UDP: both work, each gets its own answers, and the server sees two
+// different NAT ports on 203.0.113.10.
+TEST_F(NatGateway, TwoTenantsWithTheSameSourcePortGetTwoNatPorts) {
+    start();
+    for (Netns* t : {tenant_, tenant20_})
+        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+            << t->name() << "\n" << logs();
+    constexpr std::uint16_t kSourcePort = 25000;
+
+    InetSocket tcp_server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
+    tcp_server.listen_now();
+    InetSocket clients[2] = {InetSocket(*tenant_, SOCK_STREAM, "0.0.0.0", kSourcePort),
+                             InetSocket(*tenant20_, SOCK_STREAM, "0.0.0.0", kSourcePort)};
+    const std::string names[2] = {"t10", "t20"};
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_TRUE(clients[i].connect_to("203.0.113.1", 8000, 10s)) << names[i] << "\n" << logs();
+        ASSERT_TRUE(clients[i].send_all(names[i], 5s));
+        clients[i].shutdown_write();
+    }
+    std::uint16_t tcp_ports[2] = {0, 0};
+    for (auto& port : tcp_ports) {
+        InetAddress peer;
+        InetSocket served = tcp_server.accept_one(10s, &peer);
+        ASSERT_TRUE(served.valid()) << logs();
+        EXPECT_EQ(peer.ip, "203.0.113.10");
+        port = peer.port;
+        const std::string name = served.receive_text(64, 10s);
+        ASSERT_TRUE(served.send_all("hello " + name, 5s));
+    }
+    EXPECT_NE(tcp_ports[0], tcp_ports[1]) << "two tenants, one NAT port";
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(clients[i].receive_text(64, 10s), "hello " + names[i]) << logs();
+
+    InetSocket udp_server(*outside_, SOCK_DGRAM, "203.0.113.1", 5300);
+    InetSocket resolvers[2] = {InetSocket(*tenant_, SOCK_DGRAM, "0.0.0.0", kSourcePort),
+                               InetSocket(*tenant20_, SOCK_DGRAM, "0.0.0.0", kSourcePort)};
+    std::uint16_t udp_ports[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_TRUE(resolvers[i].send_datagram(names[i], "203.0.113.1", 5300));
+        std::string query;
+        InetAddress from;
+        ASSERT_TRUE(udp_server.receive_datagram(query, from, 10s)) << logs();
+        EXPECT_EQ(query, names[i]);
+        EXPECT_EQ(from.ip, "203.0.113.10");
+        udp_ports[i] = from.port;
+        ASSERT_TRUE(udp_server.send_datagram("answer " + query, from.ip, from.port));
+    }
+    EXPECT_NE(udp_ports[0], udp_ports[1]);
+    for (int i = 0; i < 2; ++i) {
+        std::string answer;
+        InetAddress from;
+        ASSERT_TRUE(resolvers[i].receive_datagram(answer, from, 10s)) << names[i] << "\n" << logs();
+        EXPECT_EQ(answer, "answer " + names[i]);
+    }
+    // The first tenant to use the port keeps it (port preservation); the other gets another.
+    EXPECT_TRUE(tcp_ports[0] == kSourcePort || tcp_ports[1] == kSourcePort) << tcp_ports[0] << " " << tcp_ports[1];
+    EXPECT_GE(stat(ctl_json(1, "stats"), "/nat/ports_preserved"), 2u);
+}
+
+// The outside network is narrower than the overlay: the server sits behind a router whose link
+// to it has a 1200-byte MTU. The router's frag-needed, addressed to the NAT address, is
+// translated back to the tenant (ping sees it; a bulk TCP upload completes on the learned MTU).
+class NatGatewayBehindNarrowLink : public NatGateway {
+protected:
+    void SetUp() override {
+        NatGateway::SetUp();
+        if (IsSkipped()) return;
+        far_ = &topo_.add_namespace("far");
+        VethOptions narrow;
+        narrow.mtu = 1200;
+        topo_.add_veth(*outside_, "eth1", *far_, "eth0", narrow);
+        topo_.add_address(*outside_, "eth1", "198.51.100.1/24");
+        topo_.add_address(*far_, "eth0", "198.51.100.2/24");
+        far_->run({"ip", "route", "add", "default", "via", "198.51.100.1"});
+        outside_->run({"sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    }
+
+    Netns* far_ = nullptr;
+};
+
+TEST_F(NatGatewayBehindNarrowLink, FragNeededFromTheOutsideReachesTheTenant) {
+    start();
+    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "198.51.100.2"}, 5s).ok(); }, 10s))
+        << logs();
+    const auto before = stat(ctl_json(1, "stats"), "/nat/icmp_errors_translated");
+
+    // 1328 bytes: fits the overlay (1450), not the far link (1200).
+    const auto ping = tenant_->try_run({"ping", "-n", "-M", "do", "-s", "1300", "-c", "1", "-W", "2", "198.51.100.2"}, 10s);
+    EXPECT_TRUE(contains(ping.output, "From 203.0.113.1 icmp_seq=1 Frag needed and DF set (mtu = 1200)"))
+        << ping.output << logs();
+    EXPECT_GT(stat(ctl_json(1, "stats"), "/nat/icmp_errors_translated"), before);
+
+    // A bulk upload from the tenant (interface MTU 1500, so it first tries 1450, then 1200).
+    InetSocket server(*far_, SOCK_STREAM, "198.51.100.2", 9000);
+    server.listen_now();
+    InetSocket client(*tenant_, SOCK_STREAM);
+    ASSERT_TRUE(client.connect_to("198.51.100.2", 9000, 10s)) << logs();
+    InetAddress peer;
+    InetSocket served = server.accept_one(10s, &peer);
+    ASSERT_TRUE(served.valid());
+    EXPECT_EQ(peer.ip, "203.0.113.10");
+    const auto file = random_bytes(4 << 20, 11);
+    std::thread sender([&] {
+        client.send_all(file.data(), file.size(), 25s);
+        client.shutdown_write();
+    });
+    const auto received = served.receive_all(file.size() + 1, 25s);
+    sender.join();
+    EXPECT_EQ(received.size(), file.size()) << logs();
+    EXPECT_TRUE(received == file) << "the upload differs";
+    EXPECT_TRUE(contains(tenant_->run({"ip", "route", "get", "198.51.100.2"}), "mtu 1200"))
+        << tenant_->run({"ip", "route", "get", "198.51.100.2"});
+}
 }  // namespace
 }  // namespace andromeda::testing

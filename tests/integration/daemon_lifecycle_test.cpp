@@ -2,6 +2,7 @@
 // becomes unreachable, and a 1000-packet ping at 5 ms intervals across both loses nothing), a
 // bad reload changes nothing, SIGKILL then restart recovers, a stop leaves nothing behind, and
 // startup errors say what to fix.
+#include <sched.h>
 #include <sys/wait.h>
 
 #include <string>
@@ -141,6 +142,50 @@ TEST_F(TwoNodes, StartupErrorsSayWhatToFix) {
     EXPECT_TRUE(contains(twice.output, "another andromedad for this node is running")) << twice.output;
     EXPECT_TRUE(nodes_[0].daemon->running());
     EXPECT_TRUE(ctl(0, {"status"}).ok());
+}
+
+// The threads of a daemon's process named `comm`, each with its Cpus_allowed_list.
+std::vector<std::string> allowed_cpus_of_threads(pid_t pid, const std::string& comm) {
+    std::vector<std::string> out;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        std::string name = read_text(task.path().string() + "/comm");
+        if (!name.empty() && name.back() == '\n') name.pop_back();
+        if (name != comm) continue;
+        std::istringstream status(read_text(task.path().string() + "/status"));
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("Cpus_allowed_list:", 0) == 0) out.push_back(line.substr(line.find_first_not_of(" \t", 18)));
+    }
+    return out;
+}
+
+// [node] worker_cpus pins the packet worker (a named thread) to that CPU, status says so, and a
+// CPU the daemon may not use is refused before anything is attached.
+TEST_F(TwoNodes, WorkerCpusPinTheWorkerThreads) {
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) cpu = c;  // the last CPU we may use: not the default first one
+    ASSERT_GE(cpu, 0);
+    std::string text = base_config(0);
+    replace_all(text, "[node]\n", "[node]\nworker_cpus = [" + std::to_string(cpu) + "]\n");
+    nodes_[0].config = write_config(0, text, "-pinned-cpu");
+    start_both();
+    const auto cpus = ctl_json(0, "status").value("worker_cpus", nlohmann::json::array());
+    ASSERT_EQ(cpus.size(), 1u) << cpus.dump();
+    EXPECT_EQ(cpus[0].value("cpu", -1), cpu);
+    EXPECT_TRUE(cpus[0].value("pinned", false));
+    EXPECT_TRUE(contains(ctl(0, {"status"}).output, "worker cpus 0:cpu" + std::to_string(cpu) + "\n"));
+    EXPECT_EQ(allowed_cpus_of_threads(nodes_[0].daemon->pid(), "andromeda-w0"),
+              std::vector<std::string>{std::to_string(cpu)});
+    EXPECT_TRUE(ctl_json(1, "status").value("worker_cpus", nlohmann::json::array())[0].is_null()) << "node2: unpinned";
+    EXPECT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
+
+    replace_all(text, "worker_cpus = [" + std::to_string(cpu) + "]", "worker_cpus = [1023]");
+    const std::string bad = write_config(0, text, "-bad-cpu");
+    const auto check = nodes_[0].host->try_run({kDaemon, "-c", bad, "--check"});
+    EXPECT_EQ(check.exit_code, 1) << check.output;
+    EXPECT_TRUE(contains(check.output, "[node] worker_cpus: CPU 1023 is not available to andromedad")) << check.output;
 }
 
 // A [[nodes]] mac pins the next hop: no neighbour lookup for that peer, and traffic uses it.

@@ -75,6 +75,15 @@ std::string render_status(const json& r) {
                                 duration_text(r.value("uptime_s", std::uint64_t{0})),
                                 text_of(r.value("fabric_generation", json())), text_of(r.value("workers", json())),
                                 text_of(r.value("config", json())), text_of(r.value("pin_dir", json())));
+    // "worker cpus 0:cpu1 1:cpu0(not pinned)" when [node] worker_cpus pins them.
+    std::string cpus;
+    const json worker_cpus = r.value("worker_cpus", json::array());
+    for (std::size_t w = 0; w < worker_cpus.size(); ++w) {
+        const json& c = worker_cpus[w];
+        if (!c.is_object()) continue;
+        cpus += fmt::format(" {}:cpu{}{}", w, text_of(c.value("cpu", json())), c.value("pinned", false) ? "" : "(not pinned)");
+    }
+    if (!cpus.empty()) s += "worker cpus" + cpus + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : r.value("ports", json::array()))
         rows.push_back({text_of(p.value("name", json())), text_of(p.value("role", json())),

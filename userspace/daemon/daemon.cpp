@@ -167,7 +167,11 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned));
+    pool_->set_cpus(snapshot.local().worker_cpus);
     pool_->start();
+    for (std::size_t w = 0; w < pool_->size(); ++w)
+        if (const auto cpu = pool_->cpu_of(w))
+            spdlog::info("worker {} (andromeda-w{}) {} CPU {}", w, w, pool_->pinned(w) ? "pinned to" : "could not be pinned to", *cpu);
     // Steering starts only now that every socket is in the XSKMAP.
     sync_->sync_ports(ports);
 }

@@ -96,6 +96,8 @@ private:
     [[nodiscard]] nlohmann::json conntrack_json() const;
     [[nodiscard]] nlohmann::json port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::uint64_t uptime_s() const;
+    // Per worker: {"cpu": N, "pinned": bool}, or null when worker_cpus leaves it unpinned.
+    [[nodiscard]] nlohmann::json worker_cpus_json() const;
 
     DaemonOptions options_;
     std::chrono::steady_clock::time_point started_;

@@ -138,6 +138,15 @@ json Daemon::port_json(const OwnedPort& port, const fabric::FabricSnapshot& snap
     return p;
 }
 
+json Daemon::worker_cpus_json() const {
+    json out = json::array();
+    for (std::size_t w = 0; w < pool_->size(); ++w) {
+        const auto cpu = pool_->cpu_of(w);
+        out.push_back(cpu ? json{{"cpu", *cpu}, {"pinned", pool_->pinned(w)}} : json());
+    }
+    return out;
+}
+
 json Daemon::status_json() const {
     const auto snapshot = store_.current();
     json ports = json::array();
@@ -155,6 +164,7 @@ json Daemon::status_json() const {
             {"fabric_generation", snapshot->generation()},
             {"workers", pool_->size()},
             {"worker_rx_frames", pool_->rx_frames_per_worker()},
+            {"worker_cpus", worker_cpus_json()},
             {"config", options_.config_path},
             {"pin_dir", bpf_->config().pin_dir.string()},
             {"control_socket", control_.path()},

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "andromeda_kern_user.h"
 #include "io/config.hpp"
@@ -97,6 +99,27 @@ bool has_capability(unsigned cap) {
     return cap / 32 < _LINUX_CAPABILITY_U32S_3 && (data[cap / 32].effective & (1u << (cap % 32))) != 0;
 }
 
+// Every CPU in [node] worker_cpus must be one this process may run on (its affinity mask, which
+// taskset, cgroups' cpusets or systemd's CPUAffinity= narrow).
+void check_worker_cpus(const fabric::LocalNodeSettings& local, HostCheck& check) {
+    if (local.worker_cpus.empty()) return;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        check.warnings.push_back(fmt::format("[node] worker_cpus: cannot read this process's CPU affinity ({}); "
+                                             "workers will try to pin anyway", std::strerror(errno)));
+        return;
+    }
+    std::string usable;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &allowed)) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);
+    for (const std::uint32_t cpu : local.worker_cpus)
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(static_cast<int>(cpu), &allowed))
+            check.errors.push_back(fmt::format("[node] worker_cpus: CPU {} is not available to andromedad (it may run on "
+                                               "CPUs {}); list only those, or widen its affinity (taskset, CPUAffinity=)",
+                                               cpu, usable));
+}
+
 }  // namespace
 
 HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
@@ -116,6 +139,7 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
             facts.uplink_address = address_of("[node.uplink] address", *facts.uplink, local.uplink->address, check);
     }
     check_tenant_ports(snapshot, check);
+    check_worker_cpus(local, check);
     if (check.errors.empty() && address) {
         facts.underlay_address = *address;
         check.facts = std::move(facts);

@@ -98,9 +98,20 @@ void WorkerPool::bind_ports() {
     for (auto& w : workers_) w.handler->pipeline().set_ports(bindings);
 }
 
+std::optional<int> WorkerPool::cpu_of(std::size_t w) const noexcept {
+    if (cpus_.empty()) return std::nullopt;
+    return static_cast<int>(cpus_[w % cpus_.size()]);
+}
+
+bool WorkerPool::pinned(std::size_t w) const noexcept {
+    return w < workers_.size() && workers_[w].thread && workers_[w].thread->pinned();
+}
+
 void WorkerPool::start() {
     if (running_) return;
-    for (auto& w : workers_) w.thread = std::make_unique<io::WorkerThread>(*w.xsk, *w.handler);
+    for (std::size_t i = 0; i < workers_.size(); ++i)
+        workers_[i].thread = std::make_unique<io::WorkerThread>(*workers_[i].xsk, *workers_[i].handler, cpu_of(i),
+                                                                "andromeda-w" + std::to_string(i));
     running_ = true;
 }
 

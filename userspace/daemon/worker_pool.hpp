@@ -53,6 +53,14 @@ public:
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
 
+    // CPUs for the worker threads, from [node] worker_cpus: worker w runs on cpus[w % size]; empty
+    // leaves them unpinned. Takes effect at the next start().
+    void set_cpus(std::vector<std::uint32_t> cpus) { cpus_ = std::move(cpus); }
+    // The CPU worker w is pinned to, or nullopt.
+    [[nodiscard]] std::optional<int> cpu_of(std::size_t w) const noexcept;
+    // Whether worker w's thread is pinned right now (false while paused or when pinning failed).
+    [[nodiscard]] bool pinned(std::size_t w) const noexcept;
+
     void start();
     void pause();
     void resume() { start(); }
@@ -103,6 +111,7 @@ private:
     std::vector<OwnedPort> ports_;
     std::vector<Worker> workers_;
     std::uint32_t worker_count_ = 1;
+    std::vector<std::uint32_t> cpus_;
     bool running_ = false;
 };
 

@@ -75,7 +75,7 @@ private:
         self.is_local = true;
         if (table != nullptr) {
             fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
-                                                         "underlay_mtu", "pin_dir", "uplink"});
+                                                         "underlay_mtu", "pin_dir", "uplink", "worker_cpus"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -91,6 +91,7 @@ private:
                                            &src.pin_dir)
                                 .value_or("");
             decode_uplink(*table);
+            decode_worker_cpus(*table);
         } else {
             local.underlay_mtu = kDefaultUnderlayMtu;
         }
@@ -101,6 +102,33 @@ private:
         out_.source.nodes[0].name = src.name;
         out_.source.nodes[0].address = src.address;
         out_.config.nodes.push_back(std::move(self));
+    }
+
+    // worker_cpus = [0, 1]: distinct CPU numbers; whether they exist is the daemon's check.
+    void decode_worker_cpus(const TomlNode& table) {
+        const TomlNode* cpus = table.find("worker_cpus");
+        if (cpus == nullptr) return;
+        const char* fix = "e.g. worker_cpus = [0, 1] (one CPU per packet worker, see `lscpu`)";
+        if (cpus->kind != Kind::array || cpus->items.empty()) {
+            fields_.error(cpus->line, "node.worker_cpus", "expected a non-empty array of CPU numbers", fix);
+            return;
+        }
+        std::vector<std::uint32_t> list;
+        for (const TomlNode& item : cpus->items) {
+            if (item.kind != Kind::integer || item.integer < 0 || item.integer >= kMaxWorkerCpu) {
+                fields_.error(cpus->line, "node.worker_cpus",
+                              "every entry must be a CPU number from 0 to " + std::to_string(kMaxWorkerCpu - 1), fix);
+                return;
+            }
+            const auto cpu = static_cast<std::uint32_t>(item.integer);
+            if (std::find(list.begin(), list.end(), cpu) != list.end()) {
+                fields_.error(cpus->line, "node.worker_cpus", "CPU " + std::to_string(cpu) + " is listed twice",
+                              "list each CPU once; workers beyond the list's length wrap around it");
+                return;
+            }
+            list.push_back(cpu);
+        }
+        out_.config.local.worker_cpus = std::move(list);
     }
 
     void decode_encap(const TomlNode& table) {

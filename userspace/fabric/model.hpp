@@ -25,6 +25,7 @@ inline constexpr std::uint32_t kOverlayOverhead = 50;
 inline constexpr std::uint32_t kDefaultUnderlayMtu = 1500;
 inline constexpr std::uint32_t kMinUnderlayMtu = 626;
 inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
+inline constexpr std::int64_t kMaxWorkerCpu = 1024;  // CPU_SETSIZE
 inline constexpr std::uint32_t kMinVpcMtu = 576;
 inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
 inline constexpr std::uint16_t kDefaultNatPortMin = 1024;
@@ -52,6 +53,9 @@ struct LocalNodeSettings {
     std::uint32_t underlay_mtu = kDefaultUnderlayMtu;
     std::string pin_dir;  // default /sys/fs/bpf/andromeda/<name>
     std::optional<Uplink> uplink;
+    // CPUs the packet workers are pinned to: worker i runs on worker_cpus[i % size]. Empty: not
+    // pinned (the scheduler places them).
+    std::vector<std::uint32_t> worker_cpus;
 
     friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;
 };

@@ -18,9 +18,11 @@ bool pin_current_thread_to_cpu(int cpu) noexcept {
     return rc == 0;
 }
 
-WorkerThread::WorkerThread(XskWorker& worker, FrameHandler& handler, std::optional<int> cpu) : worker_(worker) {
+WorkerThread::WorkerThread(XskWorker& worker, FrameHandler& handler, std::optional<int> cpu, std::string name)
+    : worker_(worker) {
     std::latch started(1);
-    thread_ = std::jthread([this, &handler, &started, cpu](std::stop_token stop) {
+    thread_ = std::jthread([this, &handler, &started, cpu, name = std::move(name)](std::stop_token stop) {
+        if (!name.empty()) pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
         if (cpu) {
             pinned_ = pin_current_thread_to_cpu(*cpu);
             if (!pinned_) spdlog::warn("AF_XDP worker: could not pin to CPU {}: {}", *cpu, std::strerror(errno));

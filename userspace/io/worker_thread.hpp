@@ -15,8 +15,10 @@ bool pin_current_thread_to_cpu(int cpu) noexcept;
 
 class WorkerThread {
 public:
-    // Starts worker.run(handler) on a new thread and returns once it runs (and is pinned).
-    WorkerThread(XskWorker& worker, FrameHandler& handler, std::optional<int> cpu = std::nullopt);
+    // Starts worker.run(handler) on a new thread and returns once it runs (and is pinned). A
+    // non-empty `name` (at most 15 characters) names the thread, as top -H and /proc show it.
+    WorkerThread(XskWorker& worker, FrameHandler& handler, std::optional<int> cpu = std::nullopt,
+                 std::string name = {});
     // Stops and joins.
     ~WorkerThread();
     WorkerThread(const WorkerThread&) = delete;

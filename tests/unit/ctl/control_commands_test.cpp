@@ -54,6 +54,14 @@ TEST(CtlRender, StatusTable) {
               "eth1  underlay  native  copy    2       -\n");
 }
 
+TEST(CtlRender, StatusNamesPinnedWorkerCpus) {
+    json r = {{"node", "node1"}, {"pid", 42}, {"uptime_s", 5}, {"fabric_generation", 1}, {"workers", 2},
+              {"config", "/etc/a.toml"}, {"pin_dir", "/p"}, {"ports", json::array()}};
+    EXPECT_EQ(render_status(r).find("worker cpus"), std::string::npos) << "unpinned workers: no line";
+    r["worker_cpus"] = {{{"cpu", 1}, {"pinned", true}}, {{"cpu", 0}, {"pinned", false}}};
+    EXPECT_NE(render_status(r).find("worker cpus 0:cpu1 1:cpu0(not pinned)\n"), std::string::npos) << render_status(r);
+}
+
 TEST(CtlRender, StatsShowsWhatHappenedAndRates) {
     const json now = {{"xdp", {{"rx_packets", 150}, {"drop_unknown_vni", 0}}}, {"nat", {{"flows", 0}}}};
     // Groups come in key order (nlohmann::json keeps objects sorted).

@@ -58,6 +58,7 @@ TEST(FabricLoader, Defaults) {
     EXPECT_EQ(local.underlay_mtu, 1500u);
     EXPECT_EQ(local.pin_dir, "/sys/fs/bpf/andromeda/node1");
     EXPECT_FALSE(local.uplink.has_value());
+    EXPECT_TRUE(local.worker_cpus.empty()) << "unset: workers are not pinned";
     const Vpc& vpc = fabric->vpcs()[0];
     EXPECT_EQ(vpc.mtu, 1450u);
     EXPECT_EQ(vpc.gateway_mac, kDefaultGatewayMac);
@@ -65,6 +66,11 @@ TEST(FabricLoader, Defaults) {
     EXPECT_FALSE(vpc.nat.has_value());
     EXPECT_TRUE(fabric->local_node().is_local);
     EXPECT_EQ(fabric->find_node_by_address(ip("192.168.1.2"))->name, "node2");
+}
+
+TEST(FabricLoader, WorkerCpusKeepTheirOrder) {
+    const auto fabric = load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\nworker_cpus = [3, 0, 2]\n"));
+    EXPECT_EQ(fabric->local().worker_cpus, (std::vector<std::uint32_t>{3, 0, 2}));
 }
 
 TEST(FabricLoader, NatGatewayExample) {

@@ -50,7 +50,25 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, pin_dir, uplink"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, pin_dir, uplink, worker_cpus"}));
+}
+
+TEST(FabricValidation, WorkerCpusMustBeDistinctCpuNumbers) {
+    const std::string at = "name = \"node1\"\n";
+    const std::string fix = "; e.g. worker_cpus = [0, 1] (one CPU per packet worker, see `lscpu`)";
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = 1\n"),
+                 "t.toml:3: node.worker_cpus: expected a non-empty array of CPU numbers" + fix);
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = []\n"),
+                 "t.toml:3: node.worker_cpus: expected a non-empty array of CPU numbers" + fix);
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = [0, -1]\n"),
+                 "t.toml:3: node.worker_cpus: every entry must be a CPU number from 0 to 1023" + fix);
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = [1024]\n"),
+                 "t.toml:3: node.worker_cpus: every entry must be a CPU number from 0 to 1023" + fix);
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = [\"0\"]\n"),
+                 "t.toml:3: node.worker_cpus: every entry must be a CPU number from 0 to 1023" + fix);
+    expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = [1, 0, 1]\n"),
+                 "t.toml:3: node.worker_cpus: CPU 1 is listed twice; list each CPU once; workers beyond the list's "
+                 "length wrap around it");
 }
 
 TEST(FabricValidation, BadIpv4Address) {

@@ -341,6 +341,9 @@ void XskWorker::flush_tx() noexcept {
         if (!pending.empty() && s->kick_tx()) bump(counters_->tx_wakeups, std::uint64_t{1});
         pending.clear();
     }
+    // Copy mode completes during the kick: take the frames back now, so an idle worker does not
+    // kick again (an empty sendto per socket) and wake after 1 ms only to collect them.
+    reclaim_completions();
 }
 
 void XskWorker::transmit(Frame& frame, std::uint32_t socket) noexcept {
@@ -421,6 +424,7 @@ std::size_t XskWorker::poll_once(FrameHandler& handler, int timeout_ms) {
 
 void XskWorker::wait_for_traffic(int timeout_ms) noexcept {
     // Frames still in flight need their completions reaped (and copy mode more kicks) soon.
+    reclaim_completions();
     bool in_flight = false;
     for (auto& s : sockets_) {
         if (s->tx_in_flight == 0) continue;

@@ -42,7 +42,7 @@ using namespace andromeda::testing;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-const std::string kDaemon = ANDROMEDAD_PATH;
+std::string kDaemon = ANDROMEDAD_PATH;  // --daemon replaces it (A/B runs of two builds)
 const std::string kGen = XSKGEN_PATH;
 const std::string kSink = XDPSINK_PATH;
 const std::string kRr = UDPRR_PATH;
@@ -51,11 +51,26 @@ struct Settings {
     bool quick = false;
     int runs = 3;
     double pps_seconds = 8, tcp_seconds = 8, latency_seconds = 8;
-    double rate = 10000;
+    double rate = 10000;       // latency requests per second
+    double cpu_rate = 50000;   // the fixed offered load for the CPU-per-packet comparison
     unsigned flows = 16;
     std::string out = "bench/results/e2e.json";
     std::vector<std::string> impls = {"andromeda", "kernel-vxlan"};
+    std::string tests = "generator,pps,cpu,tcp,latency,latency-fifo";
+    // Run the datapath's user-space processes (andromedad) and the tenants' tools under
+    // SCHED_FIFO, so a loaded machine's run queue does not sit between a frame and its handling
+    // (the kernel's own datapath runs in softirq, ahead of every task, either way).
+    bool realtime = false;
+    [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
+    [[nodiscard]] std::vector<std::string> prefix() const {
+        return realtime ? std::vector<std::string>{"chrt", "-f", "20"} : std::vector<std::string>{};
+    }
 };
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path);
@@ -181,13 +196,16 @@ public:
         for (const auto& f : files_) std::filesystem::remove(f);
     }
 
-    json measure_pps(int frame_bytes) {
+    // rate 0: as fast as the generator can; otherwise a fixed offered load, where the CPU per
+    // packet is not inflated by work done on frames that are dropped later (overload).
+    json measure_pps(int frame_bytes, double rate = 0) {
         Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9"});
         if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
         const auto before = snapshot(pids());
         const auto gen = t10_->try_run({kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
                                         "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
-                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds)},
+                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
+                                        "--rate", std::to_string(static_cast<long>(rate))},
                                        std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
         const auto after = snapshot(pids());
         std::this_thread::sleep_for(200ms);
@@ -208,12 +226,14 @@ public:
                   {"softirq_ns_per_packet", packets > 0 ? d.softirq_ns / packets : 0.0},
                   {"daemon_ns_per_packet", packets > 0 ? d.process_ns / packets : 0.0},
                   {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
-        log(impl_ + " pps " + std::to_string(frame_bytes) + " B: " + r.dump());
+        if (rate > 0) r["rate"] = rate;
+        log(impl_ + " pps " + std::to_string(frame_bytes) + " B" + (rate > 0 ? " at " + std::to_string(static_cast<long>(rate)) + "/s" : "") +
+            ": " + r.dump());
         return r;
     }
 
     json measure_tcp(int streams) {
-        Process& server = topo_.spawn(*t20_, {"iperf3", "-s", "-1", "-p", "5201"});
+        Process& server = topo_.spawn(*t20_, {"iperf3", "-s", "-1", "--forceflush", "-p", "5201"});
         if (!server.wait_for_output("Server listening", 10s)) throw std::runtime_error("iperf3 -s: " + server.output());
         const auto rx0 = rx_packets(*t20_, "eth0");
         const auto before = snapshot(pids());
@@ -238,28 +258,38 @@ public:
         return r;
     }
 
-    json measure_latency() {
-        Process& server = topo_.spawn(*t20_, {kRr, "server", "--port", "7777"});
+    // realtime: andromedad's threads and both tools under SCHED_FIFO for this measurement only
+    // (the kernel's datapath runs in softirq, ahead of every task, either way).
+    json measure_latency(bool realtime) {
+        const std::vector<std::string> prefix =
+            realtime ? std::vector<std::string>{"chrt", "-f", "20"} : settings_.prefix();
+        const bool switch_daemons = realtime && !settings_.realtime;
+        if (switch_daemons)
+            for (Process* d : daemons_) run_command({"chrt", "-a", "-f", "-p", "20", std::to_string(d->pid())});
+        Process& server = topo_.spawn(*t20_, prefix + std::vector<std::string>{kRr, "server", "--port", "7777"});
         if (!server.wait_for_output("ready:", 10s)) throw std::runtime_error("udprr server: " + server.output());
         const auto rx0 = rx_packets(*t20_, "eth0");
         const auto before = snapshot(pids());
-        const auto c = t10_->try_run({kRr, "client", "--to", "10.0.0.20", "--port", "7777", "--rate",
+        const auto c = t10_->try_run(prefix + std::vector<std::string>{kRr, "client", "--to", "10.0.0.20", "--port", "7777", "--rate",
                                       std::to_string(static_cast<int>(settings_.rate)), "--duration",
                                       std::to_string(settings_.latency_seconds)},
                                      std::chrono::milliseconds(static_cast<int>(settings_.latency_seconds * 1000) + 20000));
         const auto after = snapshot(pids());
         const auto rx1 = rx_packets(*t20_, "eth0");
         server.stop(3s);
+        if (switch_daemons)
+            for (Process* d : daemons_) run_command({"chrt", "-a", "-o", "-p", "0", std::to_string(d->pid())});
         const json j = last_json(c.output);
         if (!c.ok() || !j.contains("p99_us")) throw std::runtime_error("udprr client: " + c.output);
         const auto d = delta(before, after);
         const double packets = 2.0 * static_cast<double>(rx1 - rx0);  // requests and replies
-        json r = {{"impl", impl_},       {"rate", settings_.rate},  {"p50_us", j["p50_us"]},
+        json r = {{"impl", impl_},       {"rate", settings_.rate},  {"sched", realtime || settings_.realtime ? "fifo" : "other"},
+                  {"p50_us", j["p50_us"]},
                   {"p99_us", j["p99_us"]}, {"p999_us", j["p999_us"]}, {"max_us", j["max_us"]},
                   {"samples", j["received"]}, {"lost", j["lost"]},
                   {"cpu_ns_per_packet", packets > 0 ? d.datapath_ns() / packets : 0.0},
                   {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
-        log(impl_ + " latency: " + r.dump());
+        log(impl_ + " latency (" + r["sched"].get<std::string>() + "): " + r.dump());
         return r;
     }
 
@@ -284,7 +314,7 @@ private:
             const std::string path = "/tmp/" + topo_.prefix() + "e2e-node" + std::to_string(i + 1) + ".toml";
             std::ofstream(path) << text;
             files_.push_back(path);
-            Process& p = topo_.spawn(*hosts_[i], {kDaemon, "-c", path});
+            Process& p = topo_.spawn(*hosts_[i], settings_.prefix() + std::vector<std::string>{kDaemon, "-c", path});
             if (!p.wait_for_output(" ready: ", 30s)) throw std::runtime_error(names[i] + " did not start:\n" + p.output());
             daemons_.push_back(&p);
         }
@@ -424,7 +454,8 @@ json machine() {
 }
 
 [[noreturn]] void usage() {
-    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--only andromeda|kernel-vxlan]\n";
+    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--only andromeda|kernel-vxlan]\n"
+                 "                     [--tests generator,pps,cpu,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
     std::exit(2);
 }
 
@@ -447,6 +478,9 @@ int main(int argc, char** argv) {
         else if (a == "--seconds") s.pps_seconds = s.tcp_seconds = s.latency_seconds = std::stod(value());
         else if (a == "--rate") s.rate = std::stod(value());
         else if (a == "--only") s.impls = {value()};
+        else if (a == "--tests") s.tests = value();
+        else if (a == "--realtime") s.realtime = true;
+        else if (a == "--daemon") kDaemon = value();
         else usage();
     }
     if (geteuid() != 0) {
@@ -457,23 +491,30 @@ int main(int argc, char** argv) {
     json result;
     result["machine"] = machine();
     result["mode"] = s.quick ? "quick" : "full";
+    result["realtime"] = s.realtime;
+    result["daemon"] = kDaemon;
     result["runs"] = s.runs;
     result["seconds_per_measurement"] = {{"pps", s.pps_seconds}, {"tcp", s.tcp_seconds}, {"latency", s.latency_seconds}};
     result["cpu_method"] =
         "softirq time of all CPUs (/proc/stat) over the interval, plus utime+stime of the andromedad processes "
         "(/proc/<pid>/stat); tick-sampled; divided by the frames delivered at the receiving tenant";
-    std::vector<json> gens, pps, tcp, latency;
+    std::vector<json> gens, pps, cpu, tcp, latency;
     try {
         for (int run = 0; run < s.runs; ++run) {
-            for (const int bytes : {64, 1500}) gens.push_back(measure_generator(s, bytes));
+            if (s.wants("generator"))
+                for (const int bytes : {64, 1500}) gens.push_back(measure_generator(s, bytes));
             std::vector<std::string> order = s.impls;
             if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
                 Testbed bed(impl, s);
-                for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes));
-                for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
-                latency.push_back(bed.measure_latency());
+                if (s.wants("pps"))
+                    for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes));
+                if (s.wants("cpu")) cpu.push_back(bed.measure_pps(64, s.cpu_rate));
+                if (s.wants("tcp"))
+                    for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
+                if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
+                if (s.wants("latency-fifo") && !s.realtime) latency.push_back(bed.measure_latency(true));
             }
         }
     } catch (const std::exception& e) {
@@ -484,8 +525,9 @@ int main(int argc, char** argv) {
     result["generator"] = gen_rows.empty() ? json::object() : gen_rows[0];
     result["generator_all"] = gen_rows;
     result["pps"] = aggregate(pps, {"impl", "frame_bytes"}, {"pps", "cpu_ns_per_packet"});
+    result["cpu_at_fixed_rate"] = aggregate(cpu, {"impl", "frame_bytes"}, {"cpu_ns_per_packet"});
     result["tcp"] = aggregate(tcp, {"impl", "streams"}, {"gbps"});
-    result["latency"] = aggregate(latency, {"impl", "rate"}, {"p50_us", "p99_us", "p999_us"});
+    result["latency"] = aggregate(latency, {"impl", "rate", "sched"}, {"p50_us", "p99_us", "p999_us"});
     result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
     std::istringstream load(read_file("/proc/loadavg"));
     double l1 = 0;
@@ -509,13 +551,21 @@ int main(int argc, char** argv) {
         if (a && k && (*k)["gbps"].get<double>() > 0)
             ratios["tcp_" + std::to_string(streams)] = (*a)["gbps"].get<double>() / (*k)["gbps"].get<double>();
     }
-    if (result["latency"].size() == 2) {
+    {
+        const json* a = find(result["cpu_at_fixed_rate"], "andromeda", "frame_bytes", 64);
+        const json* k = find(result["cpu_at_fixed_rate"], "kernel-vxlan", "frame_bytes", 64);
+        if (a && k && (*k)["cpu_ns_per_packet"].get<double>() > 0)
+            ratios["cpu_ns_per_packet_64_at_rate"] = (*a)["cpu_ns_per_packet"].get<double>() / (*k)["cpu_ns_per_packet"].get<double>();
+    }
+    for (const std::string sched : {"other", "fifo"}) {
         const json* a = nullptr;
         const json* k = nullptr;
-        for (const auto& r : result["latency"]) (r["impl"] == "andromeda" ? a : k) = &r;
+        for (const auto& r : result["latency"])
+            if (r["sched"] == sched) (r["impl"] == "andromeda" ? a : k) = &r;
         if (a && k) {
             for (const char* f : {"p50_us", "p99_us", "p999_us"})
-                if ((*k)[f].get<double>() > 0) ratios[std::string("latency_") + f] = (*a)[f].get<double>() / (*k)[f].get<double>();
+                if ((*k)[f].get<double>() > 0)
+                    ratios["latency_" + std::string(f) + (sched == "fifo" ? "_fifo" : "")] = (*a)[f].get<double>() / (*k)[f].get<double>();
         }
     }
     result["ratios_andromeda_over_kernel"] = ratios;

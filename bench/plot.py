@@ -7,8 +7,8 @@ Agg backend; run it with /usr/bin/python3):
   nat.png          NAT ns per packet against live flows (nat_bench)
   xdp.png          the XDP program's cost per verdict (xdp.json from xdp_cost)
   cache.png        Mpps against working-set size, sequential and shuffled (cache.json from cache_bench)
-  e2e-pps.png, e2e-tcp.png, e2e-latency.png   end to end, Andromeda against the kernel's VXLAN
-                   (e2e.json from scripts/bench-e2e.sh)
+  e2e-pps.png, e2e-cpu.png, e2e-tcp.png, e2e-latency.png   end to end, Andromeda against the
+                   kernel's VXLAN (e2e.json from scripts/bench-e2e.sh)
 
 A missing input skips its plot with a message. A file that is not valid JSON, or lacks what its
 plot needs, is an error naming the file (exit status 1) after the other plots are drawn.
@@ -235,6 +235,12 @@ class Plotter:
             if pps:
                 self.grouped_bars([(r["impl"], f"{r['frame_bytes']} B", float(r["pps"]) / 1e6) for r in pps],
                                   "Mpps", f"Packets per second (generator: {self.generator(doc)})", "e2e-pps")
+                cpu = [r for r in pps + list(doc.get("cpu_at_fixed_rate") or []) if r.get("cpu_ns_per_packet")]
+                if cpu:
+                    self.grouped_bars(
+                        [(r["impl"], f"{r['frame_bytes']} B" + (f" @ {float(r['rate']):g}/s" if r.get("rate") else ""),
+                          float(r["cpu_ns_per_packet"])) for r in cpu],
+                        "ns of CPU per packet", "Datapath CPU time per packet", "e2e-cpu")
             else:
                 skipped.append("pps")
             tcp = doc.get("tcp")
@@ -247,9 +253,12 @@ class Plotter:
             if latency:
                 rows = []
                 for r in latency:
+                    name = f"{r['impl']} @ {float(r.get('rate', 0)):g}/s"
+                    if r.get("sched"):
+                        name += f" ({r['sched']})"
                     for key, label in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
                         if r.get(key) is not None:
-                            rows.append((f"{r['impl']} @ {r.get('rate', '?')}/s", label, float(r[key])))
+                            rows.append((name, label, float(r[key])))
                 self.grouped_bars(rows, "µs", "Request/response latency", "e2e-latency")
             else:
                 skipped.append("latency")

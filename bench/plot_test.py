@@ -49,10 +49,12 @@ SAMPLES = {
                          {"impl": "andromeda", "frame_bytes": 1500, "pps": 0.9e6, "cpu_ns_per_packet": 950}],
                  "tcp": [{"impl": "andromeda", "streams": 1, "gbps": 3.1},
                          {"impl": "kernel-vxlan", "streams": 4, "gbps": 4.0}],
-                 "latency": [{"impl": "andromeda", "rate": 1000, "p50_us": 30, "p99_us": 60, "p999_us": 90},
+                 "cpu_at_fixed_rate": [{"impl": "andromeda", "frame_bytes": 64, "rate": 50000, "pps": 5e4,
+                                        "cpu_ns_per_packet": 9000}],
+                 "latency": [{"impl": "andromeda", "rate": 1000, "sched": "fifo", "p50_us": 30, "p99_us": 60, "p999_us": 90},
                              {"impl": "kernel-vxlan", "rate": 1000, "p50_us": 25, "p99_us": 50, "p999_us": None}]},
 }
-ALL_PLOTS = ["pipeline", "nat", "xdp", "cache", "e2e-pps", "e2e-tcp", "e2e-latency"]
+ALL_PLOTS = ["pipeline", "nat", "xdp", "cache", "e2e-pps", "e2e-cpu", "e2e-tcp", "e2e-latency"]
 
 
 def run_plot(*args):

@@ -57,9 +57,9 @@ struct Settings {
     std::string out = "bench/results/e2e.json";
     std::vector<std::string> impls = {"andromeda", "kernel-vxlan"};
     std::string tests = "generator,pps,cpu,tcp,latency,latency-fifo";
-    // Run the datapath's user-space processes (andromedad) and the tenants' tools under
-    // SCHED_FIFO, so a loaded machine's run queue does not sit between a frame and its handling
-    // (the kernel's own datapath runs in softirq, ahead of every task, either way).
+    // Run andromedad, the generator, iperf3 and the latency tool under SCHED_FIFO, so a loaded
+    // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
+    // ahead of every task, either way). For runs on a shared machine.
     bool realtime = false;
     [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
     [[nodiscard]] std::vector<std::string> prefix() const {
@@ -111,9 +111,26 @@ double process_ticks(pid_t pid) {
     return utime + stime;
 }
 
+// Run time of every ksoftirqd thread (/proc/<pid>/schedstat, nanoseconds): softirq work the
+// kernel deferred out of the context that raised it.
+double ksoftirqd_ns() {
+    double sum = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (read_file(entry.path().string() + "/comm").rfind("ksoftirqd/", 0) != 0) continue;
+        std::istringstream in(read_file(entry.path().string() + "/schedstat"));
+        double runtime = 0;
+        if (in >> runtime) sum += runtime;
+    }
+    return sum;
+}
+
 struct CpuSnapshot {
     std::vector<double> stat;
     double processes = 0;
+    double ksoftirqd = 0;
     std::chrono::steady_clock::time_point at;
 };
 
@@ -121,12 +138,16 @@ CpuSnapshot snapshot(const std::vector<pid_t>& pids) {
     CpuSnapshot s;
     s.stat = proc_stat_cpu();
     for (const pid_t p : pids) s.processes += process_ticks(p);
+    s.ksoftirqd = ksoftirqd_ns();
     s.at = std::chrono::steady_clock::now();
     return s;
 }
 
 struct CpuDelta {
-    double softirq_ns = 0, process_ns = 0, system_ns = 0, busy_ns = 0, seconds = 0;
+    // softirq_ns: /proc/stat's softirq column, sampled at each timer tick (indicative only);
+    // process_ns: utime+stime of the andromedad processes (the kernel scales them to the
+    // scheduler's exact run time); ksoftirqd_ns: exact.
+    double softirq_ns = 0, process_ns = 0, ksoftirqd_ns = 0, system_ns = 0, busy_ns = 0, seconds = 0;
     [[nodiscard]] double datapath_ns() const { return softirq_ns + process_ns; }
 };
 
@@ -137,6 +158,7 @@ CpuDelta delta(const CpuSnapshot& a, const CpuSnapshot& b) {
     d.busy_ns = ticks_ns((b.stat[0] + b.stat[1] + b.stat[2] + b.stat[5] + b.stat[6]) -
                          (a.stat[0] + a.stat[1] + a.stat[2] + a.stat[5] + a.stat[6]));
     d.process_ns = ticks_ns(b.processes - a.processes);
+    d.ksoftirqd_ns = b.ksoftirqd - a.ksoftirqd;
     d.seconds = std::chrono::duration<double>(b.at - a.at).count();
     return d;
 }
@@ -198,11 +220,15 @@ public:
 
     // rate 0: as fast as the generator can; otherwise a fixed offered load, where the CPU per
     // packet is not inflated by work done on frames that are dropped later (overload).
-    json measure_pps(int frame_bytes, double rate = 0) {
+    // generator_ns: the generator's own CPU time per frame (its process time, which includes the
+    // first veth hop and the sink's XDP program run in its context), from the generator-alone
+    // measurement at the same size and rate; what the generator spends beyond that here is
+    // datapath work the kernel did in its context (softirqs run when it re-enables them).
+    json measure_pps(int frame_bytes, double rate, double generator_ns) {
         Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9"});
         if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
         const auto before = snapshot(pids());
-        const auto gen = t10_->try_run({kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
+        const auto gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
                                         "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
                                         std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
                                         "--rate", std::to_string(static_cast<long>(rate))},
@@ -217,15 +243,21 @@ public:
         const auto d = delta(before, after);
         const double packets = s["packets"].get<double>();
         const double seconds = g["seconds"].get<double>();
+        const double in_generator_ns =
+            std::max(0.0, g["cpu_seconds"].get<double>() * 1e9 - generator_ns * g["sent"].get<double>());
+        const double datapath_ns = d.process_ns + d.ksoftirqd_ns + in_generator_ns;
+        const auto per_packet = [&](double ns) { return packets > 0 ? ns / packets : 0.0; };
         json r = {{"impl", impl_},
                   {"frame_bytes", frame_bytes},
                   {"pps", packets / seconds},
                   {"offered_pps", g["pps"]},
                   {"delivered_fraction", g["sent"].get<double>() > 0 ? packets / g["sent"].get<double>() : 0.0},
-                  {"cpu_ns_per_packet", packets > 0 ? d.datapath_ns() / packets : 0.0},
-                  {"softirq_ns_per_packet", packets > 0 ? d.softirq_ns / packets : 0.0},
-                  {"daemon_ns_per_packet", packets > 0 ? d.process_ns / packets : 0.0},
-                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+                  {"cpu_ns_per_packet", per_packet(datapath_ns)},
+                  {"daemon_ns_per_packet", per_packet(d.process_ns)},
+                  {"ksoftirqd_ns_per_packet", per_packet(d.ksoftirqd_ns)},
+                  {"in_generator_ns_per_packet", per_packet(in_generator_ns)},
+                  {"softirq_sampled_ns_per_packet", per_packet(d.softirq_ns)},
+                  {"datapath_cpus", datapath_ns / 1e9 / d.seconds}};
         if (rate > 0) r["rate"] = rate;
         log(impl_ + " pps " + std::to_string(frame_bytes) + " B" + (rate > 0 ? " at " + std::to_string(static_cast<long>(rate)) + "/s" : "") +
             ": " + r.dump());
@@ -233,11 +265,11 @@ public:
     }
 
     json measure_tcp(int streams) {
-        Process& server = topo_.spawn(*t20_, {"iperf3", "-s", "-1", "--forceflush", "-p", "5201"});
+        Process& server = topo_.spawn(*t20_, settings_.prefix() + std::vector<std::string>{"iperf3", "-s", "-1", "--forceflush", "-p", "5201"});
         if (!server.wait_for_output("Server listening", 10s)) throw std::runtime_error("iperf3 -s: " + server.output());
         const auto rx0 = rx_packets(*t20_, "eth0");
         const auto before = snapshot(pids());
-        const auto c = t10_->try_run({"iperf3", "-c", "10.0.0.20", "-p", "5201", "-t", std::to_string(static_cast<int>(settings_.tcp_seconds)),
+        const auto c = t10_->try_run(settings_.prefix() + std::vector<std::string>{"iperf3", "-c", "10.0.0.20", "-p", "5201", "-t", std::to_string(static_cast<int>(settings_.tcp_seconds)),
                                       "-P", std::to_string(streams), "-J"},
                                      std::chrono::milliseconds(static_cast<int>(settings_.tcp_seconds * 1000) + 20000));
         const auto after = snapshot(pids());
@@ -358,7 +390,7 @@ private:
 };
 
 // The generator alone, into a bare veth pair whose far end drops (and counts) in XDP.
-json measure_generator(const Settings& settings, int frame_bytes) {
+json measure_generator(const Settings& settings, int frame_bytes, double rate = 0) {
     Topology topo;
     Netns& a = topo.add_namespace("gen");
     Netns& b = topo.add_namespace("sink");
@@ -368,9 +400,10 @@ json measure_generator(const Settings& settings, int frame_bytes) {
     Process& sink = topo.spawn(b, {kSink, "--dev", "eth0", "--port", "9"});
     if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
     const auto before = snapshot({});
-    const auto gen = a.try_run({kGen, "--dev", "eth0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.0.0.10", "--dst-ip",
-                                "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
-                                std::to_string(settings.flows), "--duration", std::to_string(settings.pps_seconds)},
+    const auto gen = a.try_run(settings.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", "02:00:00:00:00:02",
+                                "--src-ip", "10.0.0.10", "--dst-ip", "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)),
+                                "--flows", std::to_string(settings.flows), "--duration", std::to_string(settings.pps_seconds),
+                                "--rate", std::to_string(static_cast<long>(rate))},
                                std::chrono::milliseconds(static_cast<int>(settings.pps_seconds * 1000) + 20000));
     const auto after = snapshot({});
     std::this_thread::sleep_for(200ms);
@@ -384,10 +417,12 @@ json measure_generator(const Settings& settings, int frame_bytes) {
     json r = {{"frame_bytes", frame_bytes},
               {"pps", g["sent"].get<double>() / seconds},
               {"received_pps", packets / seconds},
-              {"generator_cpu_ns_per_packet", packets > 0 ? g["cpu_seconds"].get<double>() * 1e9 / packets : 0.0},
-              {"softirq_ns_per_packet", packets > 0 ? d.softirq_ns / packets : 0.0},
+              {"generator_cpu_ns_per_packet", g["sent"].get<double>() > 0 ? g["cpu_seconds"].get<double>() * 1e9 / g["sent"].get<double>() : 0.0},
+              {"ksoftirqd_ns_per_packet", packets > 0 ? d.ksoftirqd_ns / packets : 0.0},
               {"mode", g["mode"]}};
-    log("generator alone " + std::to_string(frame_bytes) + " B: " + r.dump());
+    if (rate > 0) r["rate"] = rate;
+    log("generator alone " + std::to_string(frame_bytes) + " B" + (rate > 0 ? " at " + std::to_string(static_cast<long>(rate)) + "/s" : "") +
+        ": " + r.dump());
     return r;
 }
 
@@ -496,21 +531,33 @@ int main(int argc, char** argv) {
     result["runs"] = s.runs;
     result["seconds_per_measurement"] = {{"pps", s.pps_seconds}, {"tcp", s.tcp_seconds}, {"latency", s.latency_seconds}};
     result["cpu_method"] =
-        "softirq time of all CPUs (/proc/stat) over the interval, plus utime+stime of the andromedad processes "
-        "(/proc/<pid>/stat); tick-sampled; divided by the frames delivered at the receiving tenant";
+        "pps and cpu_at_fixed_rate: utime+stime of the andromedad processes (/proc/<pid>/stat) + run time of the "
+        "ksoftirqd threads (/proc/<pid>/schedstat) + the generator's CPU time beyond its own cost per frame measured "
+        "alone at the same size and rate (softirq work the kernel ran in its context), per frame delivered to the "
+        "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
+        "(tick-sampled, indicative only)";
     std::vector<json> gens, pps, cpu, tcp, latency;
     try {
         for (int run = 0; run < s.runs; ++run) {
-            if (s.wants("generator"))
-                for (const int bytes : {64, 1500}) gens.push_back(measure_generator(s, bytes));
+            // The generator alone first: its rate, and its own cost per frame, which the
+            // datapath figures below subtract.
+            std::map<std::pair<int, long>, double> generator_ns;
+            const bool need_generator = s.wants("generator") || s.wants("pps") || s.wants("cpu");
+            for (const auto& [bytes, rate] : {std::pair{64, 0.0}, std::pair{1500, 0.0}, std::pair{64, s.cpu_rate}}) {
+                if (!need_generator) break;
+                json g = measure_generator(s, bytes, rate);
+                generator_ns[{bytes, static_cast<long>(rate)}] = g["generator_cpu_ns_per_packet"].get<double>();
+                if (rate == 0) gens.push_back(g);
+            }
             std::vector<std::string> order = s.impls;
             if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
                 Testbed bed(impl, s);
                 if (s.wants("pps"))
-                    for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes));
-                if (s.wants("cpu")) cpu.push_back(bed.measure_pps(64, s.cpu_rate));
+                    for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes, 0, generator_ns[{bytes, 0}]));
+                if (s.wants("cpu"))
+                    cpu.push_back(bed.measure_pps(64, s.cpu_rate, generator_ns[{64, static_cast<long>(s.cpu_rate)}]));
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));

@@ -198,8 +198,9 @@ int main(int argc, char** argv) {
         } else {
             std::uint64_t want = std::min<std::uint64_t>(o.batch, limit - posted);
             want = std::min<std::uint64_t>(want, kFrames - (posted - completed));
-            if (o.rate > 0) {  // paced: never ahead of rate * elapsed
-                const auto allowed = static_cast<std::uint64_t>((t - start) * o.rate) + 1;
+            if (o.rate > 0) {  // paced in whole batches: never more than one batch ahead of rate * elapsed
+                const auto due = static_cast<std::uint64_t>((t - start) * o.rate);
+                const std::uint64_t allowed = due - due % o.batch + o.batch;
                 want = allowed > posted ? std::min<std::uint64_t>(want, allowed - posted) : 0;
             }
             if (want > 0) {
@@ -221,9 +222,10 @@ int main(int argc, char** argv) {
                 (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS))
                 ++busy;  // the device pushed back; the frames stay on the ring
         } else if (o.rate > 0 && posted < limit) {
-            const double wait = (static_cast<double>(posted) + 1) / o.rate - (t - start);
+            const double wait = static_cast<double>(posted) / o.rate - (t - start);
             if (wait > 50e-6) {
-                timespec ts{0, static_cast<long>(wait * 1e9 * 0.9)};
+                const auto ns = static_cast<long long>(wait * 1e9 * 0.9);
+                timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
                 nanosleep(&ts, nullptr);
             }
         }

@@ -12,10 +12,14 @@ namespace andromeda::daemon {
 namespace {
 
 // Enough frames for every socket's fill ring plus batches in flight, and room for ports a
-// reload may add (XskWorker::bind_socket refuses once each socket would get too few).
+// reload may add (XskWorker::bind_socket refuses once each socket would get too few). Fill and
+// RX rings of 2048 (32 MB of UMEM per worker): with 1024 a worker descheduled for a few ms on a
+// busy host let the fill ring run dry and dropped bursts (TCP retransmitted thousands of
+// segments per 5 s in bench/e2e; with 2048, a handful).
 io::UmemConfig umem_for(std::size_t sockets) {
     io::UmemConfig umem;
-    umem.frame_count = std::bit_ceil(std::max<std::uint32_t>(4096, static_cast<std::uint32_t>(256 * (sockets + 8))));
+    umem.fill_size = umem.rx_size = 2048;
+    umem.frame_count = std::bit_ceil(std::max<std::uint32_t>(8192, static_cast<std::uint32_t>(256 * (sockets + 8))));
     return umem;
 }
 

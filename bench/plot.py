@@ -209,8 +209,7 @@ class Plotter:
                     ax.axvline(size, color="#777777", linewidth=0.8, linestyle=":")
                     ax.text(size, 0.98, f" L{cache.get('level', '?')}", transform=ax.get_xaxis_transform(),
                             va="top", fontsize=8, color="#555555")
-            if prefix == "flows":
-                ax.axhline(80, color="#d62728", linewidth=0.8, linestyle="-.", label="reference: ~80 Mpps sequential")
+            ax.axhline(80, color="#d62728", linewidth=0.8, linestyle="-.", label="reference report: ~80 Mpps sequential")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("working set (bytes)")

@@ -24,7 +24,7 @@ struct FlowTuple {
 
 // The specified hash, bit for bit (all arithmetic mod 2^32). 10.0.0.10 -> 10.0.0.20 UDP
 // 40000 -> 4242 hashes to 0x60d1.
-[[nodiscard]] constexpr std::uint16_t flow_hash(const FlowTuple& t) noexcept {
+[[gnu::always_inline]] [[nodiscard]] constexpr std::uint16_t flow_hash(const FlowTuple& t) noexcept {
     const std::uint32_t ports = static_cast<std::uint32_t>(t.src_port) << 16 | t.dst_port;
     std::uint32_t h = t.src * 0x9E3779B1u ^ t.dst * 0x85EBCA77u ^ ports * 0xC2B2AE3Du ^
                       static_cast<std::uint32_t>(t.protocol) * 0x27D4EB2Fu;

@@ -14,15 +14,8 @@ namespace {
 // Offsets inside the 50 outer bytes.
 constexpr std::size_t kIpOffset = kOuterEthernetSize;
 constexpr std::size_t kUdpOffset = kIpOffset + kOuterIpv4Size;
-constexpr std::size_t kOverlayOffset = kUdpOffset + kOuterUdpSize;
 constexpr std::uint8_t kProtoUdp = 17;
 constexpr std::uint16_t kIpFlagDontFragment = 0x4000;
-
-std::uint16_t fold16(std::uint32_t sum) noexcept {
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<std::uint16_t>(sum);
-}
 
 std::uint32_t sum_of_words(const std::uint8_t* p, std::size_t n) noexcept {
     std::uint32_t sum = 0;
@@ -58,58 +51,21 @@ OuterTemplate::OuterTemplate(const OuterTemplateConfig& config) noexcept
     udp_pseudo_sum_ = sum_of_words(ip + 12, 8) + kProtoUdp;
 }
 
-void OuterTemplate::write_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept {
-    std::memcpy(out, bytes_.data(), bytes_.size());
-
-    const auto udp_length = static_cast<std::uint16_t>(inner_length + kOuterUdpSize + kOverlayHeaderSize);
-    const auto total_length = static_cast<std::uint16_t>(udp_length + kOuterIpv4Size);
-    const std::uint16_t id = next_ip_id_++;
-    std::uint8_t* ip = out + kIpOffset;
-    wire::store_be16(ip + 2, total_length);
-    wire::store_be16(ip + 4, id);
-    wire::store_be16(ip + 10, static_cast<std::uint16_t>(~fold16(ip_constant_sum_ + total_length + id)));
-
-    std::uint8_t* udp = out + kUdpOffset;
-    wire::store_be16(udp, flow_source_port(fields.flow_hash));
-    wire::store_be16(udp + 4, udp_length);
-
-    std::uint8_t* overlay = out + kOverlayOffset;
-    if (config_.kind == EncapKind::andromeda) {
-        AndromedaHeader{fields.flags, kInnerProtocolEthernet, fields.flow_hash, fields.vni, fields.hop_limit}.encode(
-            overlay);
-    } else {
-        VxlanHeader{fields.vni}.encode(overlay);
-    }
-
-    if (config_.udp_checksum) {
-        // The checksum field is still 0 from the template, so summing the datagram as it stands
-        // (UDP header, overlay header, inner frame) plus the pseudo-header gives the value.
-        const std::uint64_t sum =
-            wire::checksum_add(wire::ByteSpan(udp, udp_length), std::uint64_t{udp_pseudo_sum_} + udp_length);
-        const std::uint16_t checksum = wire::checksum_finish(sum);
-        wire::store_be16(udp + 6, checksum == 0 ? 0xffff : checksum);  // 0 would mean "none"
-    }
-}
-
-std::size_t OuterTemplate::encapsulate(wire::ByteSpan inner, wire::MutableByteSpan out,
-                                       const OverlayFields& fields) noexcept {
-    if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
-    // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
-    std::memcpy(out.data() + kOuterHeadersSize, inner.data(), inner.size());
-    write_outer(out.data(), inner.size(), fields);
-    return inner.size() + kOuterHeadersSize;
+void OuterTemplate::write_udp_checksum(std::uint8_t* udp, std::uint16_t udp_length) const noexcept {
+    // The checksum field is still 0 from the template, so summing the datagram as it stands
+    // (UDP header, overlay header, inner frame) plus the pseudo-header gives the value.
+    const std::uint64_t sum = wire::checksum_add(wire::ByteSpan(udp, udp_length), std::uint64_t{udp_pseudo_sum_} + udp_length);
+    const std::uint16_t checksum = wire::checksum_finish(sum);
+    wire::store_be16(udp + 6, checksum == 0 ? 0xffff : checksum);  // 0 would mean "none"
 }
 
 wire::MutableByteSpan OuterTemplate::encapsulate_in_place(wire::MutableByteSpan buffer, std::size_t inner_offset,
                                                           std::size_t inner_length,
                                                           const OverlayFields& fields) noexcept {
     if (inner_offset < kOuterHeadersSize || inner_offset > buffer.size() ||
-        inner_length > buffer.size() - inner_offset || inner_length > kMaxInnerFrameSize) {
+        inner_length > buffer.size() - inner_offset || inner_length > kMaxInnerFrameSize)
         return {};
-    }
-    std::uint8_t* outer = buffer.data() + (inner_offset - kOuterHeadersSize);
-    write_outer(outer, inner_length, fields);
-    return {outer, inner_length + kOuterHeadersSize};
+    return {prepend_outer(buffer.data() + inner_offset, inner_length, fields), inner_length + kOuterHeadersSize};
 }
 
 std::size_t OuterTemplate::encapsulate_burst_in_place(std::span<InPlaceFrame> frames, std::uint32_t vni) noexcept {

@@ -42,19 +42,22 @@ namespace andromeda::wire {
     return checksum_fold(checksum_add(data, pseudo_sum)) == 0xffff;
 }
 
-// Whether an IPv4 header (IHL * 4 bytes: whole 32-bit words) carries a valid checksum, inline
+// Whether an IPv4 header (IHL * 4 bytes, 20 to 60: whole 32-bit words) carries a valid checksum, inline
 // for the per-packet path. The words are summed in native order (a sum is a multiple of 0xffff
 // in either byte order or in neither) into 64 bits; since 2^16 = 1 modulo 0xffff, the
 // one's-complement sum folds to 0xffff exactly when the plain sum is a non-zero multiple of
 // 0xffff, which one modulo by a constant decides instead of a chain of dependent folds.
 [[gnu::always_inline]] [[nodiscard]] inline bool ipv4_header_checksum_ok(const std::uint8_t* header,
                                                                          std::size_t length) noexcept {
-    std::uint64_t sum = 0;
-    for (std::size_t i = 0; i + 4 <= length; i += 4) {
-        std::uint32_t word;
-        std::memcpy(&word, header + i, sizeof word);
-        sum += word;
-    }
+    const auto word = [header](std::size_t i) noexcept {
+        std::uint32_t w;
+        std::memcpy(&w, header + i, sizeof w);
+        return std::uint64_t{w};
+    };
+    // Five words, unrolled by hand for the option-less header the fast paths check (a constant
+    // after inlining): the compilers kept the loop, a third of a fast-path checksum's cost.
+    std::uint64_t sum = word(0) + word(4) + word(8) + word(12) + word(16);
+    for (std::size_t i = 20; i + 4 <= length; i += 4) sum += word(i);
     return sum % 0xffff == 0 && sum != 0;
 }
 

@@ -33,7 +33,7 @@ public:
             if (slots_[i].key == key) return;
         }
     }
-    [[nodiscard]] std::uint32_t find(std::uint32_t key) const noexcept {
+    [[gnu::always_inline]] [[nodiscard]] std::uint32_t find(std::uint32_t key) const noexcept {
         if (slots_.empty()) return kMissing;
         for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
             const Slot& slot = slots_[i];

@@ -13,7 +13,11 @@ std::string describe(const Node& n) {
 
 std::string describe(const Vpc& v) {
     std::string out = "vpc " + v.name + " (vni " + std::to_string(v.vni) + ", cidr";
-    for (const auto& c : v.cidrs) out += " " + c.to_string();
+    for (const auto& c : v.cidrs) {
+        // Appended in two steps: `" " + string` trips gcc 12's -Wrestrict false positive at -O3.
+        out += ' ';
+        out += c.to_string();
+    }
     out += ", gateway " + v.gateway.to_string() + " " + v.gateway_mac.to_string() + ", mtu " + std::to_string(v.mtu);
     if (v.nat)
         out += ", nat " + v.nat->address.to_string() + " on " + v.nat->gateway_node + " ports " +

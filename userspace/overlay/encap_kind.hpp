@@ -28,6 +28,11 @@ inline constexpr std::size_t kOverlayHeaderSize = 8;
 inline constexpr std::size_t kOuterHeadersSize =
     kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + kOverlayHeaderSize;
 static_assert(kOuterHeadersSize == 50);
+// With [node] underlay_vlan the outer Ethernet header carries one 802.1Q tag (TPID, PCP/DEI/VID)
+// and the outer headers are 54 bytes; the IP MTU and so the inner MTU are the same.
+inline constexpr std::size_t kVlanTagSize = 4;
+inline constexpr std::uint16_t kVlanTpid = 0x8100;
+inline constexpr std::size_t kTaggedOuterHeadersSize = kOuterHeadersSize + kVlanTagSize;
 
 // The overlay hop limit a fresh packet starts with (Andromeda header byte 7).
 inline constexpr std::uint8_t kDefaultHopLimit = 64;

@@ -11,7 +11,7 @@ namespace andromeda::overlay {
 
 namespace {
 
-// Offsets inside the 50 outer bytes.
+// Offsets inside the 50 untagged outer bytes (a tagged template writes them 4 bytes on).
 constexpr std::size_t kIpOffset = kOuterEthernetSize;
 constexpr std::size_t kUdpOffset = kIpOffset + kOuterIpv4Size;
 constexpr std::uint8_t kProtoUdp = 17;
@@ -59,12 +59,33 @@ void OuterTemplate::write_udp_checksum(std::uint8_t* udp, std::uint16_t udp_leng
     wire::store_be16(udp + 6, checksum == 0 ? 0xffff : checksum);  // 0 would mean "none"
 }
 
+void OuterTemplate::write_tagged_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept {
+    write_outer(out + kVlanTagSize, inner_length, fields);
+    std::memcpy(out, bytes_.data(), 12);  // destination and source MAC
+    wire::store_be16(out + 12, kVlanTpid);
+    wire::store_be16(out + 14, static_cast<std::uint16_t>(config_.vlan_id & 0x0fff));  // PCP 0, DEI 0
+}
+
+std::size_t OuterTemplate::encapsulate_tagged(wire::ByteSpan inner, wire::MutableByteSpan out,
+                                              const OverlayFields& fields) noexcept {
+    if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kTaggedOuterHeadersSize) return 0;
+    std::memcpy(out.data() + kTaggedOuterHeadersSize, inner.data(), inner.size());
+    write_tagged_outer(out.data(), inner.size(), fields);
+    return inner.size() + kTaggedOuterHeadersSize;
+}
+
 wire::MutableByteSpan OuterTemplate::encapsulate_in_place(wire::MutableByteSpan buffer, std::size_t inner_offset,
                                                           std::size_t inner_length,
                                                           const OverlayFields& fields) noexcept {
-    if (inner_offset < kOuterHeadersSize || inner_offset > buffer.size() ||
-        inner_length > buffer.size() - inner_offset || inner_length > kMaxInnerFrameSize)
+    const std::size_t header = header_size();
+    if (inner_offset < header || inner_offset > buffer.size() || inner_length > buffer.size() - inner_offset ||
+        inner_length > kMaxInnerFrameSize)
         return {};
+    if (tagged()) {
+        std::uint8_t* outer = buffer.data() + inner_offset - header;
+        write_tagged_outer(outer, inner_length, fields);
+        return {outer, inner_length + header};
+    }
     return {prepend_outer(buffer.data() + inner_offset, inner_length, fields), inner_length + kOuterHeadersSize};
 }
 
@@ -72,16 +93,20 @@ std::size_t OuterTemplate::encapsulate_burst_in_place(std::span<InPlaceFrame> fr
     std::size_t done = 0;
     OverlayFields fields;
     fields.vni = vni;
+    const std::size_t header = header_size();
     for (InPlaceFrame& frame : frames) {
-        if (frame.headroom < kOuterHeadersSize || frame.length > kMaxInnerFrameSize) {
+        if (frame.headroom < header || frame.length > kMaxInnerFrameSize) {
             frame.length = 0;
             continue;
         }
         fields.flow_hash = flow_hash_of_frame(wire::ByteSpan(frame.data, frame.length));
-        frame.data -= kOuterHeadersSize;
-        write_outer(frame.data, frame.length, fields);
-        frame.length += kOuterHeadersSize;
-        frame.headroom -= kOuterHeadersSize;
+        frame.data -= header;
+        if (tagged())
+            write_tagged_outer(frame.data, frame.length, fields);
+        else
+            write_outer(frame.data, frame.length, fields);
+        frame.length += static_cast<std::uint32_t>(header);
+        frame.headroom -= static_cast<std::uint32_t>(header);
         ++done;
     }
     return done;

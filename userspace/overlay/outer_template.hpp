@@ -1,6 +1,7 @@
 // Outer-header templates: the 42 bytes of outer Ethernet/IPv4/UDP towards one destination (46
-// with an 802.1Q tag, when the config names a VLAN) are built once, and each packet only patches what changes (IPv4 total length, ID and checksum, UDP
-// source port and length, the 8-byte overlay header). The IPv4 checksum comes from a partial sum
+// with an 802.1Q tag, when the config names a VLAN) are built once, and each packet only patches
+// what changes (IPv4 total length, ID and checksum, UDP source port and length, the 8-byte
+// overlay header). The IPv4 checksum comes from a partial sum
 // of the constant header words precomputed here, so per-packet cost is two adds and a fold.
 //
 // Nothing on the per-packet path allocates. A template is not thread-safe (the IP ID counter is
@@ -103,8 +104,8 @@ public:
 
     // Encapsulates a burst of fresh tenant frames in place, all with `vni`, the default hop limit
     // and no flags, each with flow_hash_of_frame() of its own inner frame. Returns how many were
-    // encapsulated; a frame that cannot be (headroom < header_size(), too large) is left untouched except
-    // that its length is set to 0, so the caller drops it.
+    // encapsulated; a frame that cannot be (headroom < header_size(), too large) is left
+    // untouched except that its length is set to 0, so the caller drops it.
     std::size_t encapsulate_burst_in_place(std::span<InPlaceFrame> frames, std::uint32_t vni) noexcept;
 
     // The fast paths' in-place encapsulation, with what encapsulate_in_place checks already

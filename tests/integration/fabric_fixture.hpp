@@ -48,7 +48,7 @@ protected:
 
     void SetUp() override {
         ANDROMEDA_REQUIRE_ROOT();
-        sweep_stale_sockets();
+        sweep_stale_control_sockets();
         io::testing::sweep_stale_test_pins();
     }
 
@@ -192,16 +192,6 @@ protected:
         return out;
     }
 
-    // Control sockets of earlier runs (t<pid>-*) that were killed before they could clean up.
-    static void sweep_stale_sockets() {
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator("/run/andromeda", ec)) {
-            const std::string name = entry.path().filename().string();
-            if (name.size() < 2 || name[0] != 't' || entry.path().extension() != ".sock") continue;
-            const auto pid = static_cast<pid_t>(std::strtol(name.c_str() + 1, nullptr, 10));
-            if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
-        }
-    }
 
     Topology topo_;
     std::vector<Node> nodes_;

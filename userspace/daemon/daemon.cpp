@@ -55,8 +55,10 @@ Daemon::Daemon(DaemonOptions options)
     start_uplink_route();
     start_workers(snapshot);
     start_control();
-    spdlog::info("andromedad {} ready: underlay {} {} ({} worker{}, AF_XDP {}), control socket {}", snapshot.local().name,
-                 host_.underlay.name, host_.underlay_address.to_string(), pool_->size(), pool_->size() == 1 ? "" : "s",
+    const std::uint16_t vlan = snapshot.local().underlay_vlan;
+    spdlog::info("andromedad {} ready: underlay {}{} {} ({} worker{}, AF_XDP {}), control socket {}", snapshot.local().name,
+                 host_.underlay.name, vlan != 0 ? " VLAN " + std::to_string(vlan) : std::string(),
+                 host_.underlay_address.to_string(), pool_->size(), pool_->size() == 1 ? "" : "s",
                  io::to_string(pool_->bind_mode()), control_.path());
 }
 
@@ -164,6 +166,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     dataplane::PipelineConfig pipeline;
     pipeline.underlay_mac = host_.underlay.mac;
     pipeline.underlay_address = host_.underlay_address;
+    pipeline.underlay_vlan = snapshot.local().underlay_vlan;  // like every [node] setting: until restart
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned));

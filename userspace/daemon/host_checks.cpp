@@ -130,7 +130,12 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
     std::optional<wire::Ipv4Address> address;
     if (underlay) {
         facts.underlay = *underlay;
-        address = address_of("[node] address", *underlay, local.address, check);
+        // With underlay_vlan the address lives on VLAN underlay_vlan, where the kernel has no
+        // device: it is not the interface's, and peers reach it through their pinned MACs.
+        if (local.underlay_vlan != 0 && local.address)
+            address = local.address;
+        else
+            address = address_of("[node] address", *underlay, local.address, check);
         check_underlay_mtu(local, *underlay, check);
     }
     if (local.uplink) {

@@ -55,7 +55,7 @@ struct PipelineCounters {
     std::uint64_t packet_too_big_sent = 0;
     std::uint64_t packets_fragmented = 0;
     std::uint64_t fragments_sent = 0;
-    std::uint64_t in_place_fallback_copies = 0;  // in-place encap without 50 bytes of headroom
+    std::uint64_t in_place_fallback_copies = 0;  // in-place encap without the outer headers' headroom
     std::uint64_t fabric_rebuilds = 0;           // snapshot-derived state rebuilt (new generation)
     DropCounters drops;
     DecapErrorCounters decap_errors;

@@ -21,6 +21,7 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     local_address_ = config.underlay_address ? config.underlay_address : snapshot.local_node().address;
     local_address_word_ = local_address_ ? __builtin_bswap32(local_address_->value()) : 0;
     underlay_mtu_ = config.underlay_mtu.value_or(local.underlay_mtu);
+    underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
     decap_.kind = encap_kind_of(local.encap);
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
 
@@ -115,8 +116,9 @@ void FabricState::prepare_fast_path() {
         if (port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
         const std::uint32_t room = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
-        // A multicast gateway MAC (a misconfiguration) must meet the general path's check.
-        port.fast = underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast();
+        // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
+        // fast path writes untagged outer headers only: with a VLAN, the general path encapsulates.
+        port.fast = underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0;
         port.vni = vpc.vpc->vni;
         std::uint8_t bytes[4];
         port.endpoint->ip.copy_to(bytes);
@@ -156,6 +158,7 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
         c.dst_ip = *node.address;
         c.udp_port = decap_.udp_port;
         c.udp_checksum = config.outer_udp_checksum;
+        c.vlan_id = underlay_vlan_;
         templates_[i].emplace(c);
         if (const auto it = next_ids.find(node.address->value()); it != next_ids.end())
             templates_[i]->set_next_ip_id(it->second);

@@ -128,6 +128,8 @@ public:
     // The local address as it reads off the wire (network order), 0 when unknown.
     [[nodiscard]] std::uint32_t local_address_word() const noexcept { return local_address_word_; }
     [[nodiscard]] std::uint32_t underlay_mtu() const noexcept { return underlay_mtu_; }
+    // The 802.1Q VID outer frames carry (every template is tagged with it), 0: untagged.
+    [[nodiscard]] std::uint16_t underlay_vlan() const noexcept { return underlay_vlan_; }
     [[nodiscard]] const overlay::DecapConfig& decap_config() const noexcept { return decap_; }
     [[nodiscard]] PortId underlay_port() const noexcept { return underlay_port_; }
     [[nodiscard]] bool is_nat_gateway() const noexcept { return nat_gateway_; }
@@ -161,6 +163,7 @@ private:
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;
     std::uint32_t underlay_mtu_ = 0;
+    std::uint16_t underlay_vlan_ = 0;
     overlay::DecapConfig decap_;
     bool nat_gateway_ = false;
 };

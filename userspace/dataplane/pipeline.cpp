@@ -55,7 +55,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const detail::EndpointRoute* target =
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
-    overlay::OuterTemplate* outer = target->outer;
+    overlay::OuterTemplate* outer = target->outer;  // untagged: port.fast is off with a VLAN
     const std::uint8_t* target_mac = target->mac.data();
 
     const std::uint32_t length = kEthernet + total;
@@ -162,7 +162,7 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
         if (sink.free_spares() == 0) return false;
         PacketBuffer out = sink.peek_spare();
         if (out.capacity() < length) return false;
-        std::memcpy(out.data(), inner, length);
+        wire::copy_frame(out.data(), inner, length);
         out.length = length;
         out_frame = out.data();
         sink.emit_spare(port, out);

@@ -47,6 +47,7 @@ struct PipelineConfig {
     wire::MacAddress underlay_mac;                       // this host's underlay NIC
     std::optional<wire::Ipv4Address> underlay_address;  // default: the fabric's local node address
     std::optional<std::uint32_t> underlay_mtu;          // default: node.toml's underlay_mtu
+    std::optional<std::uint16_t> underlay_vlan;         // default: node.toml's underlay_vlan (0: untagged)
     std::vector<NextHop> next_hops;                     // default per peer: its pinned `mac`, if any
     std::vector<PortBinding> ports;
     bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame

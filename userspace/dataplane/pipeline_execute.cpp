@@ -51,10 +51,10 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
 
 void Pipeline::execute_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
     if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
-    constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
+    const auto outer_size = static_cast<std::uint32_t>(action.outer->header_size());  // 50; 54 with a VLAN tag
     const PacketBuffer* in = input.buffer;
     if (action.frame_length > overlay::kMaxInnerFrameSize) return dropped(result, DropReason::tx_buffer_too_small);
-    if (in != nullptr && in->offset + action.frame_offset >= kOuter) {
+    if (in != nullptr && in->offset + action.frame_offset >= outer_size) {
         // The MAC goes first: an outer UDP checksum, when enabled, covers the inner frame.
         std::uint8_t* inner = in->data() + action.frame_offset;
         if (action.rewrite_destination_mac) action.destination_mac->copy_to(inner);
@@ -70,7 +70,7 @@ void Pipeline::execute_encap(const Action& action, const Input& input, FrameSink
         const std::size_t length = action.outer->encapsulate(
             input.bytes.subspan(action.frame_offset, action.frame_length), {out.data(), out.capacity()}, action.overlay);
         if (length == 0) return dropped(result, DropReason::tx_buffer_too_small);
-        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + kOuter);
+        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + outer_size);
         out.length = static_cast<std::uint32_t>(length);
         sink.emit_spare(action.port, out);
         if (in != nullptr) ++counters_.in_place_fallback_copies;
@@ -87,17 +87,17 @@ void Pipeline::execute_fragmented_encap(const Action& action, const Input& input
     if (!fragmenter.valid()) return dropped(result, DropReason::malformed_ipv4);
     const std::size_t count = fragmenter.count();
     if (!sink.can_emit_spares(count)) return dropped(result, DropReason::no_tx_buffer);
-    constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
+    const auto outer_size = static_cast<std::uint32_t>(action.outer->header_size());
     for (std::size_t i = 0; i < count; ++i)
-        if (sink.peek_spare(i).capacity() < kOuter + fragmenter.frame_length(i))
+        if (sink.peek_spare(i).capacity() < outer_size + fragmenter.frame_length(i))
             return dropped(result, DropReason::tx_buffer_too_small);
     for (std::size_t i = 0; i < count; ++i) {
         PacketBuffer out = sink.peek_spare();
-        const std::size_t length = fragmenter.write(i, {out.data() + kOuter, out.capacity() - kOuter});
-        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + kOuter);
+        const std::size_t length = fragmenter.write(i, {out.data() + outer_size, out.capacity() - outer_size});
+        if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + outer_size);
         // Every fragment carries the whole packet's flow hash: one ECMP path, no reordering.
         const wire::MutableByteSpan outer =
-            action.outer->encapsulate_in_place({out.data(), out.capacity()}, kOuter, length, action.overlay);
+            action.outer->encapsulate_in_place({out.data(), out.capacity()}, outer_size, length, action.overlay);
         out.length = static_cast<std::uint32_t>(outer.size());
         sink.emit_spare(action.port, out);
     }

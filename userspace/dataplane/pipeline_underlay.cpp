@@ -27,6 +27,10 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
         return a.drop(drop_reason_of(decap.error));
     }
     const overlay::Decapsulated& packet = decap.packet;
+    // Another VLAN of the trunk. An untagged frame passes: a NIC with RX VLAN offload (and veth)
+    // hands XDP the frame with its tag stripped, so "untagged" cannot be told from "ours".
+    if (packet.outer_vlan_id != 0 && packet.outer_vlan_id != state_.underlay_vlan() && state_.underlay_vlan() != 0)
+        return a.drop(DropReason::wrong_underlay_vlan);
     if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
     if (packet.outer_dst_ip != *state_.local_address()) return a.drop(DropReason::not_for_this_node);
     const fabric::Node* peer = fabric_->find_node_by_address(packet.outer_src_ip);

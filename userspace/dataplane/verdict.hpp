@@ -63,6 +63,7 @@ enum class Verdict : std::uint8_t {
     /* underlay port */                                                                                    \
     X(underlay_not_overlay, "not IPv4/UDP to the overlay port (host traffic that should have been passed)") \
     X(malformed_overlay, "an overlay packet that fails decapsulation (see decap_errors)")                 \
+    X(wrong_underlay_vlan, "outer 802.1Q tag is not [node] underlay_vlan (another VLAN of the trunk)")   \
     X(not_for_this_node, "outer destination is not this node's underlay address")                        \
     X(unknown_peer, "outer source is not a known peer node")                                              \
     X(overlay_control_unsupported, "Andromeda control/OAM flags set: no control messages are handled")    \

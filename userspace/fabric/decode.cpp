@@ -75,7 +75,7 @@ private:
         self.is_local = true;
         if (table != nullptr) {
             fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
-                                                         "underlay_mtu", "pin_dir", "uplink", "worker_cpus"});
+                                                         "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -87,6 +87,10 @@ private:
                 fields_.integer(*table, "node", "underlay_mtu", false,
                                 {kMinUnderlayMtu, kMaxUnderlayMtu, kDefaultUnderlayMtu, "underlay_mtu"}, &src.underlay_mtu)
                     .value_or(kDefaultUnderlayMtu));
+            local.underlay_vlan = static_cast<std::uint16_t>(
+                fields_.integer(*table, "node", "underlay_vlan", false,
+                                {kMinUnderlayVlan, kMaxUnderlayVlan, 100, "an 802.1Q VLAN ID (0 and 4095 are reserved)"}, &src.underlay_vlan)
+                    .value_or(0));
             local.pin_dir = fields_.string(*table, "node", "pin_dir", false, "pin_dir = \"/sys/fs/bpf/andromeda/node1\"",
                                            &src.pin_dir)
                                 .value_or("");

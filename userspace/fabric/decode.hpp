@@ -15,7 +15,7 @@
 namespace andromeda::fabric::detail {
 
 struct LocalSource {
-    std::uint32_t table = 0, name = 0, address = 0, underlay_mtu = 0, pin_dir = 0, uplink = 0;
+    std::uint32_t table = 0, name = 0, address = 0, underlay_mtu = 0, underlay_vlan = 0, pin_dir = 0, uplink = 0;
 };
 
 struct NodeSource {

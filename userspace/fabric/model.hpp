@@ -25,6 +25,8 @@ inline constexpr std::uint32_t kOverlayOverhead = 50;
 inline constexpr std::uint32_t kDefaultUnderlayMtu = 1500;
 inline constexpr std::uint32_t kMinUnderlayMtu = 626;
 inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
+inline constexpr std::uint16_t kMinUnderlayVlan = 1;     // 802.1Q: VID 0 means "priority tag only"
+inline constexpr std::uint16_t kMaxUnderlayVlan = 4094;  // and 4095 is reserved
 inline constexpr std::int64_t kMaxWorkerCpu = 1024;  // CPU_SETSIZE
 inline constexpr std::uint32_t kMinVpcMtu = 576;
 inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
@@ -51,6 +53,10 @@ struct LocalNodeSettings {
     Encap encap = Encap::andromeda;
     std::uint16_t vxlan_port = kDefaultVxlanPort;
     std::uint32_t underlay_mtu = kDefaultUnderlayMtu;
+    // 802.1Q VID (1-4094) andromedad tags its own underlay frames with, attached to the parent
+    // (trunk) interface; 0: untagged (or a kernel VLAN device as `underlay`). Needs `address` and
+    // every peer's pinned `mac`: the kernel cannot resolve next hops on a VLAN it has no device for.
+    std::uint16_t underlay_vlan = 0;
     std::string pin_dir;  // default /sys/fs/bpf/andromeda/<name>
     std::optional<Uplink> uplink;
     // CPUs the packet workers are pinned to: worker i runs on worker_cpus[i % size]. Empty: not

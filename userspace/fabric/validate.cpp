@@ -30,6 +30,7 @@ public:
         check_local();
         merge_local_node_entries();
         index_nodes();
+        check_underlay_vlan();
         check_vpcs();
         check_endpoints();
         check_nat();
@@ -85,6 +86,28 @@ private:
                                   quoted(config_.nodes[it->second].name) + line_note(source_.nodes[it->second].address),
                               "every node needs its own underlay address");
             }
+        }
+    }
+
+    // With [node] underlay_vlan andromedad tags its frames itself on the parent interface, where
+    // the kernel has no address on the VLAN and cannot ARP on it: this node's address and every
+    // peer's next-hop MAC must come from the config.
+    void check_underlay_vlan() {
+        const std::uint16_t vlan = config_.local.underlay_vlan;
+        if (vlan == 0) return;
+        const std::string why = " (underlay_vlan = " + std::to_string(vlan) + ": the kernel has no device on VLAN " +
+                                std::to_string(vlan) + ", so it cannot ";
+        if (!config_.local.address)
+            fields_.error(source_.local.underlay_vlan, "node.address",
+                          "this node has no underlay address" + why + "supply one from the interface)",
+                          "set [node] address = \"...\" to this node's address on VLAN " + std::to_string(vlan));
+        for (std::size_t i = 1; i < config_.nodes.size(); ++i) {
+            const Node& node = config_.nodes[i];
+            if (node.mac || !node.address) continue;
+            fields_.error(source_.nodes[i].table, source_.nodes[i].path + ".mac",
+                          "node " + quoted(node.name) + " has no pinned next-hop MAC" + why + "resolve it by ARP)",
+                          "add mac = \"xx:xx:xx:xx:xx:xx\" (its underlay NIC's MAC, or the router's on VLAN " +
+                              std::to_string(vlan) + ") to that [[nodes]] entry");
         }
     }
 

@@ -56,6 +56,7 @@ TEST(FabricLoader, Defaults) {
     EXPECT_EQ(local.encap, Encap::andromeda);
     EXPECT_EQ(local.vxlan_port, 4789);
     EXPECT_EQ(local.underlay_mtu, 1500u);
+    EXPECT_EQ(local.underlay_vlan, 0u) << "unset: untagged";
     EXPECT_EQ(local.pin_dir, "/sys/fs/bpf/andromeda/node1");
     EXPECT_FALSE(local.uplink.has_value());
     EXPECT_TRUE(local.worker_cpus.empty()) << "unset: workers are not pinned";

@@ -50,7 +50,42 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, pin_dir, uplink, worker_cpus"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus"}));
+}
+
+TEST(FabricValidation, UnderlayVlanIsAVlanId) {
+    const std::string at = "underlay = \"eth1\"";
+    const std::string pinned = replace_once(kBaseFabric, "address = \"192.168.1.2\"",
+                                            "address = \"192.168.1.2\"\nmac = \"02:00:00:00:a1:02\"");
+    for (const int vid : {1, 100, 4094}) {
+        const LoadResult r = load_fabric_string(replace_once(pinned, at, at + "\nunderlay_vlan = " + std::to_string(vid)), "t.toml");
+        ASSERT_TRUE(r.ok()) << vid;
+        EXPECT_EQ(r.snapshot->local().underlay_vlan, vid);
+    }
+    for (const int vid : {0, 4095, -1})
+        expect_error(replace_once(pinned, at, at + "\nunderlay_vlan = " + std::to_string(vid)),
+                     "t.toml:4: node.underlay_vlan: " + std::to_string(vid) +
+                         " is out of range; an 802.1Q VLAN ID (0 and 4095 are reserved) is 1 to 4094");
+    expect_error(replace_once(pinned, at, at + "\nunderlay_vlan = \"100\""),
+                 "t.toml:4: node.underlay_vlan: expected an integer, found a string; e.g. underlay_vlan = 100");
+}
+
+TEST(FabricValidation, UnderlayVlanNeedsPinnedPeerMacsAndAnAddress) {
+    const std::string at = "underlay = \"eth1\"";
+    const std::string tagged = replace_once(kBaseFabric, at, at + "\nunderlay_vlan = 100");
+    expect_error(tagged,
+                 "t.toml:7: nodes[0].mac: node \"node2\" has no pinned next-hop MAC (underlay_vlan = 100: the kernel "
+                 "has no device on VLAN 100, so it cannot resolve it by ARP); add mac = \"xx:xx:xx:xx:xx:xx\" (its "
+                 "underlay NIC's MAC, or the router's on VLAN 100) to that [[nodes]] entry");
+    const std::string pinned = replace_once(tagged, "address = \"192.168.1.2\"",
+                                            "address = \"192.168.1.2\"\nmac = \"02:00:00:00:a1:02\"");
+    EXPECT_TRUE(errors_of(pinned).empty());
+    expect_error(replace_once(pinned, "address = \"192.168.1.1\"\n", ""),
+                 "t.toml:4: node.address: this node has no underlay address (underlay_vlan = 100: the kernel has no "
+                 "device on VLAN 100, so it cannot supply one from the interface); set [node] address = \"...\" to this "
+                 "node's address on VLAN 100");
+    // Without a VLAN, neither is needed.
+    EXPECT_TRUE(errors_of(replace_once(kBaseFabric, "address = \"192.168.1.1\"\n", "")).empty());
 }
 
 TEST(FabricValidation, WorkerCpusMustBeDistinctCpuNumbers) {

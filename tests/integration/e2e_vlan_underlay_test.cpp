@@ -12,6 +12,19 @@
 // two tenants ping and move data over TCP byte-exact through it. It needs a kernel with 802.1Q
 // (CONFIG_VLAN_8021Q) and skips, saying so, on one without.
 //
+// VlanTagging runs on any kernel: andromedad itself tags its underlay frames ([node]
+// underlay_vlan = 100) on the plain (trunk) interface; the node addresses live on VLAN 100
+// (192.168.100.K, on no kernel interface) while eth1 keeps its untagged 192.168.1.K for host
+// traffic, and every peer's MAC is pinned (the kernel cannot ARP on a VLAN it has no device for):
+//
+//   t10 ── host1: tap-blue-10   eth1 192.168.1.1 untagged; VLAN 100: 192.168.100.1 (andromedad) ─┐
+//                                                                                               bridge
+//   t20 ── host2: tap-blue-20   eth1 192.168.1.2 untagged; VLAN 100: 192.168.100.2 (andromedad) ─┘
+//
+// A capture on the bridge shows every overlay frame tagged 100 both ways; ping and TCP between
+// the tenants work byte-exact; host traffic on eth1 still passes; an overlay frame tagged with
+// another VLAN is dropped under its own counter while the same frame tagged 100 is delivered.
+//
 // TaggedOverlayFromTheUnderlay runs on any kernel: overlay packets arriving on a plain underlay
 // port with one 802.1Q tag, or an 802.1ad and an 802.1Q tag (as a trunk delivers them), pass the
 // XDP program and decapsulation and reach the tenant intact.
@@ -175,6 +188,140 @@ TEST_F(VlanDeviceUnderlay, OverlayFramesCarryTheTagAndTenantsPingAndMoveTcpData)
         EXPECT_GT(stat(s, "xdp", "redirect_overlay"), 10'000'000u / 1398u) << nodes_[i].name;
         EXPECT_EQ(stat(s, "io", "ledger_violations"), 0u) << nodes_[i].name;
     }
+}
+
+// MAC of `ifname` in `ns`.
+std::string mac_of(const Netns& ns, const std::string& ifname) {
+    const std::string link = ns.run({"ip", "-o", "link", "show", ifname});
+    const auto at = link.find("link/ether ");
+    return at == std::string::npos ? std::string() : link.substr(at + 11, 17);
+}
+
+class VlanTagging : public Fabric {
+protected:
+    void SetUp() override {
+        Fabric::SetUp();
+        if (IsSkipped()) return;
+        add_nodes(2);
+        node_extra_ = "underlay_vlan = " + std::to_string(kVlan) + "\n";
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            nodes_[i].address = "192.168." + std::to_string(kVlan) + "." + std::to_string(i + 1);
+            macs_.push_back(mac_of(*nodes_[i].host, "eth1"));
+            ASSERT_EQ(macs_.back().size(), 17u);
+        }
+        vpc_ = add_vpc("blue", 100);
+        t10_ = &add_endpoint(vpc_, 0, "10.0.0.10", "02:00:00:00:00:10");
+        t20_ = &add_endpoint(vpc_, 1, "10.0.0.20", "02:00:00:00:00:20");
+        for (std::size_t i = 0; i < nodes_.size(); ++i) nodes_[i].config = write_config(i, pinned_config(i));
+        start_all();
+    }
+
+    // config_text with every [[nodes]] entry's MAC pinned.
+    std::string pinned_config(std::size_t i) const {
+        std::string text = config_text(i);
+        for (std::size_t n = 0; n < nodes_.size(); ++n) {
+            const std::string entry = "name = \"" + nodes_[n].name + "\"\naddress = \"" + nodes_[n].address + "\"\n";
+            const auto at = text.find(entry);
+            if (at == std::string::npos) {
+                ADD_FAILURE() << "no [[nodes]] entry for " << nodes_[n].name << " in\n" << text;
+                continue;
+            }
+            text.insert(at + entry.size(), "mac = \"" + macs_[n] + "\"\n");
+        }
+        return text;
+    }
+
+    std::vector<std::string> macs_;
+    std::size_t vpc_ = 0;
+    Endpoint* t10_ = nullptr;
+    Endpoint* t20_ = nullptr;
+};
+
+TEST_F(VlanTagging, EveryOverlayFrameCarriesTheTagAndTenantsPingAndMoveTcpData) {
+    ASSERT_TRUE(eventually([&] { return ping_once(*t10_->ns, "10.0.0.20"); }, 10s)) << logs();
+    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "underlay eth1 VLAN 100 192.168.100.1")) << logs();
+
+    VlanCapture capture(*topo_.find("underlay"), "p1");  // host1's bridge port
+    const auto ping = t10_->ns->try_run({"ping", "-c", "20", "-i", "0.05", "-W", "1", "10.0.0.20"});
+    EXPECT_TRUE(ping.ok() && contains(ping.output, " 0% packet loss")) << ping.output << logs();
+    const auto seen = capture.drain();
+    EXPECT_GE(seen.tagged_overlay_in, 20u) << "echo requests from host1, tagged " << kVlan;
+    EXPECT_GE(seen.tagged_overlay_out, 20u) << "echo replies to host1, tagged " << kVlan;
+    EXPECT_EQ(seen.untagged_overlay, 0u);
+
+    // TCP both ways, byte-exact.
+    constexpr std::size_t kBytes = 4'000'000;
+    const auto [blob, digest] = random_file("blob", kBytes);
+    const std::string received = "/tmp/" + topo_.prefix() + "received";
+    files_.push_back(received);
+    int port = 5100;
+    for (const auto& [from, to] : {std::pair{t10_, t20_}, std::pair{t20_, t10_}}) {
+        const std::string p = std::to_string(++port);
+        Process& receiver = topo_.spawn(*to->ns, {"sh", "-c", "exec nc -l " + p + " </dev/null >" + received});
+        ASSERT_TRUE(listening(*to->ns, port));
+        const auto sender = from->ns->try_run({"sh", "-c", "nc -N " + to->ip + " " + p + " < " + blob}, 60s);
+        ASSERT_TRUE(sender.ok()) << from->ip << " -> " << to->ip << ": " << sender.output << logs();
+        ASSERT_NE(receiver.wait(30s), -1) << "the receiver never saw the end of the stream";
+        const auto got = run_command({"sha256sum", received});
+        EXPECT_TRUE(contains(got.output, digest)) << from->ip << " -> " << to->ip << ": received " << got.output;
+    }
+    const auto bulk = capture.drain();
+    EXPECT_EQ(bulk.untagged_overlay, 0u);
+    EXPECT_GE(bulk.tagged_overlay_in, kBytes / 1500) << "host1's data segments, tagged";
+    EXPECT_GE(bulk.tagged_overlay_out, kBytes / 1500) << "host2's data segments, tagged";
+
+    // Host traffic on the trunk's untagged network still passes the XDP program.
+    const auto host_ping = nodes_[0].host->try_run({"ping", "-c", "3", "-i", "0.2", "-W", "1", "192.168.1.2"});
+    EXPECT_TRUE(host_ping.ok() && contains(host_ping.output, " 0% packet loss")) << host_ping.output;
+
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        const auto s = stats(i);
+        EXPECT_GT(stat(s, "dataplane", "encapsulated"), kBytes / 1500) << nodes_[i].name;
+        EXPECT_GT(stat(s, "dataplane", "delivered_from_fabric"), kBytes / 1500) << nodes_[i].name;
+        EXPECT_EQ(stat(s, "dataplane", "drop_wrong_underlay_vlan"), 0u) << nodes_[i].name;
+        EXPECT_EQ(stat(s, "io", "ledger_violations"), 0u) << nodes_[i].name;
+    }
+}
+
+TEST_F(VlanTagging, AnotherVlansOverlayFrameIsDroppedUnderItsOwnCounter) {
+    namespace f = frames;
+    const f::Mac host2 = f::mac(macs_[1]);
+    const f::Mac host1 = f::mac(macs_[0]);
+    const auto inner_ip = [](int i) {
+        const std::string text = "vlan-" + std::to_string(i);
+        f::Ipv4Options o;
+        o.id = static_cast<std::uint16_t>(i);
+        return f::udp_packet(f::ip("10.0.0.10"), f::ip("10.0.0.20"), 4000, 4001, f::Bytes(text.begin(), text.end()), o);
+    };
+    const auto overlay_frame = [&](int i, int vlan) {
+        const auto inner = f::ethernet(f::mac("02:00:00:00:00:ff"), f::mac("02:00:00:00:00:10"), ETH_P_IP, inner_ip(i));
+        return f::ethernet(host2, host1, ETH_P_IP, f::overlay_packet(f::ip("192.168.100.1"), f::ip("192.168.100.2"), inner),
+                           vlan);
+    };
+    const auto is_ours = [](const Bytes& frame) {
+        return frame.size() > 14 + 28 && frame[12] == 0x08 && frame[13] == 0x00 && frame[14 + 9] == 17 &&
+               frame[14 + 22] == 0x0f && frame[14 + 23] == 0xa1;  // UDP to 4001
+    };
+
+    RawSocket tenant(*t20_->ns, "eth0");
+    RawSocket wire(*topo_.find("underlay"), "p2");  // host2's bridge port
+    const auto before = stats(1);
+    constexpr int kFrames = 20;
+    for (int i = 0; i < kFrames; ++i) wire.send(overlay_frame(i, 200));
+    ASSERT_TRUE(eventually(
+        [&] { return counter(1, "dataplane", "drop_wrong_underlay_vlan") >= static_cast<std::uint64_t>(kFrames); }, 10s))
+        << stats(1).dump(2) << logs();
+    // The same frames tagged 100 are delivered, and only they reach the tenant.
+    for (int i = 0; i < kFrames; ++i) wire.send(overlay_frame(kFrames + i, kVlan));
+    const auto got = tenant.receive(kFrames, 10s, is_ours);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(kFrames)) << logs();
+    for (int i = 0; i < kFrames; ++i)
+        EXPECT_EQ(f::Bytes(got[static_cast<std::size_t>(i)].begin() + 14, got[static_cast<std::size_t>(i)].end()),
+                  inner_ip(kFrames + i))
+            << "frame " << i;
+    const auto after = stats(1);
+    EXPECT_EQ(stat(after, "dataplane", "drop_wrong_underlay_vlan") - stat(before, "dataplane", "drop_wrong_underlay_vlan"),
+              static_cast<std::uint64_t>(kFrames));
 }
 
 class TaggedOverlay : public Fabric {

@@ -162,7 +162,7 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
         if (sink.free_spares() == 0) return false;
         PacketBuffer out = sink.peek_spare();
         if (out.capacity() < length) return false;
-        wire::copy_frame(out.data(), inner, length);
+        std::memcpy(out.data(), inner, length);
         out.length = length;
         out_frame = out.data();
         sink.emit_spare(port, out);

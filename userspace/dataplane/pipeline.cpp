@@ -72,7 +72,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         if (sink.free_spares() == 0) return false;
         PacketBuffer out = sink.peek_spare();
         if (out.capacity() < length + kOuter) return false;
-        outer->encapsulate(input.bytes.first(length), {out.data(), out.capacity()}, fields);
+        outer->encapsulate_untagged(input.bytes.first(length), {out.data(), out.capacity()}, fields);
         std::memcpy(out.data() + kOuter, target_mac, 6);
         out.length = length + kOuter;
         sink.emit_spare(state_.underlay_port(), out);

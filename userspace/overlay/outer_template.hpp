@@ -88,6 +88,13 @@ public:
     std::size_t encapsulate(wire::ByteSpan inner, wire::MutableByteSpan out, const OverlayFields& fields) noexcept {
         if (tagged()) [[unlikely]]
             return encapsulate_tagged(inner, out, fields);
+        return encapsulate_untagged(inner, out, fields);
+    }
+
+    // encapsulate() for an untagged template (!tagged()): the fast paths' copy, without the
+    // tag test (the pipeline keeps its fast paths off when the underlay is tagged).
+    [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
+                                                            const OverlayFields& fields) noexcept {
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
         // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
         std::memcpy(out.data() + kOuterHeadersSize, inner.data(), inner.size());

@@ -97,6 +97,20 @@ TEST(Checksum, UdpZeroMeansNoChecksumAndIsKept) {
     EXPECT_EQ(udp_checksum_update16(0x1234, 0x0000, 0x1234), 0xffff);
 }
 
+// copy_frame (bytes.hpp) copies exactly n bytes for every length, and touches nothing around them.
+TEST(Bytes, CopyFrameCopiesExactlyTheFrame) {
+    std::mt19937 rng(4242);
+    for (std::size_t n = 0; n <= 300; ++n) {
+        std::vector<std::uint8_t> src(n + 32), dst(n + 32, 0xa5);
+        for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+        copy_frame(dst.data() + 16, src.data() + 16, n);
+        for (std::size_t i = 0; i < dst.size(); ++i) {
+            const bool inside = i >= 16 && i < 16 + n;
+            ASSERT_EQ(dst[i], inside ? src[i] : 0xa5) << "n " << n << " byte " << i;
+        }
+    }
+}
+
 TEST(Checksum, InlineIpv4HeaderCheckAgreesWithTheFullSum) {
     std::mt19937 rng(791);
     int valid = 0;

@@ -97,7 +97,7 @@ public:
                                                             const OverlayFields& fields) noexcept {
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
         // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
-        std::memcpy(out.data() + kOuterHeadersSize, inner.data(), inner.size());
+        wire::copy_frame(out.data() + kOuterHeadersSize, inner.data(), inner.size());
         write_outer(out.data(), inner.size(), fields);
         return inner.size() + kOuterHeadersSize;
     }

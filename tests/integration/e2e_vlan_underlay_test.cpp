@@ -57,20 +57,11 @@ public:
         std::size_t untagged_overlay = 0;    // overlay UDP without a tag: must never happen
     };
 
-    VlanCapture(const Netns& ns, const std::string& ifname) {
-        NetnsGuard inside(ns);
-        fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_ALL));
-        if (fd_ < 0) throw std::runtime_error("AF_PACKET socket: " + std::string(std::strerror(errno)));
+    VlanCapture(const Netns& ns, const std::string& ifname) : fd_(open_packet_socket(ns, ifname, SOCK_NONBLOCK)) {
         const int on = 1;
         setsockopt(fd_, SOL_PACKET, PACKET_AUXDATA, &on, sizeof on);
         const int buffer = 8 << 20;
         setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-        sockaddr_ll addr{};
-        addr.sll_family = AF_PACKET;
-        addr.sll_protocol = htons(ETH_P_ALL);
-        addr.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-        if (addr.sll_ifindex == 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-            throw std::runtime_error("binding AF_PACKET to " + ifname + ": " + std::strerror(errno));
     }
     ~VlanCapture() { close(fd_); }
     VlanCapture(const VlanCapture&) = delete;

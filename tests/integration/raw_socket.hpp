@@ -24,20 +24,29 @@ namespace andromeda::testing {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// An AF_PACKET socket for every protocol, opened inside `ns` and bound to `ifname` there (it
+// stays in that namespace); `flags` adds socket type flags such as SOCK_NONBLOCK. Throws with
+// the reason.
+inline int open_packet_socket(const Netns& ns, const std::string& ifname, int flags = 0) {
+    NetnsGuard inside(ns);
+    const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | flags, htons(ETH_P_ALL));
+    if (fd < 0) throw std::runtime_error("AF_PACKET socket: " + std::string(std::strerror(errno)));
+    sockaddr_ll addr{};
+    addr.sll_family = AF_PACKET;
+    addr.sll_protocol = htons(ETH_P_ALL);
+    addr.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
+    if (addr.sll_ifindex == 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        const std::string reason = std::strerror(errno);
+        close(fd);
+        throw std::runtime_error("binding AF_PACKET to " + ifname + ": " + reason);
+    }
+    return fd;
+}
+
 class RawSocket {
 public:
     // Opened inside `ns`, bound to `ifname` there; it stays in that namespace.
-    RawSocket(const Netns& ns, const std::string& ifname) {
-        NetnsGuard inside(ns);
-        fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-        if (fd_ < 0) throw std::runtime_error("AF_PACKET socket: " + std::string(std::strerror(errno)));
-        sockaddr_ll addr{};
-        addr.sll_family = AF_PACKET;
-        addr.sll_protocol = htons(ETH_P_ALL);
-        addr.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-        if (addr.sll_ifindex == 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-            throw std::runtime_error("binding AF_PACKET to " + ifname + ": " + std::strerror(errno));
-    }
+    RawSocket(const Netns& ns, const std::string& ifname) : fd_(open_packet_socket(ns, ifname)) {}
     ~RawSocket() { close(fd_); }
     RawSocket(const RawSocket&) = delete;
     RawSocket& operator=(const RawSocket&) = delete;

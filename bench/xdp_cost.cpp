@@ -49,6 +49,7 @@
 #include "fabric/loader.hpp"
 #include "io/map_plan.hpp"
 #include "io/port_table.hpp"
+#include "support/xdp_skeleton.hpp"
 #include "wire/bytes.hpp"
 #include "wire/checksum.hpp"
 
@@ -107,21 +108,8 @@ node = "node2"
     std::exit(2);
 }
 
-struct SkelDeleter {
-    void operator()(andromeda_xdp* s) const { andromeda_xdp::destroy(s); }
-};
-using Skel = std::unique_ptr<andromeda_xdp, SkelDeleter>;
-
-bool enter_private_netns() {
-    if (unshare(CLONE_NEWNET) != 0) return false;
-    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    ifreq ifr{};
-    std::strcpy(ifr.ifr_name, "lo");
-    const bool ok = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
-                    (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) == 0);
-    if (fd >= 0) close(fd);
-    return ok;
-}
+using andromeda::testing::enter_private_netns;
+using andromeda::testing::Skel;
 
 void update(int map_fd, const void* key, const void* value, const char* what) {
     if (bpf_map_update_elem(map_fd, key, value, BPF_ANY) != 0)

@@ -26,6 +26,7 @@
 #include "andromeda_kern_user.h"
 #include "andromeda_xdp.skel.h"
 #include "support/root.hpp"
+#include "support/xdp_skeleton.hpp"
 #include "wire/bytes.hpp"
 #include "wire/checksum.hpp"
 
@@ -39,21 +40,8 @@ constexpr std::uint32_t kPeerIp = 0xc0a80101;  // 192.168.1.1
 constexpr std::uint32_t kVni = 100;
 const std::uint8_t kTenantMac[6] = {2, 0, 0, 0, 0, 0x0a};
 
-struct SkelDeleter {
-    void operator()(andromeda_xdp* s) const { andromeda_xdp::destroy(s); }
-};
-using Skel = std::unique_ptr<andromeda_xdp, SkelDeleter>;
-
-bool enter_private_netns() {
-    if (unshare(CLONE_NEWNET) != 0) return false;
-    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    ifreq ifr{};
-    std::strcpy(ifr.ifr_name, "lo");
-    const bool ok = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
-                    (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) == 0);
-    if (fd >= 0) close(fd);
-    return ok;
-}
+using andromeda::testing::enter_private_netns;
+using andromeda::testing::Skel;
 
 Skel load(std::uint16_t overlay_port, std::uint32_t encap = ANDROMEDA_ENCAP_ANDROMEDA) {
     Skel skel(andromeda_xdp::open());

@@ -92,6 +92,11 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         route.mac = e.mac.bytes();
         route.node_index = e.node_index;
         route.is_local = e.is_local;
+        route.peer_key = 0;
+        if (e.node_index != 0 && e.node_index < snapshot.nodes().size()) {  // node 0 is this one
+            if (const auto& node_address = snapshot.nodes()[e.node_index].address)
+                route.peer_key = kPeerKeyTag | __builtin_bswap32(node_address->value());
+        }
         route.outer = e.is_local ? nullptr : outer_template(e.node_index);
         for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
             const std::uint32_t offset = e.ip.value() - prefix.network;

@@ -56,7 +56,13 @@ struct EndpointRoute {
     PortId port = kNoPort;                    // local: its tenant port (kNoPort: not in the port table)
     std::uint32_t node_index = fabric::kNoIndex;
     bool is_local = false;
+    // What an overlay packet from this endpoint carries as its outer source, for the decap fast
+    // path's sender check in one compare: kPeerKeyTag | the node's address as it reads off the
+    // wire (network order). 0 for endpoints of this node or of a node without an address, which
+    // matches no packet (the tag bit).
+    std::uint64_t peer_key = 0;
 };
+inline constexpr std::uint64_t kPeerKeyTag = std::uint64_t{1} << 32;
 
 // A VPC prefix small enough (/20 or longer) to index endpoints by host offset: one subtraction
 // and one load instead of hashing (VNI, address).
@@ -115,7 +121,7 @@ public:
         return offset < vpc.first_size ? vpc.first_routes[offset] : route_elsewhere(vpc, ip);
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
-    [[nodiscard]] const VpcState* vpc_by_vni(std::uint32_t vni) const noexcept {
+    [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni(std::uint32_t vni) const noexcept {
         const std::uint32_t i = vpc_by_vni_.find(vni);
         return i == SmallIndex::kMissing ? nullptr : &vpcs_[i];
     }

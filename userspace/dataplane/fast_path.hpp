@@ -3,6 +3,7 @@
 // run every input through both paths and compare.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -27,6 +28,22 @@ namespace andromeda::dataplane::detail {
     std::uint32_t v;
     std::memcpy(&v, p, sizeof v);
     return v;
+}
+
+// Four bytes as native_word() reads them from memory, for checking several adjacent header
+// fields with one masked compare: (native_word(p) & memory_word(masks...)) == memory_word(values...).
+[[nodiscard]] constexpr std::uint32_t memory_word(std::uint8_t b0, std::uint8_t b1, std::uint8_t b2,
+                                                  std::uint8_t b3) noexcept {
+    if constexpr (std::endian::native == std::endian::little)
+        return std::uint32_t{b0} | std::uint32_t{b1} << 8 | std::uint32_t{b2} << 16 | std::uint32_t{b3} << 24;
+    else
+        return std::uint32_t{b0} << 24 | std::uint32_t{b1} << 16 | std::uint32_t{b2} << 8 | std::uint32_t{b3};
+}
+
+// An untagged IPv4 packet without options: ethertype 0x0800 and version/IHL 0x45, the four bytes
+// from offset 12 of the Ethernet header (the fourth is the TOS, any value).
+[[gnu::always_inline]] [[nodiscard]] inline bool is_ipv4_no_options(const std::uint8_t* ethernet) noexcept {
+    return (native_word(ethernet + 12) & memory_word(0xff, 0xff, 0xff, 0)) == memory_word(0x08, 0x00, 0x45, 0);
 }
 
 // overlay::flow_hash_of_frame for an IPv4 packet already validated (`header_length` and

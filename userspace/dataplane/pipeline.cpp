@@ -41,11 +41,11 @@ std::uint32_t word_at(const std::uint8_t* p) noexcept {
 bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink, FrameResult& result) {
     const std::uint8_t* frame = input.bytes.data();
     const std::size_t size = input.bytes.size();
-    if (!port.fast || size < kEthernet + 20 || wire::load_be16(frame + 12) != wire::ethertype::kIpv4) return false;
+    if (!port.fast || size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
     if (detail::mac_word(frame + 6) != port.endpoint_mac || detail::mac_word(frame) != port.gateway_mac) return false;
     const std::uint8_t* ip = frame + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (ip[0] != 0x45 || total < 20 || total > size - kEthernet || total > port.untagged_mtu) return false;
+    if (total < 20 || total > size - kEthernet || total > port.untagged_mtu) return false;
     if (!wire::ipv4_header_checksum_ok(ip, 20) || word_at(ip + 12) != port.endpoint_ip) return false;
     const std::uint32_t destination = word_at(ip + 16);
     const wire::Ipv4Address target_ip = address_of(destination);
@@ -91,7 +91,7 @@ struct CommonOverlay {
     std::uint32_t inner_offset = 0;
     std::uint32_t inner_length = 0;
     std::uint32_t vni = 0;
-    wire::Ipv4Address source;
+    std::uint32_t source_word = 0;  // the outer source address, network order
 };
 
 // Recognises the common form (untagged IPv4 without options, to this node, not fragmented, UDP
@@ -103,12 +103,15 @@ struct CommonOverlay {
     constexpr std::size_t kInnerOffset = kEthernet + 20 + 8 + overlay::kOverlayHeaderSize;
     const std::uint8_t* p = packet.data();
     const std::size_t size = packet.size();
-    if (size < kInnerOffset + kEthernet || wire::load_be16(p + 12) != wire::ethertype::kIpv4) return false;
+    if (size < kInnerOffset + kEthernet || !detail::is_ipv4_no_options(p)) return false;
     const std::uint8_t* ip = p + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (ip[0] != 0x45 || total > size - kEthernet || total < kInnerOffset - kEthernet) return false;
-    if (!wire::ipv4_header_checksum_ok(ip, 20) || (wire::load_be16(ip + 6) & 0x3fff) != 0) return false;
-    if (ip[9] != wire::ip_protocol::kUdp || word_at(ip + 16) != local_address) return false;
+    if (total > size - kEthernet || total < kInnerOffset - kEthernet) return false;
+    // Not a fragment (no MF, offset 0), UDP: bytes 6..9 are flags+offset, TTL, protocol.
+    constexpr std::uint32_t kFragmentMask = detail::memory_word(0x3f, 0xff, 0, 0xff);
+    constexpr std::uint32_t kUnfragmentedUdp = detail::memory_word(0, 0, 0, wire::ip_protocol::kUdp);
+    if ((detail::native_word(ip + 6) & kFragmentMask) != kUnfragmentedUdp || word_at(ip + 16) != local_address) return false;
+    if (!wire::ipv4_header_checksum_ok(ip, 20)) return false;
     const std::uint8_t* udp = ip + 20;
     const std::uint32_t udp_length = wire::load_be16(udp + 4);
     if (wire::load_be16(udp + 2) != config.udp_port || wire::load_be16(udp + 6) != 0) return false;
@@ -122,8 +125,8 @@ struct CommonOverlay {
     }
     out.inner_offset = kInnerOffset;
     out.inner_length = udp_length - 8 - overlay::kOverlayHeaderSize;
-    out.vni = wire::load_be24(header + 4);
-    out.source = address_of(word_at(ip + 12));
+    out.vni = wire::load_be32(header + 4) >> 8;  // the byte after the VNI is the hop limit / reserved
+    out.source_word = word_at(ip + 12);
     return true;
 }
 
@@ -134,21 +137,24 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
     if (state_.local_address_word() == 0 || sink.free_slots() == 0 ||
         !parse_common_overlay(input.bytes, state_.decap_config(), state_.local_address_word(), packet))
         return false;
-    const std::uint32_t peer = state_.node_by_address(packet.source);
     const detail::VpcState* vpc = state_.vpc_by_vni(packet.vni);
-    if (peer == fabric::kNoIndex || peer == 0 || vpc == nullptr) return false;  // node 0 is this one
+    if (vpc == nullptr) return false;
 
     const std::uint8_t* inner = input.bytes.data() + packet.inner_offset;
     const std::size_t inner_size = packet.inner_length;
-    if (inner_size < kEthernet + 20 || wire::load_be16(inner + 12) != wire::ethertype::kIpv4) return false;
+    if (inner_size < kEthernet + 20 || !detail::is_ipv4_no_options(inner)) return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (ip[0] != 0x45 || total < 20 || total > inner_size - kEthernet || !wire::ipv4_header_checksum_ok(ip, 20))
+    if (total < 20 || total > inner_size - kEthernet || !wire::ipv4_header_checksum_ok(ip, 20))
         return false;
-    // Only the sender's own endpoints (outside sources need the general path's NAT check).
+    // Only the sending node's own endpoints (outside sources need the general path's NAT check).
+    // peer_key names the node by the address its packets come from: this replaces looking the
+    // outer source up as a node (never this one) and comparing the endpoint's node with it.
     const detail::EndpointRoute* sender = state_.route(*vpc, address_of(word_at(ip + 12)));
     const detail::EndpointRoute* target = state_.route(*vpc, address_of(word_at(ip + 16)));
-    if (sender == nullptr || sender->node_index != peer || target == nullptr || target->port == kNoPort) return false;
+    if (sender == nullptr || sender->peer_key != (detail::kPeerKeyTag | packet.source_word) || target == nullptr ||
+        target->port == kNoPort)
+        return false;
     const PortId port = target->port;
 
     const std::uint32_t length = kEthernet + total;

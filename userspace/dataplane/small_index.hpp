@@ -13,7 +13,10 @@ class SmallIndex {
 public:
     static constexpr std::uint32_t kMissing = 0xffffffff;
 
-    // Empties the map and sizes it for `count` keys at a load factor of at most 1/2.
+    SmallIndex() { reset(0); }
+
+    // Empties the map and sizes it for `count` keys at a load factor of at most 1/2. Never
+    // empty, so find() needs no emptiness check.
     void reset(std::size_t count) {
         std::size_t capacity = 4;
         shift_ = 62;
@@ -22,10 +25,11 @@ public:
             --shift_;
         }
         slots_.assign(capacity, Slot{});
+        mask_ = capacity - 1;
     }
     // The first insertion of a key wins.
     void insert(std::uint32_t key, std::uint32_t value) {
-        for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
+        for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
             if (slots_[i].value == kMissing) {
                 slots_[i] = {key, value};
                 return;
@@ -34,9 +38,9 @@ public:
         }
     }
     [[gnu::always_inline]] [[nodiscard]] std::uint32_t find(std::uint32_t key) const noexcept {
-        if (slots_.empty()) return kMissing;
-        for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
-            const Slot& slot = slots_[i];
+        const Slot* slots = slots_.data();
+        for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+            const Slot& slot = slots[i];
             if (slot.key == key || slot.value == kMissing) return slot.value;
         }
     }
@@ -51,6 +55,7 @@ private:
     }
 
     std::vector<Slot> slots_;
+    std::size_t mask_ = 0;  // slots_.size() - 1
     unsigned shift_ = 62;
 };
 

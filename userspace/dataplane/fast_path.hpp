@@ -41,7 +41,8 @@ namespace andromeda::dataplane::detail {
 }
 
 // An untagged IPv4 packet without options: ethertype 0x0800 and version/IHL 0x45, the four bytes
-// from offset 12 of the Ethernet header (the fourth is the TOS, any value).
+// from offset 12 of the Ethernet header (the fourth is the TOS, any value). One load: for frames
+// that start on a cache line (UMEM chunks), not for ones 50 bytes in, where it would split.
 [[gnu::always_inline]] [[nodiscard]] inline bool is_ipv4_no_options(const std::uint8_t* ethernet) noexcept {
     return (native_word(ethernet + 12) & memory_word(0xff, 0xff, 0xff, 0)) == memory_word(0x08, 0x00, 0x45, 0);
 }

@@ -71,9 +71,10 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     } else {
         if (sink.free_spares() == 0) return false;
         PacketBuffer out = sink.peek_spare();
-        // The inner frame's copy is 16-byte stores: start it on a 16-byte boundary, so none
-        // splits a cache line (the outer headers before it are 8-byte stores at any offset).
-        out.offset += (0u - (out.offset + kOuter)) & 15;
+        // Frames longer than copy_frame copies inline go to libc memcpy, which measured 15 %
+        // faster at 1396 bytes with the destination on a 16-byte boundary; the short inline
+        // copy measured 5 % slower shifted so (pipeline_bench, UMEM-aligned chunks).
+        if (length > wire::kInlineCopyMax) out.offset += (0u - (out.offset + kOuter)) & 15;
         if (out.offset > out.size || out.capacity() < length + kOuter) return false;
         outer->encapsulate_untagged(input.bytes.first(length), {out.data(), out.capacity()}, fields);
         std::memcpy(out.data() + kOuter, target_mac, 6);
@@ -145,7 +146,10 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
 
     const std::uint8_t* inner = input.bytes.data() + packet.inner_offset;
     const std::size_t inner_size = packet.inner_length;
-    if (inner_size < kEthernet + 20 || !detail::is_ipv4_no_options(inner)) return false;
+    // Two loads, not is_ipv4_no_options' one: the inner frame starts 50 bytes into a frame that
+    // starts on a cache line (UMEM chunks), so its bytes 12-15 straddle two lines.
+    if (inner_size < kEthernet + 20 || wire::load_be16(inner + 12) != wire::ethertype::kIpv4 || inner[kEthernet] != 0x45)
+        return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     if (total < 20 || total > inner_size - kEthernet || !wire::ipv4_header_checksum_ok(ip, 20))

@@ -48,8 +48,10 @@ inline void store_be24(std::uint8_t* p, std::uint32_t v) noexcept {
 // memcpy for frames the per-packet path copies, inline for the short ones (16 to 128 bytes) that
 // dominate small-packet traffic, where a libc call costs more than the copy: 16-byte blocks, the
 // last one overlapping the end. `dst` and `src` must not overlap.
+inline constexpr std::size_t kInlineCopyMax = 128;  // longer frames: libc memcpy
+
 [[gnu::always_inline]] inline void copy_frame(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) noexcept {
-    if (n < 16 || n > 128) {
+    if (n < 16 || n > kInlineCopyMax) {
         std::memcpy(dst, src, n);
         return;
     }

@@ -174,7 +174,12 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
     } else {
         if (sink.free_spares() == 0) return false;
         PacketBuffer out = sink.peek_spare();
-        if (out.capacity() < length) return false;
+        // A long frame goes to the same offset within a cache line as its source, so memcpy's
+        // aligned stores come with aligned loads: 22.2 -> 19.4 ns at 1396 bytes. (The inner
+        // frame sits 50 bytes into a line; short copies measured no better moved.)
+        if (length > wire::kInlineCopyMax)
+            out.offset += (reinterpret_cast<std::uintptr_t>(inner) - reinterpret_cast<std::uintptr_t>(out.data())) & 63;
+        if (out.offset > out.size || out.capacity() < length) return false;
         std::memcpy(out.data(), inner, length);
         out.length = length;
         out_frame = out.data();

@@ -69,6 +69,32 @@ TEST_F(BackToBackTest, FramesArriveByteIdenticalExceptForTheMacRewrite) {
     }
 }
 
+// The copy variants move a long frame within its spare chunk for aligned copies; a spare chunk
+// with no room for that move must still get the frame (the general path writes it unmoved).
+TEST_F(BackToBackTest, CopiesIntoSpareChunksWithoutRoomToSpareStillArrive) {
+    constexpr std::size_t kHeadroom = 256;
+    for (const std::size_t payload : {1000u, 1402u}) {
+        SCOPED_TRACE(payload);
+        Ipv4Spec s = blue10_to("10.0.0.20", wire::ip_protocol::kUdp);
+        s.payload = payload;
+        s.dont_fragment = true;
+        const Bytes frame = ipv4_frame(s);
+        const std::size_t outer = overlay::kOuterHeadersSize;
+        SinkStorage tight_wire(4, kHeadroom + outer + frame.size(), kHeadroom);
+        const auto r = node1_.process(kBlue10Port, frame, *fabric1_, tight_wire.fresh());
+        ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
+        ASSERT_EQ(tight_wire.emissions().size(), 1u);
+        const Bytes packet = tight_wire.frame(0);
+        ASSERT_EQ(packet.size(), frame.size() + outer);
+
+        SinkStorage tight_tenant(4, kHeadroom + frame.size(), kHeadroom);
+        const auto d = node2_.process(kUnderlayPort, packet, *fabric2_, tight_tenant.fresh());
+        ASSERT_EQ(d.verdict, Verdict::deliver) << to_string(d.drop_reason);
+        ASSERT_EQ(tight_tenant.emissions().size(), 1u);
+        EXPECT_EQ(tight_tenant.frame(0), with_rewritten_macs(frame));
+    }
+}
+
 TEST_F(BackToBackTest, FragmentsArriveAndReassembleToTheOriginal) {
     Ipv4Spec s = blue10_to("10.0.0.20");
     s.payload = 3500;

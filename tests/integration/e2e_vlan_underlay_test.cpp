@@ -231,6 +231,9 @@ protected:
 TEST_F(VlanTagging, EveryOverlayFrameCarriesTheTagAndTenantsPingAndMoveTcpData) {
     ASSERT_TRUE(eventually([&] { return ping_once(*t10_->ns, "10.0.0.20"); }, 10s)) << logs();
     EXPECT_TRUE(contains(nodes_[0].daemon->output(), "underlay eth1 VLAN 100 192.168.100.1")) << logs();
+    const auto status = ctl_json(0, "status");
+    EXPECT_EQ(status.value("underlay_vlan", -1), kVlan) << status.dump(2);
+    EXPECT_EQ(status.value("underlay", std::string()), "eth1") << status.dump(2);
 
     VlanCapture capture(*topo_.find("underlay"), "p1");  // host1's bridge port
     const auto ping = t10_->ns->try_run({"ping", "-c", "20", "-i", "0.05", "-W", "1", "10.0.0.20"});

@@ -75,6 +75,13 @@ std::string render_status(const json& r) {
                                 duration_text(r.value("uptime_s", std::uint64_t{0})),
                                 text_of(r.value("fabric_generation", json())), text_of(r.value("workers", json())),
                                 text_of(r.value("config", json())), text_of(r.value("pin_dir", json())));
+    // "underlay eth1 VLAN 100 192.168.1.1  encap andromeda": the VLAN only when the daemon tags.
+    if (r.contains("underlay")) {
+        const auto vlan = r.value("underlay_vlan", std::uint64_t{0});
+        s += fmt::format("underlay {}{} {}  encap {}\n", text_of(r.value("underlay", json())),
+                         vlan != 0 ? " VLAN " + std::to_string(vlan) : std::string(),
+                         text_of(r.value("underlay_address", json())), text_of(r.value("encap", json())));
+    }
     // "worker cpus 0:cpu1 1:cpu0(not pinned)" when [node] worker_cpus pins them.
     std::string cpus;
     const json worker_cpus = r.value("worker_cpus", json::array());

@@ -167,6 +167,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     pipeline.underlay_mac = host_.underlay.mac;
     pipeline.underlay_address = host_.underlay_address;
     pipeline.underlay_vlan = snapshot.local().underlay_vlan;  // like every [node] setting: until restart
+    underlay_vlan_ = snapshot.local().underlay_vlan;
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned));

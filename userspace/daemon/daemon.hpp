@@ -106,6 +106,7 @@ private:
     // Declaration order is start order; destruction undoes it in reverse.
     fabric::FabricStore store_;
     HostFacts host_;
+    std::uint16_t underlay_vlan_ = 0;  // the VID the workers tag with, as started (0: untagged)
     io::LocalContext local_;
     std::unique_ptr<io::BpfInstance> bpf_;
     std::unique_ptr<io::FabricMapSync> sync_;

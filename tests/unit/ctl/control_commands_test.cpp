@@ -62,6 +62,16 @@ TEST(CtlRender, StatusNamesPinnedWorkerCpus) {
     EXPECT_NE(render_status(r).find("worker cpus 0:cpu1 1:cpu0(not pinned)\n"), std::string::npos) << render_status(r);
 }
 
+TEST(CtlRender, StatusNamesTheUnderlayAndTheVlanItTags) {
+    json r = {{"node", "node1"}, {"pid", 42}, {"uptime_s", 5}, {"fabric_generation", 1}, {"workers", 1},
+              {"config", "/etc/a.toml"}, {"pin_dir", "/p"}, {"ports", json::array()},
+              {"underlay", "eth1"}, {"underlay_address", "192.168.1.1"}, {"underlay_vlan", 0}, {"encap", "vxlan"}};
+    EXPECT_NE(render_status(r).find("\nunderlay eth1 192.168.1.1  encap vxlan\n"), std::string::npos) << render_status(r);
+    r["underlay_vlan"] = 100;
+    EXPECT_NE(render_status(r).find("\nunderlay eth1 VLAN 100 192.168.1.1  encap vxlan\n"), std::string::npos)
+        << render_status(r);
+}
+
 TEST(CtlRender, StatsShowsWhatHappenedAndRates) {
     const json now = {{"xdp", {{"rx_packets", 150}, {"drop_unknown_vni", 0}}}, {"nat", {{"flows", 0}}}};
     // Groups come in key order (nlohmann::json keeps objects sorted).

@@ -46,9 +46,7 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
     routes_.assign(snapshot.endpoints().size(), EndpointRoute{});
     for (const PortBinding& binding : config.ports) {
         if (port_index_.find(binding.id) != fabric::FlatIndex::kEmpty) continue;  // first binding wins
-        PortState state;
-        state.id = binding.id;
-        state.role = binding.role;
+        PortState state{binding.id, binding.role, nullptr, fabric::kNoIndex};
         if (binding.role == PortRole::tenant) {
             state.endpoint = binding.tenant_port.empty() ? snapshot.find_local_endpoint_by_ifindex(binding.id)
                                                          : snapshot.find_local_endpoint(binding.tenant_port);
@@ -127,7 +125,6 @@ void FabricState::prepare_fast_path() {
         // fast path writes untagged outer headers only: with a VLAN, the general path encapsulates.
         port.fast = underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0;
         port.vni = vpc.vpc->vni;
-        port.overlay_header = overlay::OuterTemplate::preset(decap_.kind, port.vni);
         std::uint8_t bytes[4];
         port.endpoint->ip.copy_to(bytes);
         std::memcpy(&port.endpoint_ip, bytes, 4);

@@ -36,7 +36,6 @@ struct PortState {
     // network order) so one frame costs no pointer chasing. Set when `fast` is true.
     bool fast = false;
     std::uint32_t vni = 0;
-    overlay::OverlayPreset overlay_header;  // the VPC's overlay header, flow hash to be added
     std::uint32_t endpoint_ip = 0;
     std::uint32_t gateway_ip = 0;
     std::uint64_t endpoint_mac = 0;

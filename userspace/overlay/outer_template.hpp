@@ -64,24 +64,8 @@ struct InPlaceFrame {
     std::uint32_t headroom = 0;
 };
 
-// An overlay header worked out ahead for one VNI with the default hop limit and no flags (a
-// tenant port's), so that a fast path only adds the flow hash: word(h) is the header
-// OuterTemplate writes for OverlayFields{vni, h}. Built by OuterTemplate::preset().
-struct OverlayPreset {
-    std::uint64_t base = 0;       // the header word with a zero flow hash
-    std::uint64_t hash_mask = 0;  // where the flow hash goes (nowhere in VXLAN's)
-    [[nodiscard]] std::uint64_t word(std::uint16_t flow_hash) const noexcept {
-        return base | ((std::uint64_t{__builtin_bswap16(flow_hash)} << 16) & hash_mask);
-    }
-};
-
 class OuterTemplate {
 public:
-    [[nodiscard]] static OverlayPreset preset(EncapKind kind, std::uint32_t vni) noexcept {
-        return {overlay_header_word(kind, OverlayFields{vni, 0, kDefaultHopLimit, 0}),
-                kind == EncapKind::andromeda ? std::uint64_t{0xffff0000} : 0};
-    }
-
     explicit OuterTemplate(const OuterTemplateConfig& config) noexcept;
 
     [[nodiscard]] const OuterTemplateConfig& config() const noexcept { return config_; }
@@ -111,15 +95,10 @@ public:
     // tag test (the pipeline keeps its fast paths off when the underlay is tagged).
     [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
                                                             const OverlayFields& fields) noexcept {
-        return encapsulate_untagged(inner, out, fields.flow_hash, overlay_header_word(config_.kind, fields));
-    }
-    // The same with the overlay header given as a word (OverlayPreset::word(flow_hash)).
-    [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
-                                                            std::uint16_t flow_hash, std::uint64_t header) noexcept {
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
         // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
         wire::copy_frame(out.data() + kOuterHeadersSize, inner.data(), inner.size());
-        write_outer(out.data(), inner.size(), flow_hash, header);
+        write_outer(out.data(), inner.size(), fields);
         return inner.size() + kOuterHeadersSize;
     }
 
@@ -142,13 +121,8 @@ public:
     // kMaxInnerFrameSize. Returns the start of the outer packet (inner - 50).
     [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
                                                        const OverlayFields& fields) noexcept {
-        return prepend_outer(inner, inner_length, fields.flow_hash, overlay_header_word(config_.kind, fields));
-    }
-    // The same with the overlay header given as a word (OverlayPreset::word(flow_hash)).
-    [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
-                                                       std::uint16_t flow_hash, std::uint64_t header) noexcept {
         std::uint8_t* outer = inner - kOuterHeadersSize;
-        write_outer(outer, inner_length, flow_hash, header);
+        write_outer(outer, inner_length, fields);
         return outer;
     }
 
@@ -165,10 +139,6 @@ private:
     // paths get it without two calls; the overlay header is built in a register and stored once.
     [[gnu::always_inline]] void write_outer(std::uint8_t* out, std::size_t inner_length,
                                             const OverlayFields& fields) noexcept {
-        write_outer(out, inner_length, fields.flow_hash, overlay_header_word(config_.kind, fields));
-    }
-    [[gnu::always_inline]] void write_outer(std::uint8_t* out, std::size_t inner_length, std::uint16_t flow_hash,
-                                            std::uint64_t header) noexcept {
         copy_template(out);
         const auto udp_length = static_cast<std::uint16_t>(inner_length + kOuterUdpSize + kOverlayHeaderSize);
         const auto total_length = static_cast<std::uint16_t>(udp_length + kOuterIpv4Size);
@@ -181,8 +151,9 @@ private:
         sum = (sum & 0xffff) + (sum >> 16);
         wire::store_be16(ip + 10, static_cast<std::uint16_t>(~sum));
         std::uint8_t* udp = ip + kOuterIpv4Size;
-        wire::store_be16(udp, flow_source_port(flow_hash));
+        wire::store_be16(udp, flow_source_port(fields.flow_hash));
         wire::store_be16(udp + 4, udp_length);
+        const std::uint64_t header = overlay_header_word(fields);
         std::memcpy(udp + kOuterUdpSize, &header, sizeof header);
         if (config_.udp_checksum) write_udp_checksum(udp, udp_length);
     }
@@ -210,11 +181,10 @@ private:
     // The 8 overlay header bytes as they lie in memory, read as a little-endian word: the Andromeda
     // header (version and flags, inner protocol, flow hash, VNI, hop limit) or VXLAN's (I flag,
     // VNI), as AndromedaHeader::encode and VxlanHeader::encode write them.
-    [[gnu::always_inline]] [[nodiscard]] static std::uint64_t overlay_header_word(EncapKind kind,
-                                                                                 const OverlayFields& fields) noexcept {
+    [[gnu::always_inline]] [[nodiscard]] std::uint64_t overlay_header_word(const OverlayFields& fields) const noexcept {
         static_assert(std::endian::native == std::endian::little);
         const std::uint64_t vni = __builtin_bswap32(fields.vni & 0xffffff) >> 8;  // its 3 bytes, in order
-        if (kind != EncapKind::andromeda) return kVxlanFlagVniValid | vni << 32;
+        if (config_.kind != EncapKind::andromeda) return kVxlanFlagVniValid | vni << 32;
         return std::uint64_t{static_cast<std::uint8_t>(kAndromedaVersion << 4 | (fields.flags & 0x0f))} |
                std::uint64_t{kInnerProtocolEthernet} << 8 | std::uint64_t{__builtin_bswap16(fields.flow_hash)} << 16 |
                vni << 32 | std::uint64_t{fields.hop_limit} << 56;

@@ -172,36 +172,6 @@ TEST(EncapDecap, CopyRoundTripsRandomFrames) {
     }
 }
 
-// A port's preset header plus a flow hash writes the same bytes as the fields it stands for, in
-// both the copy and the in-place form.
-TEST(EncapDecap, PresetHeadersEncodeLikeTheirFields) {
-    for (const EncapKind kind : kKinds) {
-        OuterTemplate by_fields(test_template_config(kind));
-        OuterTemplate by_preset(test_template_config(kind));
-        std::mt19937 rng(17);
-        Bytes expected(1600), got(1600);
-        for (int i = 0; i < 2000; ++i) {
-            const Bytes inner = random_inner_frame(rng);
-            const OverlayFields fields{static_cast<std::uint32_t>(rng() & 0xffffff), static_cast<std::uint16_t>(rng()),
-                                       kDefaultHopLimit, 0};
-            const std::uint64_t header = OuterTemplate::preset(kind, fields.vni).word(fields.flow_hash);
-            const std::size_t n = by_fields.encapsulate_untagged(inner, expected, fields);
-            ASSERT_EQ(by_preset.encapsulate_untagged(inner, got, fields.flow_hash, header), n);
-            ASSERT_EQ(Bytes(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n)),
-                      Bytes(expected.begin(), expected.begin() + static_cast<std::ptrdiff_t>(n)));
-            expect_round_trip(inner, wire::ByteSpan(got).first(n), kind, fields);
-
-            std::copy(inner.begin(), inner.end(), got.begin() + 50);
-            const std::uint8_t* outer = by_preset.prepend_outer(got.data() + 50, inner.size(), fields.flow_hash,
-                                                                 OuterTemplate::preset(kind, fields.vni).word(fields.flow_hash));
-            ASSERT_EQ(outer, got.data());
-            // Both templates have written as many packets, so their IP IDs agree too.
-            by_fields.encapsulate_untagged(inner, expected, fields);
-            EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n), expected.begin()));
-        }
-    }
-}
-
 TEST(EncapDecap, InPlaceRoundTripsRandomFrames) {
     for (const EncapKind kind : kKinds) {
         OuterTemplate t(test_template_config(kind));

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <bit>
 #include <iostream>
 
 #include "andromeda_kern_user.h"
@@ -107,6 +108,10 @@ public:
     }
     void handle(std::uint32_t socket, std::span<Frame> frames, FrameOutput& out) noexcept override {
         for (Frame& f : frames) {
+            // Where the kernel put it: both UMEM headrooms, then 64 * (the frame's stagger slot).
+            const std::uint32_t stagger = f.headroom() - kUmemHeadrooms;
+            if (stagger % UmemConfig::kStaggerStep != 0 || stagger / UmemConfig::kStaggerStep >= 32) staggers_ok = false;
+            else staggers.fetch_or(1u << (stagger / UmemConfig::kStaggerStep));
             if (socket == kTenantSocket) {
                 const std::uint8_t* inner = f.data();
                 const std::uint32_t headroom = f.headroom();
@@ -130,6 +135,9 @@ public:
         }
     }
     std::atomic<bool> in_place{true};
+    static constexpr std::uint32_t kUmemHeadrooms = UmemConfig{}.frame_headroom + kKernelRxHeadroom;
+    std::atomic<std::uint32_t> staggers{0};  // bit k: a frame arrived 64 * k bytes past both headrooms
+    std::atomic<bool> staggers_ok{true};     // every frame did, for some k < 32
 
 private:
     std::array<std::uint8_t, ANDROMEDA_ENCAP_OVERHEAD> outer_{};
@@ -251,6 +259,11 @@ TEST_F(AfXdp, TenantFramesLeaveThroughTheUnderlayEncapsulatedInPlace) {
     }
     EXPECT_TRUE(handler.in_place.load()) << "the outer header went into the frame's own headroom";
     EXPECT_GE(bpf_->read_stats().redirect_tenant(), kFrames);
+    // Unaligned chunks: consecutive frames sit 64 bytes further into their chunks, up to 15 steps.
+    EXPECT_EQ(worker->stagger_slots(), 16u) << "this kernel takes unaligned chunks in copy mode";
+    EXPECT_TRUE(handler.staggers_ok.load());
+    EXPECT_EQ(handler.staggers.load() >> 16, 0u) << "no stagger beyond the 16 slots";
+    EXPECT_GE(std::popcount(handler.staggers.load()), 8) << std::hex << handler.staggers.load();
 }
 
 TEST_F(AfXdp, OverlayFramesReachTheTenantDecapsulated) {

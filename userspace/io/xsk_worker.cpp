@@ -87,15 +87,15 @@ XskWorker::XskWorker(const UmemConfig& config, std::vector<SocketSpec> specs, Bi
     allocated_.reserve(kAllocationsPerRxFrame * config_.batch_size);
     try {
         if (bind == BindPreference::copy_only) {
-            bind_all(BindMode::copy, specs);
+            bind_attempt(BindMode::copy, config_.stagger_slots() > 1, specs);
         } else {
             try {
-                bind_all(BindMode::zero_copy, specs);
+                bind_attempt(BindMode::zero_copy, config_.stagger_slots() > 1, specs);
             } catch (const IoError& e) {
                 if (bind == BindPreference::zero_copy_only) throw;
                 zero_copy_refusal_ = e.what();
                 unbind_all();
-                bind_all(BindMode::copy, specs);
+                bind_attempt(BindMode::copy, config_.stagger_slots() > 1, specs);
             }
         }
     } catch (...) {
@@ -124,6 +124,20 @@ void XskWorker::bind_all(BindMode mode, const std::vector<SocketSpec>& specs) {
     for (const auto& spec : specs) add_socket(spec, mode);
 }
 
+void XskWorker::bind_attempt(BindMode mode, bool unaligned, const std::vector<SocketSpec>& specs) {
+    unaligned_ = unaligned;
+    try {
+        bind_all(mode, specs);
+    } catch (const IoError& e) {
+        if (!unaligned) throw;
+        // A kernel or zero-copy driver without unaligned chunks: the same, unstaggered.
+        spdlog::info("AF_XDP {}: unaligned chunks refused ({}); frames are not staggered", to_string(mode), e.what());
+        unbind_all();
+        unaligned_ = false;
+        bind_all(mode, specs);
+    }
+}
+
 void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
     auto s = std::make_unique<XskSocket>();
     s->spec = spec;
@@ -134,6 +148,7 @@ void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
         umem_config.comp_size = config_.completion_size;
         umem_config.frame_size = config_.frame_size;
         umem_config.frame_headroom = config_.frame_headroom;
+        umem_config.flags = unaligned_ ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0;
         if (const int rc = xsk_umem__create(&umem_, area_, area_size_, &s->fill, &s->completion, &umem_config); rc != 0)
             throw IoError("registering the UMEM", -rc);
     }
@@ -182,7 +197,7 @@ std::uint32_t XskWorker::bind_socket(const SocketSpec& spec) {
 // on its RX ring (never handed to a handler) or still posted on its fill ring: take them back.
 std::uint32_t XskWorker::recover_frames(XskSocket& s) noexcept {
     auto give_back = [&](std::uint64_t addr) {
-        const auto index = static_cast<std::uint32_t>(addr / config_.frame_size);
+        const auto index = static_cast<std::uint32_t>(xsk_umem__add_offset_to_addr(addr) / config_.frame_size);
         if (index < config_.frame_count && ledger_.move(index, FrameOwner::fill_ring, FrameOwner::free_pool)) {
             free_frames_.push_back(index);
             --s.fill_posted;
@@ -265,7 +280,7 @@ void XskWorker::refill() noexcept {
             const std::uint32_t index = free_frames_.back();
             free_frames_.pop_back();
             ledger_.move(index, FrameOwner::free_pool, FrameOwner::fill_ring);
-            *xsk_ring_prod__fill_addr(&s->fill, idx + i) = std::uint64_t{index} * config_.frame_size;
+            *xsk_ring_prod__fill_addr(&s->fill, idx + i) = fill_address(index);
         }
         xsk_ring_prod__submit(&s->fill, got);
         s->fill_posted += got;
@@ -282,8 +297,10 @@ std::size_t XskWorker::receive(std::uint32_t socket, FrameHandler& handler) noex
     rx_batch_.clear();
     for (std::uint32_t i = 0; i < n; ++i) {
         const xdp_desc* d = xsk_ring_cons__rx_desc(&s.rx, idx + i);
-        const auto index = static_cast<std::uint32_t>(d->addr / config_.frame_size);
-        const auto offset = static_cast<std::uint32_t>(d->addr % config_.frame_size);
+        // Unaligned chunks: the offset of the data from the posted address rides in the top bits.
+        const std::uint64_t addr = xsk_umem__add_offset_to_addr(d->addr);
+        const auto index = static_cast<std::uint32_t>(addr / config_.frame_size);
+        const auto offset = static_cast<std::uint32_t>(addr % config_.frame_size);
         --s.fill_posted;
         if (index >= config_.frame_count || offset + d->len > config_.frame_size) {
             count_drop(DropReason::invalid_descriptor);
@@ -385,7 +402,9 @@ Frame* XskWorker::allocate() noexcept {
     const std::uint32_t index = free_frames_.back();
     free_frames_.pop_back();
     ledger_.move(index, FrameOwner::free_pool, FrameOwner::worker);
-    allocated_.push_back(make_frame(index, config_.frame_headroom + kKernelRxHeadroom, 0, kNoSocket));
+    allocated_.push_back(make_frame(index, static_cast<std::uint32_t>(fill_address(index) % config_.frame_size) +
+                                               config_.frame_headroom + kKernelRxHeadroom,
+                                    0, kNoSocket));
     bump(counters_->allocated, std::uint64_t{1});
     return &allocated_.back();
 }

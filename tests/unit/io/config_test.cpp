@@ -68,6 +68,26 @@ TEST(IoConfig, UmemProblemsNameEveryBadField) {
     }
 }
 
+TEST(IoConfig, StaggerSpreadsFramesAsFarAsTheChunkHasRoom) {
+    UmemConfig config;  // 4096-byte chunks: 4096 - 320 - 1514 leaves room for 35 more steps
+    EXPECT_EQ(config.stagger_slots(), 16u);
+    EXPECT_EQ(config.stagger_of(0), 0u);
+    EXPECT_EQ(config.stagger_of(1), 64u);
+    EXPECT_EQ(config.stagger_of(15), 960u);
+    EXPECT_EQ(config.stagger_of(16), 0u);
+    EXPECT_EQ(config.max_frame_length(), 4096u - 320 - 960);
+    config.frame_size = 2048;  // 2048 - 320 - 1514 = 214: three more steps
+    EXPECT_EQ(config.stagger_slots(), 4u);
+    EXPECT_EQ(config.max_frame_length(), 2048u - 320 - 192);
+    EXPECT_GE(config.max_frame_length(), 1514u);
+    config.max_stagger_slots = 1;
+    EXPECT_EQ(config.stagger_slots(), 1u);
+    EXPECT_EQ(config.stagger_of(7), 0u);
+    EXPECT_EQ(config.max_frame_length(), 2048u - 320);
+    config.max_stagger_slots = 0;  // means no staggering too, not a division by zero
+    EXPECT_EQ(config.stagger_slots(), 1u);
+}
+
 TEST(IoConfig, HeadroomMustLeaveRoomForAFullFrame) {
     UmemConfig config;
     config.frame_size = 2048;

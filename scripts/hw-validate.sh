@@ -132,10 +132,10 @@ mkdir -p "$OUT"
   echo
   echo "## Interfaces"
   echo
-  echo "| interface | driver | queues | MTU | native XDP | AF_XDP bind | why not better |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| interface | driver | queues | MTU | native XDP | AF_XDP bind | unaligned chunks | why not better |"
+  echo "|---|---|---|---|---|---|---|---|"
   for j in "${probe_json[@]}"; do
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %s | %s | %s | %s | %s | %s |" % (d.get("iface"), d.get("driver"), d.get("rx_queues"), d.get("mtu"), d.get("native_xdp"), d.get("af_xdp_bind"), (d.get("native_refusal") or "") + " " + (d.get("zero_copy_refusal") or "")))' "$j"
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (d.get("iface"), d.get("driver"), d.get("rx_queues"), d.get("mtu"), d.get("native_xdp"), d.get("af_xdp_bind"), d.get("af_xdp_unaligned_chunks"), (d.get("native_refusal") or "") + " " + (d.get("zero_copy_refusal") or "")))' "$j"
   done
   if [ -f bench/results/summary.md ] && [ "$SKIP_BENCH" -eq 0 ]; then echo; sed 's/^# /## /' bench/results/summary.md; fi
 } > "$OUT/report.md"

@@ -24,6 +24,7 @@ veth = [i for i in r["interfaces"] if i.get("driver") == "veth"]
 assert veth, "no veth probed"
 assert veth[0]["native_xdp"] is True, veth[0]
 assert veth[0]["af_xdp_bind"] in ("copy", "zero-copy"), veth[0]
+assert veth[0]["af_xdp_unaligned_chunks"] is True, veth[0]
 assert "veth only" in r["verdict"], r["verdict"]
 PY
 grep -q "^| hwv0 | veth |" "$dir/report.md" || fail "report.md lacks the veth row"

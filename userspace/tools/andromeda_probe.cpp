@@ -45,6 +45,7 @@ json probe_af_xdp(const io::InterfaceInfo& link, std::uint32_t queue) {
         umem.fill_size = umem.completion_size = umem.rx_size = umem.tx_size = 64;
         io::XskWorker worker(umem, {{link.name, queue}}, io::BindPreference::best);
         return {{"af_xdp_bind", io::to_string(worker.bind_mode())},
+                {"af_xdp_unaligned_chunks", worker.stagger_slots() > 1},
                 {"zero_copy_refusal", worker.zero_copy_refusal()}};
     } catch (const std::exception& e) {
         return {{"af_xdp_bind", nullptr}, {"zero_copy_refusal", e.what()}};

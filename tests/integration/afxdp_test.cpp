@@ -266,6 +266,34 @@ TEST_F(AfXdp, TenantFramesLeaveThroughTheUnderlayEncapsulatedInPlace) {
     EXPECT_GE(std::popcount(handler.staggers.load()), 8) << std::hex << handler.staggers.load();
 }
 
+// Staggered chunks are registered short by the largest stagger, so the kernel drops a frame that
+// would run past a chunk's stride into the next frame's, rather than writing it there.
+TEST_F(AfXdp, FramesTooLongForAStaggeredChunkAreDroppedNotWrittenIntoTheNext) {
+    const UmemConfig config = small_umem();
+    auto worker = start_worker(config);
+    ASSERT_EQ(worker->stagger_slots(), 16u);
+    tenant_->run({"ip", "link", "set", "eth0", "mtu", "3000"});
+    host_->run({"ip", "link", "set", "tap0", "mtu", "3000"});
+    ForwardingHandler handler(host_eth1_, peer_eth1_);
+    WorkerThread thread(*worker, handler);
+    RawSocket tenant(*tenant_, "eth0");
+    RawSocket peer(*peer_, "eth1");
+    constexpr std::uint32_t kLong = 32, kShort = 32;
+    const std::size_t too_long = config.max_frame_length() + 1;  // fits the stride unstaggered, not staggered
+    for (std::uint32_t seq = 0; seq < kLong; ++seq) {
+        Bytes f = from_tenant(1000 + seq);
+        f.resize(too_long, 0xa5);
+        tenant.send(f);
+    }
+    for (std::uint32_t seq = 0; seq < kShort; ++seq) tenant.send(from_tenant(seq));
+    const auto got = peer.receive(kLong + kShort, 3s, [](const Bytes& f) { return is_test_frame(f, ANDROMEDA_ENCAP_OVERHEAD); });
+    ASSERT_EQ(got.size(), kShort) << "only the frames that fit arrive";
+    for (std::uint32_t seq = 0; seq < kShort; ++seq)
+        EXPECT_EQ(Bytes(got[seq].begin() + ANDROMEDA_ENCAP_OVERHEAD, got[seq].end()), from_tenant(seq)) << "frame " << seq;
+    EXPECT_GE(worker->socket_statistics(kTenantSocket).rx_dropped, kLong) << "the kernel refused the long ones";
+    EXPECT_EQ(worker->counters().drop(DropReason::invalid_descriptor), 0u) << "none reached the worker out of bounds";
+}
+
 TEST_F(AfXdp, OverlayFramesReachTheTenantDecapsulated) {
     auto worker = start_worker(small_umem());
     ForwardingHandler handler(host_eth1_, peer_eth1_);

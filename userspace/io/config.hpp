@@ -60,12 +60,20 @@ struct UmemConfig {
     // Throws IoError listing every problem.
     void validate() const;
     // How many offsets frames are staggered over: max_stagger_slots, or as many as leave room
-    // for a 1514-byte frame after both headrooms.
+    // for a 1514-byte frame after both headrooms and a chunk the kernel accepts (2048 bytes at
+    // least, see registered_chunk_size()). 4096-byte frames: 16; 2048-byte frames: 1.
     [[nodiscard]] std::uint32_t stagger_slots() const noexcept {
-        const std::uint32_t used = frame_headroom + kKernelRxHeadroom + 1514;
+        const std::uint32_t used = std::max(frame_headroom + kKernelRxHeadroom + 1514, kMinKernelChunk);
         const std::uint32_t fit = used < frame_size ? (frame_size - used) / kStaggerStep + 1 : 1;
         return std::max<std::uint32_t>(1, std::min(max_stagger_slots, fit));
     }
+    // The chunk size the UMEM is registered with when staggered: the stride minus the largest
+    // stagger, so that the kernel, which fills a chunk from the posted address up to this size,
+    // never writes past the stride into the next frame (it drops longer frames instead).
+    [[nodiscard]] std::uint32_t registered_chunk_size() const noexcept {
+        return frame_size - kStaggerStep * (stagger_slots() - 1);
+    }
+    static constexpr std::uint32_t kMinKernelChunk = 2048;  // XDP_UMEM_MIN_CHUNK_SIZE
     // Where frame `index`'s data starts in its chunk, beyond both headrooms.
     [[nodiscard]] std::uint32_t stagger_of(std::uint32_t index) const noexcept {
         return kStaggerStep * (index % stagger_slots());

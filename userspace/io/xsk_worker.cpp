@@ -130,11 +130,12 @@ void XskWorker::bind_attempt(BindMode mode, bool unaligned, const std::vector<So
         bind_all(mode, specs);
     } catch (const IoError& e) {
         if (!unaligned) throw;
-        // A kernel or zero-copy driver without unaligned chunks: the same, unstaggered.
-        spdlog::info("AF_XDP {}: unaligned chunks refused ({}); frames are not staggered", to_string(mode), e.what());
+        // Maybe a kernel or zero-copy driver without unaligned chunks: the same, unstaggered. If
+        // that fails too, the mode itself was refused, and that error is the one to report.
         unbind_all();
         unaligned_ = false;
         bind_all(mode, specs);
+        spdlog::info("AF_XDP {}: unaligned chunks refused ({}); frames are not staggered", to_string(mode), e.what());
     }
 }
 
@@ -146,7 +147,9 @@ void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
         xsk_umem_config umem_config{};
         umem_config.fill_size = config_.fill_size;
         umem_config.comp_size = config_.completion_size;
-        umem_config.frame_size = config_.frame_size;
+        // Staggered, the kernel's chunk ends where the next frame's stride begins (see
+        // UmemConfig::registered_chunk_size); our indexing keeps frame_size as the stride.
+        umem_config.frame_size = unaligned_ ? config_.registered_chunk_size() : config_.frame_size;
         umem_config.frame_headroom = config_.frame_headroom;
         umem_config.flags = unaligned_ ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0;
         if (const int rc = xsk_umem__create(&umem_, area_, area_size_, &s->fill, &s->completion, &umem_config); rc != 0)

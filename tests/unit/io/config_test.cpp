@@ -76,14 +76,23 @@ TEST(IoConfig, StaggerSpreadsFramesAsFarAsTheChunkHasRoom) {
     EXPECT_EQ(config.stagger_of(15), 960u);
     EXPECT_EQ(config.stagger_of(16), 0u);
     EXPECT_EQ(config.max_frame_length(), 4096u - 320 - 960);
-    config.frame_size = 2048;  // 2048 - 320 - 1514 = 214: three more steps
+    // The kernel's chunk stops where the next stride starts, and the frame fits in it.
+    EXPECT_EQ(config.registered_chunk_size(), 4096u - 960);
+    EXPECT_EQ(config.stagger_of(15) + config.registered_chunk_size(), 4096u);
+    EXPECT_EQ(config.registered_chunk_size() - 320, config.max_frame_length());
+    config.max_stagger_slots = 4;
     EXPECT_EQ(config.stagger_slots(), 4u);
-    EXPECT_EQ(config.max_frame_length(), 2048u - 320 - 192);
-    EXPECT_GE(config.max_frame_length(), 1514u);
+    EXPECT_EQ(config.stagger_of(5), 64u);
+    EXPECT_EQ(config.registered_chunk_size(), 4096u - 192);
+    config.frame_size = 2048;  // a staggered chunk would be under the kernel's 2048-byte minimum
+    EXPECT_EQ(config.stagger_slots(), 1u);
+    EXPECT_EQ(config.registered_chunk_size(), 2048u);
+    EXPECT_EQ(config.max_frame_length(), 2048u - 320);
+    config.frame_size = 4096;
     config.max_stagger_slots = 1;
     EXPECT_EQ(config.stagger_slots(), 1u);
     EXPECT_EQ(config.stagger_of(7), 0u);
-    EXPECT_EQ(config.max_frame_length(), 2048u - 320);
+    EXPECT_EQ(config.max_frame_length(), 4096u - 320);
     config.max_stagger_slots = 0;  // means no staggering too, not a division by zero
     EXPECT_EQ(config.stagger_slots(), 1u);
 }

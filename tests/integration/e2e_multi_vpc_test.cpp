@@ -45,8 +45,6 @@ protected:
 
 TEST_F(MultiVpc, EveryPairPingsAndMovesFiftyMegabytesByteExact) {
     const auto [blob, digest] = random_file("blob", 50'000'000);
-    const std::string received = "/tmp/" + topo_.prefix() + "received";
-    files_.push_back(received);
     int port = 5001;
     for (std::size_t vpc : {blue_, red_}) {
         const auto eps = of(vpc);
@@ -62,16 +60,8 @@ TEST_F(MultiVpc, EveryPairPingsAndMovesFiftyMegabytesByteExact) {
                 const auto back = to.ns->try_run({"ping", "-c", "3", "-i", "0.2", "-W", "1", from.ip});
                 EXPECT_TRUE(back.ok() && contains(back.output, " 0% packet loss")) << pair << back.output;
 
-                const std::string p = std::to_string(++port);
-                Process& receiver = topo_.spawn(*to.ns, {"sh", "-c", "exec nc -l " + p + " </dev/null >" + received});
-                ASSERT_TRUE(listening(*to.ns, port)) << pair;
-                const auto start = std::chrono::steady_clock::now();
-                const auto sender = from.ns->try_run({"sh", "-c", "nc -N " + to.ip + " " + p + " < " + blob}, 120s);
-                const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                ASSERT_TRUE(sender.ok()) << pair << sender.output << logs();
-                ASSERT_NE(receiver.wait(30s), -1) << pair << ": the receiver never saw the end of the stream";
-                const auto got = run_command({"sha256sum", received});
-                EXPECT_TRUE(contains(got.output, digest)) << pair << ": sent " << digest << ", received " << got.output;
+                double seconds = 0;
+                ASSERT_NO_FATAL_FAILURE(send_file(from, to, ++port, blob, digest, 120s, &seconds)) << pair;
                 std::printf("%s: 50 MB in %.2f s\n", pair.c_str(), seconds);
             }
     }

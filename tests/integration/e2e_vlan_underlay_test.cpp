@@ -160,19 +160,8 @@ TEST_F(VlanDeviceUnderlay, OverlayFramesCarryTheTagAndTenantsPingAndMoveTcpData)
 
     // TCP both ways, byte-exact.
     const auto [blob, digest] = random_file("blob", 10'000'000);
-    const std::string received = "/tmp/" + topo_.prefix() + "received";
-    files_.push_back(received);
-    int port = 5000;
-    for (const auto& [from, to] : {std::pair{t10_, t20_}, std::pair{t20_, t10_}}) {
-        const std::string p = std::to_string(++port);
-        Process& receiver = topo_.spawn(*to->ns, {"sh", "-c", "exec nc -l " + p + " </dev/null >" + received});
-        ASSERT_TRUE(listening(*to->ns, port));
-        const auto sender = from->ns->try_run({"sh", "-c", "nc -N " + to->ip + " " + p + " < " + blob}, 60s);
-        ASSERT_TRUE(sender.ok()) << from->ip << " -> " << to->ip << ": " << sender.output << logs();
-        ASSERT_NE(receiver.wait(30s), -1) << "the receiver never saw the end of the stream";
-        const auto got = run_command({"sha256sum", received});
-        EXPECT_TRUE(contains(got.output, digest)) << from->ip << " -> " << to->ip << ": received " << got.output;
-    }
+    ASSERT_NO_FATAL_FAILURE(send_file(*t10_, *t20_, 5001, blob, digest));
+    ASSERT_NO_FATAL_FAILURE(send_file(*t20_, *t10_, 5002, blob, digest));
     EXPECT_EQ(capture.drain().untagged_overlay, 0u);
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         const auto s = stats(i);
@@ -246,19 +235,8 @@ TEST_F(VlanTagging, EveryOverlayFrameCarriesTheTagAndTenantsPingAndMoveTcpData) 
     // TCP both ways, byte-exact.
     constexpr std::size_t kBytes = 4'000'000;
     const auto [blob, digest] = random_file("blob", kBytes);
-    const std::string received = "/tmp/" + topo_.prefix() + "received";
-    files_.push_back(received);
-    int port = 5100;
-    for (const auto& [from, to] : {std::pair{t10_, t20_}, std::pair{t20_, t10_}}) {
-        const std::string p = std::to_string(++port);
-        Process& receiver = topo_.spawn(*to->ns, {"sh", "-c", "exec nc -l " + p + " </dev/null >" + received});
-        ASSERT_TRUE(listening(*to->ns, port));
-        const auto sender = from->ns->try_run({"sh", "-c", "nc -N " + to->ip + " " + p + " < " + blob}, 60s);
-        ASSERT_TRUE(sender.ok()) << from->ip << " -> " << to->ip << ": " << sender.output << logs();
-        ASSERT_NE(receiver.wait(30s), -1) << "the receiver never saw the end of the stream";
-        const auto got = run_command({"sha256sum", received});
-        EXPECT_TRUE(contains(got.output, digest)) << from->ip << " -> " << to->ip << ": received " << got.output;
-    }
+    ASSERT_NO_FATAL_FAILURE(send_file(*t10_, *t20_, 5101, blob, digest));
+    ASSERT_NO_FATAL_FAILURE(send_file(*t20_, *t10_, 5102, blob, digest));
     const auto bulk = capture.drain();
     EXPECT_EQ(bulk.untagged_overlay, 0u);
     EXPECT_GE(bulk.tagged_overlay_in, kBytes / 1500) << "host1's data segments, tagged";

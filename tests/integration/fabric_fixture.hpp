@@ -11,6 +11,8 @@
 // device) before start.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <deque>
 #include <string>
 #include <utility>
@@ -183,6 +185,26 @@ protected:
         if (!made.ok()) ADD_FAILURE() << made.output;
         const auto sum = run_command({"sha256sum", path});
         return {path, sum.output.substr(0, 64)};
+    }
+
+    // Sends `blob` from `from` to `to` over TCP port `port` with nc and checks that what arrived
+    // has sha256 `digest`; `seconds`, when given, gets how long the sender took. Fatal failures
+    // inside: call it in ASSERT_NO_FATAL_FAILURE.
+    void send_file(const Endpoint& from, const Endpoint& to, int port, const std::string& blob, const std::string& digest,
+                   std::chrono::seconds timeout = 60s, double* seconds = nullptr) {
+        const std::string pair = from.ip + " -> " + to.ip;
+        const std::string received = "/tmp/" + topo_.prefix() + "received";
+        if (std::find(files_.begin(), files_.end(), received) == files_.end()) files_.push_back(received);
+        const std::string p = std::to_string(port);
+        Process& receiver = topo_.spawn(*to.ns, {"sh", "-c", "exec nc -l " + p + " </dev/null >" + received});
+        ASSERT_TRUE(listening(*to.ns, port)) << pair;
+        const auto start = std::chrono::steady_clock::now();
+        const auto sender = from.ns->try_run({"sh", "-c", "nc -N " + to.ip + " " + p + " < " + blob}, timeout);
+        if (seconds != nullptr) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        ASSERT_TRUE(sender.ok()) << pair << ": " << sender.output << logs();
+        ASSERT_NE(receiver.wait(30s), -1) << pair << ": the receiver never saw the end of the stream";
+        const auto got = run_command({"sha256sum", received});
+        EXPECT_TRUE(contains(got.output, digest)) << pair << ": sent " << digest << ", received " << got.output;
     }
 
     std::string logs() const {

@@ -20,12 +20,7 @@ TEST_F(BatchTest, InPlaceEncapsulationWritesIntoTheHeadroom) {
     const Bytes frame = ipv4_frame(blue10_to("10.0.0.20"));
     ChunkFrame chunk(frame, 256);
     ASSERT_EQ(run_in_place(kBlue10Port, chunk).verdict, Verdict::forward);
-    const auto& e = out_.emissions()[0];
-    EXPECT_EQ(e.input_index, 0);
-    EXPECT_EQ(e.frame.chunk, chunk.chunk.data());
-    EXPECT_EQ(e.frame.offset, 256u - 50);
-    EXPECT_EQ(e.frame.length, frame.size() + 50);
-    EXPECT_EQ(out_.sink().spares_used(), 0u);
+    expect_encapsulated_in_headroom(chunk, 50);
     // Same bytes as the copy variant (its IP ID is one further on).
     const Bytes in_place = out_.frame(0);
     ASSERT_EQ(run(kBlue10Port, frame).verdict, Verdict::forward);

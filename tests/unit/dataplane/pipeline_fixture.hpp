@@ -30,6 +30,17 @@ protected:
     std::uint64_t drops(dataplane::DropReason reason) const {
         return dataplane::drop_count(pipeline_.counters().drops, reason);
     }
+    // The first emission reuses `chunk`, the input of an in-place run: `header` bytes of outer
+    // headers written into its headroom in front of the frame, no spare taken.
+    void expect_encapsulated_in_headroom(const ChunkFrame& chunk, std::size_t header) {
+        ASSERT_FALSE(out_.emissions().empty());
+        const auto& e = out_.emissions()[0];
+        EXPECT_EQ(e.input_index, 0);
+        EXPECT_EQ(e.frame.chunk, chunk.chunk.data());
+        EXPECT_EQ(e.frame.offset, chunk.buffer.offset - header);
+        EXPECT_EQ(e.frame.length, chunk.buffer.length + header);
+        EXPECT_EQ(out_.sink().spares_used(), 0u);
+    }
     // Every emitted frame passes the validator (transport checksums included).
     void expect_valid_emissions(bool sender_content = true) const {
         for (std::size_t i = 0; i < out_.emissions().size(); ++i) {

@@ -88,12 +88,7 @@ TEST_F(VlanPipelineTest, InPlaceVariantWritesTheTaggedHeadersIntoTheHeadroom) {
     const Bytes frame = ipv4_frame(blue10_to("10.0.0.20"));
     ChunkFrame chunk(frame, 256);
     ASSERT_EQ(run_in_place(kBlue10Port, chunk).verdict, Verdict::forward);
-    const auto& e = out_.emissions()[0];
-    EXPECT_EQ(e.input_index, 0);
-    EXPECT_EQ(e.frame.chunk, chunk.chunk.data());
-    EXPECT_EQ(e.frame.offset, 256u - 54);
-    EXPECT_EQ(e.frame.length, frame.size() + 54);
-    EXPECT_EQ(out_.sink().spares_used(), 0u);
+    expect_encapsulated_in_headroom(chunk, 54);
     EXPECT_EQ(out_.frame(0), with_tag(untagged_encap(frame)));
     EXPECT_EQ(pipeline_.counters().in_place_fallback_copies, 0u);
 

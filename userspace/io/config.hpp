@@ -74,9 +74,12 @@ struct UmemConfig {
         return frame_size - kStaggerStep * (stagger_slots() - 1);
     }
     static constexpr std::uint32_t kMinKernelChunk = 2048;  // XDP_UMEM_MIN_CHUNK_SIZE
-    // Where frame `index`'s data starts in its chunk, beyond both headrooms.
+    // Where frame `index`'s data starts in its chunk, beyond both headrooms, with `slots` offsets.
+    [[nodiscard]] static constexpr std::uint32_t stagger_of(std::uint32_t index, std::uint32_t slots) noexcept {
+        return kStaggerStep * (index % slots);
+    }
     [[nodiscard]] std::uint32_t stagger_of(std::uint32_t index) const noexcept {
-        return kStaggerStep * (index % stagger_slots());
+        return stagger_of(index, stagger_slots());
     }
     // The longest frame every chunk can hold after both headrooms and the largest stagger.
     [[nodiscard]] std::uint32_t max_frame_length() const noexcept {

@@ -87,15 +87,15 @@ XskWorker::XskWorker(const UmemConfig& config, std::vector<SocketSpec> specs, Bi
     allocated_.reserve(kAllocationsPerRxFrame * config_.batch_size);
     try {
         if (bind == BindPreference::copy_only) {
-            bind_attempt(BindMode::copy, config_.stagger_slots() > 1, specs);
+            bind_attempt(BindMode::copy, config_.stagger_slots(), specs);
         } else {
             try {
-                bind_attempt(BindMode::zero_copy, config_.stagger_slots() > 1, specs);
+                bind_attempt(BindMode::zero_copy, config_.stagger_slots(), specs);
             } catch (const IoError& e) {
                 if (bind == BindPreference::zero_copy_only) throw;
                 zero_copy_refusal_ = e.what();
                 unbind_all();
-                bind_attempt(BindMode::copy, config_.stagger_slots() > 1, specs);
+                bind_attempt(BindMode::copy, config_.stagger_slots(), specs);
             }
         }
     } catch (...) {
@@ -124,16 +124,16 @@ void XskWorker::bind_all(BindMode mode, const std::vector<SocketSpec>& specs) {
     for (const auto& spec : specs) add_socket(spec, mode);
 }
 
-void XskWorker::bind_attempt(BindMode mode, bool unaligned, const std::vector<SocketSpec>& specs) {
-    unaligned_ = unaligned;
+void XskWorker::bind_attempt(BindMode mode, std::uint32_t slots, const std::vector<SocketSpec>& specs) {
+    stagger_slots_ = slots;
     try {
         bind_all(mode, specs);
     } catch (const IoError& e) {
-        if (!unaligned) throw;
+        if (slots <= 1) throw;
         // Maybe a kernel or zero-copy driver without unaligned chunks: the same, unstaggered. If
         // that fails too, the mode itself was refused, and that error is the one to report.
         unbind_all();
-        unaligned_ = false;
+        stagger_slots_ = 1;
         bind_all(mode, specs);
         spdlog::info("AF_XDP {}: unaligned chunks refused ({}); frames are not staggered", to_string(mode), e.what());
     }
@@ -149,9 +149,10 @@ void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
         umem_config.comp_size = config_.completion_size;
         // Staggered, the kernel's chunk ends where the next frame's stride begins (see
         // UmemConfig::registered_chunk_size); our indexing keeps frame_size as the stride.
-        umem_config.frame_size = unaligned_ ? config_.registered_chunk_size() : config_.frame_size;
+        const bool unaligned = stagger_slots_ > 1;
+        umem_config.frame_size = unaligned ? config_.registered_chunk_size() : config_.frame_size;
         umem_config.frame_headroom = config_.frame_headroom;
-        umem_config.flags = unaligned_ ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0;
+        umem_config.flags = unaligned ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0;
         if (const int rc = xsk_umem__create(&umem_, area_, area_size_, &s->fill, &s->completion, &umem_config); rc != 0)
             throw IoError("registering the UMEM", -rc);
     }

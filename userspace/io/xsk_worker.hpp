@@ -65,7 +65,7 @@ public:
     [[nodiscard]] const std::string& zero_copy_refusal() const noexcept { return zero_copy_refusal_; }
     // How many offsets received frames are staggered over (UmemConfig::stagger_slots() in
     // unaligned-chunk mode; 1 when the kernel or driver refused it).
-    [[nodiscard]] std::uint32_t stagger_slots() const noexcept { return unaligned_ ? config_.stagger_slots() : 1; }
+    [[nodiscard]] std::uint32_t stagger_slots() const noexcept { return stagger_slots_; }
 
     // Reconfiguration while no thread runs the worker (a daemon reload adding or removing a
     // tenant port): frames already on the other sockets' rings wait there meanwhile.
@@ -111,12 +111,13 @@ private:
     void publish_ledger() noexcept;
     [[nodiscard]] Frame make_frame(std::uint32_t index, std::uint32_t offset, std::uint32_t length,
                                    std::uint32_t socket) const noexcept;
-    // The UMEM address frame `index` is posted at (its chunk, plus its stagger when unaligned).
+    // The UMEM address frame `index` is posted at (its chunk, plus its stagger).
     [[nodiscard]] std::uint64_t fill_address(std::uint32_t index) const noexcept {
-        return std::uint64_t{index} * config_.frame_size + (unaligned_ ? config_.stagger_of(index) : 0);
+        return std::uint64_t{index} * config_.frame_size + UmemConfig::stagger_of(index, stagger_slots_);
     }
-    // Binds every spec in `mode`, with a UMEM in unaligned-chunk mode when `unaligned`.
-    void bind_attempt(BindMode mode, bool unaligned, const std::vector<SocketSpec>& specs);
+    // Binds every spec in `mode`, frames staggered over `slots` offsets (more than 1: a UMEM in
+    // unaligned-chunk mode); falls back to 1 when that is refused.
+    void bind_attempt(BindMode mode, std::uint32_t slots, const std::vector<SocketSpec>& specs);
 
     // FrameOutput
     void transmit(Frame& frame, std::uint32_t socket) noexcept override;
@@ -129,7 +130,7 @@ private:
     std::uint8_t* area_ = nullptr;
     std::size_t area_size_ = 0;
     xsk_umem* umem_ = nullptr;
-    bool unaligned_ = false;  // the UMEM is in unaligned-chunk mode: frames are staggered
+    std::uint32_t stagger_slots_ = 1;  // more than 1: the UMEM is in unaligned-chunk mode
     std::vector<std::unique_ptr<XskSocket>> sockets_;
     BindMode mode_ = BindMode::copy;
     std::string zero_copy_refusal_;

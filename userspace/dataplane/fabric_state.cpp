@@ -97,7 +97,12 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
             if (const auto& node_address = snapshot.nodes()[e.node_index].address)
                 route.peer_key = kPeerKeyTag | __builtin_bswap32(node_address->value());
         }
-        route.outer = e.is_local ? nullptr : outer_template(e.node_index);
+        // The tenant fast path encapsulates to any route with an `outer`. None for an address
+        // the general path treats first as something else (the VPC's gateway, answered there;
+        // multicast or broadcast, dropped), so the fast path need not test for those per packet.
+        // A valid fabric has no such endpoints: this keeps both paths agreeing on any snapshot.
+        const bool special = e.ip == vpcs_[e.vpc_index].gateway.ipv4 || is_multicast_or_broadcast(e.ip);
+        route.outer = e.is_local || special ? nullptr : outer_template(e.node_index);
         for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
             const std::uint32_t offset = e.ip.value() - prefix.network;
             // First endpoint wins, as in the snapshot's own index.
@@ -128,8 +133,6 @@ void FabricState::prepare_fast_path() {
         std::uint8_t bytes[4];
         port.endpoint->ip.copy_to(bytes);
         std::memcpy(&port.endpoint_ip, bytes, 4);
-        vpc.gateway.ipv4.copy_to(bytes);
-        std::memcpy(&port.gateway_ip, bytes, 4);
         port.endpoint_mac = mac_word(port.endpoint->mac.bytes().data());
         port.gateway_mac = mac_word(vpc.gateway.mac.bytes().data());
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.

@@ -37,7 +37,6 @@ struct PortState {
     bool fast = false;
     std::uint32_t vni = 0;
     std::uint32_t endpoint_ip = 0;
-    std::uint32_t gateway_ip = 0;
     std::uint64_t endpoint_mac = 0;
     std::uint64_t gateway_mac = 0;
     std::uint32_t untagged_mtu = 0;  // largest untagged IPv4 packet the overlay and the VPC carry
@@ -52,7 +51,9 @@ struct PortState {
 struct EndpointRoute {
     const fabric::Endpoint* endpoint = nullptr;
     std::array<std::uint8_t, 6> mac{};        // the endpoint's MAC, here to save a dependent load
-    overlay::OuterTemplate* outer = nullptr;  // remote: the template towards its node (null: no next hop)
+    // The tenant fast path's template towards the endpoint's node. Null for local endpoints, nodes
+    // without a next hop, and addresses the general path must see (see build_routes).
+    overlay::OuterTemplate* outer = nullptr;
     PortId port = kNoPort;                    // local: its tenant port (kNoPort: not in the port table)
     std::uint32_t node_index = fabric::kNoIndex;
     bool is_local = false;

@@ -8,10 +8,16 @@
 #include <cstring>
 
 #include "overlay/flow_hash.hpp"
+#include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 #include "wire/ip_protocol.hpp"
 
 namespace andromeda::dataplane::detail {
+
+// 224.0.0.0/4 and 255.255.255.255: the fabric has no group membership to deliver them by.
+[[nodiscard]] inline bool is_multicast_or_broadcast(wire::Ipv4Address a) noexcept {
+    return (a.value() >> 28) == 0xe || a.value() == 0xffffffff;
+}
 
 // The 6 bytes at `p` as a number (top 16 bits zero), for one-compare MAC checks. Two loads
 // combined in registers: copying 6 bytes into a zeroed 8-byte variable went through the stack
@@ -50,20 +56,27 @@ namespace andromeda::dataplane::detail {
 // overlay::flow_hash_of_frame for an IPv4 packet already validated (`header_length` and
 // `packet_length` from its header), without parsing the frame again: ICMP hashes to 0 as the
 // reference sends it; TCP/UDP ports count outside non-first fragments when present.
+// `source_word` and `destination_word` are the addresses as native_word() reads them (the
+// fast paths have them loaded already).
 [[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,
-                                                  std::size_t packet_length) noexcept {
-    overlay::FlowTuple t;
-    t.protocol = ip[9];
-    if (t.protocol == wire::ip_protocol::kIcmp) return 0;
-    t.src = wire::load_be32(ip + 12);
-    t.dst = wire::load_be32(ip + 16);
-    const bool first_fragment = (wire::load_be16(ip + 6) & 0x1fff) == 0;
-    if ((t.protocol == wire::ip_protocol::kTcp || t.protocol == wire::ip_protocol::kUdp) && first_fragment &&
-        packet_length >= header_length + 4) {
-        t.src_port = wire::load_be16(ip + header_length);
-        t.dst_port = wire::load_be16(ip + header_length + 2);
-    }
-    return overlay::flow_hash(t);
+                                                                        std::size_t packet_length,
+                                                                        std::uint32_t source_word,
+                                                                        std::uint32_t destination_word) noexcept {
+    const std::uint32_t protocol = ip[9];
+    if (protocol == wire::ip_protocol::kIcmp) return 0;
+    std::uint32_t ports = 0;
+    // Fragment offset 0 (bytes 6-7 under the mask, the flags bits left out): one masked test of
+    // the bytes as they lie, where load_be16 would swap them first.
+    constexpr std::uint32_t kOffsetMask = memory_word(0x1f, 0xff, 0, 0);
+    if ((protocol == wire::ip_protocol::kUdp || protocol == wire::ip_protocol::kTcp) &&
+        (native_word(ip + 6) & kOffsetMask) == 0 && packet_length >= header_length + 4)
+        ports = wire::load_be32(ip + header_length);
+    return overlay::flow_hash_words(__builtin_bswap32(source_word), __builtin_bswap32(destination_word), ports, protocol);
+}
+
+[[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,
+                                                                        std::size_t packet_length) noexcept {
+    return ipv4_flow_hash(ip, header_length, packet_length, native_word(ip + 12), native_word(ip + 16));
 }
 
 }  // namespace andromeda::dataplane::detail

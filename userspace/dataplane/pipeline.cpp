@@ -45,12 +45,14 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     if (detail::mac_word(frame + 6) != port.endpoint_mac || detail::mac_word(frame) != port.gateway_mac) return false;
     const std::uint8_t* ip = frame + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (total < 20 || total > size - kEthernet || total > port.untagged_mtu) return false;
-    if (!wire::ipv4_header_checksum_ok(ip, 20) || word_at(ip + 12) != port.endpoint_ip) return false;
+    // 20 <= total <= size - 14 in one compare (size >= 34 above: a total under 20 wraps).
+    if (total - 20 > size - kEthernet - 20 || total > port.untagged_mtu) return false;
+    const std::uint32_t source = word_at(ip + 12);
+    if (!wire::ipv4_header_checksum_ok(ip, 20) || source != port.endpoint_ip) return false;
     const std::uint32_t destination = word_at(ip + 16);
     const wire::Ipv4Address target_ip = address_of(destination);
-    if (destination == port.gateway_ip || (target_ip.value() >> 28) == 0xe || target_ip.value() == 0xffffffff)
-        return false;
+    // No test for the gateway address or multicast/broadcast here: endpoints with such an
+    // address get no `outer` (FabricState::build_routes), so the general path answers or drops.
     const std::uint32_t offset = target_ip.value() - port.direct_network;
     const detail::EndpointRoute* target =
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
@@ -59,7 +61,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const std::uint8_t* target_mac = target->mac.data();
 
     const std::uint32_t length = kEthernet + total;
-    const overlay::OverlayFields fields{port.vni, detail::ipv4_flow_hash(ip, 20, total), overlay::kDefaultHopLimit, 0};
+    const overlay::OverlayFields fields{port.vni, detail::ipv4_flow_hash(ip, 20, total, source, destination), overlay::kDefaultHopLimit, 0};
     const PacketBuffer* in = input.buffer;
     if (in != nullptr && in->offset >= kOuter) {
         // The frame is in its chunk (length <= size, checked above) with room for the outer

@@ -16,11 +16,6 @@ using detail::ActionKind;
 
 namespace {
 
-// 224.0.0.0/4 and 255.255.255.255: the fabric has no group membership to deliver them by.
-bool is_multicast_or_broadcast(wire::Ipv4Address a) noexcept {
-    return (a.value() >> 28) == 0xe || a.value() == 0xffffffff;
-}
-
 // Outer IPv4 + UDP + overlay header: what the underlay MTU must hold besides the inner frame.
 constexpr std::uint32_t kOuterIpOverhead = 20 + 8 + 8;
 
@@ -73,7 +68,7 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     if (!ip->checksum_valid()) return a.drop(DropReason::bad_ipv4_checksum);
     if (ip->source() != endpoint.ip) return a.drop(DropReason::spoofed_source_ip);
     const wire::Ipv4Address destination = ip->destination();
-    if (is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
+    if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         a.kind = ActionKind::echo_reply;

@@ -22,16 +22,22 @@ struct FlowTuple {
     friend bool operator==(const FlowTuple&, const FlowTuple&) = default;
 };
 
-// The specified hash, bit for bit (all arithmetic mod 2^32). 10.0.0.10 -> 10.0.0.20 UDP
-// 40000 -> 4242 hashes to 0x60d1.
-[[gnu::always_inline]] [[nodiscard]] constexpr std::uint16_t flow_hash(const FlowTuple& t) noexcept {
-    const std::uint32_t ports = static_cast<std::uint32_t>(t.src_port) << 16 | t.dst_port;
-    std::uint32_t h = t.src * 0x9E3779B1u ^ t.dst * 0x85EBCA77u ^ ports * 0xC2B2AE3Du ^
-                      static_cast<std::uint32_t>(t.protocol) * 0x27D4EB2Fu;
+// The specified hash over its inputs as words: the addresses and `ports` (source port << 16 |
+// destination port, i.e. the 4 bytes of a TCP/UDP header read as a big-endian u32), all
+// arithmetic mod 2^32. flow_hash() below, for callers that already have those words.
+[[gnu::always_inline]] [[nodiscard]] constexpr std::uint16_t flow_hash_words(std::uint32_t src, std::uint32_t dst,
+                                                                            std::uint32_t ports,
+                                                                            std::uint32_t protocol) noexcept {
+    std::uint32_t h = src * 0x9E3779B1u ^ dst * 0x85EBCA77u ^ ports * 0xC2B2AE3Du ^ protocol * 0x27D4EB2Fu;
     h ^= h >> 15;
     h *= 0x2C1B3C6Du;
     h ^= h >> 13;
     return static_cast<std::uint16_t>((h >> 16 ^ h) & 0xffff);
+}
+
+// The specified hash, bit for bit. 10.0.0.10 -> 10.0.0.20 UDP 40000 -> 4242 hashes to 0x60d1.
+[[gnu::always_inline]] [[nodiscard]] constexpr std::uint16_t flow_hash(const FlowTuple& t) noexcept {
+    return flow_hash_words(t.src, t.dst, static_cast<std::uint32_t>(t.src_port) << 16 | t.dst_port, t.protocol);
 }
 
 // Outer UDP source port for a flow hash: always in 49152-65535 (the IANA dynamic range), so it

@@ -256,6 +256,53 @@ TEST_F(TenantPathTest, EveryTenantDropHasItsReasonAndCounter) {
     EXPECT_EQ(dataplane::total_drops(counters.drops), counters.dropped);
 }
 
+// A VPC in 224.0.0.0/24 (the loader accepts it) with a remote endpoint at 224.0.0.20: the general
+// path drops traffic to it as multicast before any route lookup, and the fast paths, which do not
+// test the destination themselves, must not encapsulate it either (FabricState gives such an
+// endpoint no fast-path template).
+TEST(TenantPathConfigTest, EndpointsAtMulticastAddressesAreDroppedByTheFastPathsToo) {
+    const std::string odd_vpc = R"(
+[[vpc]]
+name = "odd"
+vni = 4242
+cidr = "224.0.0.0/24"
+gateway = "224.0.0.1"
+gateway_mac = "02:00:00:00:00:ff"
+[[vpc.endpoint]]
+ip = "224.0.0.10"
+mac = "02:00:00:00:30:10"
+node = "node1"
+port = "tap-odd-10"
+[[vpc.endpoint]]
+ip = "224.0.0.20"
+mac = "02:00:00:00:30:20"
+node = "node2"
+)";
+    auto fabric = load_fabric(fabric_text("node1") + odd_vpc);
+    ASSERT_TRUE(fabric);
+    constexpr PortId kOddPort = 777;
+    auto config = node_config("node1");
+    config.ports.push_back({kOddPort, dataplane::PortRole::tenant, "tap-odd-10"});
+    Ipv4Spec spec;
+    spec.src_mac = mac("02:00:00:00:30:10");
+    spec.dst_mac = kGatewayMac;
+    spec.src = ipv4("224.0.0.10");
+    spec.dst = ipv4("224.0.0.20");
+    const Bytes frame = ipv4_frame(spec);
+    for (const bool fast : {true, false}) {
+        SCOPED_TRACE(fast ? "fast paths on" : "general path only");
+        config.fast_path = fast;
+        dataplane::Pipeline pipeline(config);
+        SinkStorage out;
+        const auto copied = pipeline.process(kOddPort, frame, *fabric, out.fresh());
+        EXPECT_EQ(copied.drop_reason, DropReason::multicast_or_broadcast) << to_string(copied.drop_reason);
+        ChunkFrame chunk(frame);
+        const auto in_place = pipeline.process_in_place(kOddPort, chunk.buffer, *fabric, out.fresh());
+        EXPECT_EQ(in_place.drop_reason, DropReason::multicast_or_broadcast) << to_string(in_place.drop_reason);
+        EXPECT_EQ(pipeline.counters().encapsulated, 0u);
+    }
+}
+
 TEST(TenantPathConfigTest, NoUnderlayPortOrAddressIsNamed) {
     auto fabric = load_fabric(fabric_text("node1"));
     auto config = node_config("node1");

@@ -31,7 +31,7 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     build_templates(snapshot, config);
     build_vpcs(snapshot);
     build_routes(snapshot);
-    prepare_fast_path();
+    prepare_fast_path(config);
 
     generation_ = snapshot.generation();
     stale_ = false;
@@ -39,7 +39,8 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
 
 void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     ports_.clear();
-    port_slot_.assign(0, fabric::FlatIndex::kEmpty);
+    port_by_id_.clear();
+    port_by_id_count_ = 0;
     port_index_.reserve(config.ports.size());
     underlay_port_ = kNoPort;
     endpoints_base_ = snapshot.endpoints().data();
@@ -58,12 +59,14 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
             underlay_port_ = binding.id;
         }
         port_index_.insert(binding.id, static_cast<std::uint32_t>(ports_.size()));
-        if (binding.id < kDirectPortIds) {
-            if (port_slot_.size() <= binding.id) port_slot_.resize(binding.id + 1, fabric::FlatIndex::kEmpty);
-            port_slot_[binding.id] = static_cast<std::uint32_t>(ports_.size());
-        }
         ports_.push_back(state);
     }
+    for (const PortState& port : ports_) {  // ports_ no longer grows: the pointers stay valid
+        if (port.id >= kDirectPortIds) continue;
+        if (port_by_id_.size() <= port.id) port_by_id_.resize(port.id + 1, nullptr);
+        port_by_id_[port.id] = &port;
+    }
+    port_by_id_count_ = static_cast<std::uint32_t>(port_by_id_.size());
 }
 
 void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
@@ -121,15 +124,19 @@ const EndpointRoute* FabricState::route_elsewhere(const VpcState& vpc, wire::Ipv
     return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
 }
 
-void FabricState::prepare_fast_path() {
+void FabricState::prepare_fast_path(const PipelineConfig& config) {
     for (PortState& port : ports_) {
-        if (port.endpoint == nullptr) continue;
+        port.fast = FastPath::none;
+        if (!config.fast_path) continue;
+        if (port.role == PortRole::underlay) port.fast = FastPath::underlay;
+        if (port.role != PortRole::tenant || port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
         const std::uint32_t room = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
         // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
         // fast path writes untagged outer headers only: with a VLAN, the general path encapsulates.
-        port.fast = underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0;
-        port.vni = vpc.vpc->vni;
+        if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
+            port.fast = FastPath::tenant;
+        port.vni_bits = overlay::OuterTemplate::vni_bits(vpc.vpc->vni);
         std::uint8_t bytes[4];
         port.endpoint->ip.copy_to(bytes);
         std::memcpy(&port.endpoint_ip, bytes, 4);

@@ -27,15 +27,19 @@ struct VpcState;
 
 struct EndpointRoute;
 
+enum class FastPath : std::uint8_t { none, tenant, underlay };
+
 struct PortState {
     PortId id = kNoPort;
     PortRole role = PortRole::tenant;
     const fabric::Endpoint* endpoint = nullptr;  // tenant ports: the local endpoint, if bound
     std::uint32_t vpc_index = fabric::kNoIndex;
+    // Which fast path frames from this port try first, decided once per rebuild (the pipeline's
+    // fast_path setting, the role, and for tenant ports whether the fast path's assumptions hold).
+    FastPath fast = FastPath::none;
     // The tenant fast path's copy of what it compares, as raw words (detail::mac_word, IPv4 in
-    // network order) so one frame costs no pointer chasing. Set when `fast` is true.
-    bool fast = false;
-    std::uint32_t vni = 0;
+    // network order) so one frame costs no pointer chasing. Set when `fast` is FastPath::tenant.
+    std::uint64_t vni_bits = 0;  // the VPC's VNI for OuterTemplate::fresh_header_word()
     std::uint32_t endpoint_ip = 0;
     std::uint64_t endpoint_mac = 0;
     std::uint64_t gateway_mac = 0;
@@ -91,6 +95,13 @@ struct VpcState {
 
 class FabricState {
 public:
+    // Not copyable: port_by_id_ points into ports_ (a move keeps both buffers, so moving is fine).
+    FabricState() = default;
+    FabricState(const FabricState&) = delete;
+    FabricState& operator=(const FabricState&) = delete;
+    FabricState(FabricState&&) noexcept = default;
+    FabricState& operator=(FabricState&&) noexcept = default;
+
     [[nodiscard]] bool is_current(const fabric::FabricSnapshot& snapshot) const noexcept {
         return &snapshot == snapshot_ && snapshot.generation() == generation_ && !stale_;
     }
@@ -99,7 +110,8 @@ public:
 
     [[nodiscard]] const PortState* port(PortId id) const noexcept {
         // Interface indexes are small: a direct table is one load; the hash index is the fallback.
-        const std::uint32_t i = id < port_slot_.size() ? port_slot_[id] : port_index_.find(id);
+        if (id < port_by_id_count_) [[likely]] return port_by_id_[id];
+        const std::uint32_t i = port_index_.find(id);
         return i == fabric::FlatIndex::kEmpty ? nullptr : &ports_[i];
     }
     // The template towards node `node_index`, or null when its address or next-hop MAC is unknown.
@@ -148,7 +160,7 @@ private:
     [[nodiscard]] const EndpointRoute* route_elsewhere(const VpcState& vpc, wire::Ipv4Address ip) const noexcept;
 
     void bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
-    void prepare_fast_path();
+    void prepare_fast_path(const PipelineConfig& config);
     void build_templates(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
     void build_vpcs(const fabric::FabricSnapshot& snapshot);
     void build_routes(const fabric::FabricSnapshot& snapshot);
@@ -158,7 +170,9 @@ private:
     bool stale_ = true;
 
     std::vector<PortState> ports_;
-    std::vector<std::uint32_t> port_slot_;  // by port id, for ids below kDirectPortIds
+    // By port id for ids below kDirectPortIds (null: no such port), filled once ports_ is complete.
+    std::vector<const PortState*> port_by_id_;
+    std::uint32_t port_by_id_count_ = 0;  // port_by_id_.size(), kept so a lookup is one compare
     fabric::FlatIndex port_index_;
     PortId underlay_port_ = kNoPort;
     const fabric::Endpoint* endpoints_base_ = nullptr;

@@ -41,7 +41,7 @@ std::uint32_t word_at(const std::uint8_t* p) noexcept {
 bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink, FrameResult& result) {
     const std::uint8_t* frame = input.bytes.data();
     const std::size_t size = input.bytes.size();
-    if (!port.fast || size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
+    if (size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
     if (detail::mac_word(frame + 6) != port.endpoint_mac || detail::mac_word(frame) != port.gateway_mac) return false;
     const std::uint8_t* ip = frame + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
@@ -57,18 +57,22 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const detail::EndpointRoute* target =
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
-    overlay::OuterTemplate* outer = target->outer;  // untagged: port.fast is off with a VLAN
+    overlay::OuterTemplate* outer = target->outer;  // untagged: no tenant fast path with a VLAN
     const std::uint8_t* target_mac = target->mac.data();
 
     const std::uint32_t length = kEthernet + total;
-    const overlay::OverlayFields fields{port.vni, detail::ipv4_flow_hash(ip, 20, total, source, destination), overlay::kDefaultHopLimit, 0};
+    const std::uint16_t flow_hash = detail::ipv4_flow_hash(ip, 20, total, source, destination);
+    const std::uint64_t header = outer->fresh_header_word(port.vni_bits, flow_hash);
     const PacketBuffer* in = input.buffer;
     if (in != nullptr && in->offset >= kOuter) {
+        // Read before the stores below, which the compiler must assume may overwrite *in.
+        const PacketBuffer buffer = *in;
+        std::uint8_t* data = buffer.data();
         // The frame is in its chunk (length <= size, checked above) with room for the outer
         // headers in front, and far below kMaxInnerFrameSize: prepend_outer's preconditions.
-        std::memcpy(in->data(), target_mac, 6);
-        outer->prepend_outer(in->data(), length, fields);
-        sink.emit_input(state_.underlay_port(), PacketBuffer{in->chunk, in->size, in->offset - kOuter, length + kOuter},
+        std::memcpy(data, target_mac, 6);
+        outer->prepend_outer(data, length, header, flow_hash);
+        sink.emit_input(state_.underlay_port(), PacketBuffer{buffer.chunk, buffer.size, buffer.offset - kOuter, length + kOuter},
                         input.index);
     } else {
         if (sink.free_spares() == 0) return false;
@@ -78,7 +82,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         // copy measured 5 % slower shifted so (pipeline_bench, UMEM-aligned chunks).
         if (length > wire::kInlineCopyMax) out.offset += (0u - (out.offset + kOuter)) & 15;
         if (out.offset > out.size || out.capacity() < length + kOuter) return false;
-        outer->encapsulate_untagged(input.bytes.first(length), {out.data(), out.capacity()}, fields);
+        outer->encapsulate_untagged(input.bytes.first(length), {out.data(), out.capacity()}, header, flow_hash);
         std::memcpy(out.data() + kOuter, target_mac, 6);
         out.length = length + kOuter;
         sink.emit_spare(state_.underlay_port(), out);
@@ -198,15 +202,18 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
 
 void Pipeline::process_one(const Input& input, FrameSink& sink, FrameResult& result) {
     const detail::PortState* port = state_.port(input.port);
-    if (port != nullptr && config_.fast_path) {
-        const bool handled = port->role == PortRole::tenant     ? fast_tenant(*port, input, sink, result)
-                             : port->role == PortRole::underlay ? fast_underlay(input, sink, result)
-                                                                : false;
+    if (port != nullptr) {
+        const bool handled = port->fast == detail::FastPath::tenant     ? fast_tenant(*port, input, sink, result)
+                             : port->fast == detail::FastPath::underlay ? fast_underlay(input, sink, result)
+                                                                        : false;
         if (handled) return;  // counted there
     }
+    // A copy for the out-of-line stages, so that only this path needs the input in memory: with
+    // `input` itself passed on, every frame stored it to the stack before trying the fast paths.
+    const Input general = input;
     Action action;
-    decide(port, input, action);
-    execute(action, input, sink, result);
+    decide(port, general, action);
+    execute(action, general, sink, result);
     count(result);
 }
 

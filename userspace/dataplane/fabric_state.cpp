@@ -47,7 +47,9 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
     routes_.assign(snapshot.endpoints().size(), EndpointRoute{});
     for (const PortBinding& binding : config.ports) {
         if (port_index_.find(binding.id) != fabric::FlatIndex::kEmpty) continue;  // first binding wins
-        PortState state{binding.id, binding.role, nullptr, fabric::kNoIndex};
+        PortState state;
+        state.id = binding.id;
+        state.role = binding.role;
         if (binding.role == PortRole::tenant) {
             state.endpoint = binding.tenant_port.empty() ? snapshot.find_local_endpoint_by_ifindex(binding.id)
                                                          : snapshot.find_local_endpoint(binding.tenant_port);
@@ -92,7 +94,8 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         const fabric::Endpoint& e = snapshot.endpoints()[i];
         EndpointRoute& route = routes_[i];
         route.endpoint = &e;
-        route.mac = e.mac.bytes();
+        e.mac.copy_to(route.macs.data());
+        vpcs_[e.vpc_index].gateway.mac.copy_to(route.macs.data() + 6);
         route.node_index = e.node_index;
         route.is_local = e.is_local;
         route.peer_key = 0;
@@ -140,8 +143,7 @@ void FabricState::prepare_fast_path(const PipelineConfig& config) {
         std::uint8_t bytes[4];
         port.endpoint->ip.copy_to(bytes);
         std::memcpy(&port.endpoint_ip, bytes, 4);
-        port.endpoint_mac = mac_word(port.endpoint->mac.bytes().data());
-        port.gateway_mac = mac_word(vpc.gateway.mac.bytes().data());
+        port.macs = MacPair::of(vpc.gateway.mac, port.endpoint->mac);
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
         port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
         port.direct_routes = vpc.first_routes;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "dataplane/fast_path.hpp"
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/pipeline_config.hpp"
 #include "dataplane/small_index.hpp"
@@ -37,12 +38,11 @@ struct PortState {
     // Which fast path frames from this port try first, decided once per rebuild (the pipeline's
     // fast_path setting, the role, and for tenant ports whether the fast path's assumptions hold).
     FastPath fast = FastPath::none;
-    // The tenant fast path's copy of what it compares, as raw words (detail::mac_word, IPv4 in
-    // network order) so one frame costs no pointer chasing. Set when `fast` is FastPath::tenant.
+    // The tenant fast path's copy of what it compares, as raw words (IPv4 in network order) so
+    // one frame costs no pointer chasing. Set when `fast` is FastPath::tenant.
+    MacPair macs;                // the VPC's gateway MAC, then the endpoint's
     std::uint64_t vni_bits = 0;  // the VPC's VNI for OuterTemplate::fresh_header_word()
     std::uint32_t endpoint_ip = 0;
-    std::uint64_t endpoint_mac = 0;
-    std::uint64_t gateway_mac = 0;
     std::uint32_t untagged_mtu = 0;  // largest untagged IPv4 packet the overlay and the VPC carry
     // The VPC's first directly indexed prefix, copied here so a lookup is one load from the port.
     const EndpointRoute* const* direct_routes = nullptr;
@@ -54,7 +54,9 @@ struct PortState {
 // it takes, resolved once per generation.
 struct EndpointRoute {
     const fabric::Endpoint* endpoint = nullptr;
-    std::array<std::uint8_t, 6> mac{};        // the endpoint's MAC, here to save a dependent load
+    // The endpoint's MAC, then its VPC's gateway MAC: the destination and source MACs of a frame
+    // delivered to it, here so that the fast paths write them with two copies and no other load.
+    std::array<std::uint8_t, 12> macs{};
     // The tenant fast path's template towards the endpoint's node. Null for local endpoints, nodes
     // without a next hop, and addresses the general path must see (see build_routes).
     overlay::OuterTemplate* outer = nullptr;

@@ -42,7 +42,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const std::uint8_t* frame = input.bytes.data();
     const std::size_t size = input.bytes.size();
     if (size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
-    if (detail::mac_word(frame + 6) != port.endpoint_mac || detail::mac_word(frame) != port.gateway_mac) return false;
+    if (!port.macs.starts(frame)) return false;  // to the gateway's MAC from the endpoint's
     const std::uint8_t* ip = frame + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     // 20 <= total <= size - 14 in one compare (size >= 34 above: a total under 20 wraps).
@@ -58,7 +58,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
     overlay::OuterTemplate* outer = target->outer;  // untagged: no tenant fast path with a VLAN
-    const std::uint8_t* target_mac = target->mac.data();
+    const std::uint8_t* target_mac = target->macs.data();
 
     const std::uint32_t length = kEthernet + total;
     const std::uint16_t flow_hash = detail::ipv4_flow_hash(ip, 20, total, source, destination);
@@ -193,8 +193,9 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
         out_frame = out.data();
         sink.emit_spare(port, out);
     }
-    std::memcpy(out_frame, target->mac.data(), 6);
-    std::memcpy(out_frame + 6, vpc->gateway.mac.bytes().data(), 6);
+    // Destination and source MAC: 12 bytes as 8 and 4.
+    std::memcpy(out_frame, target->macs.data(), 8);
+    std::memcpy(out_frame + 8, target->macs.data() + 8, 4);
     ++fast_delivered_;  // and rx_underlay, decapsulated, delivered_from_fabric, delivered: see counters()
     result.verdict = Verdict::deliver;
     result.emissions = 1;

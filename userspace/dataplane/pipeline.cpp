@@ -89,8 +89,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         if (in != nullptr) ++counters_.in_place_fallback_copies;
     }
     ++fast_encapsulated_;  // and rx_tenant, encapsulated, forwarded: see counters()
-    result.verdict = Verdict::forward;
-    result.emissions = 1;
+    result = FrameResult{Verdict::forward, DropReason::none, 1, {}};
     return true;
 }
 
@@ -197,8 +196,7 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
     std::memcpy(out_frame, target->macs.data(), 8);
     std::memcpy(out_frame + 8, target->macs.data() + 8, 4);
     ++fast_delivered_;  // and rx_underlay, decapsulated, delivered_from_fabric, delivered: see counters()
-    result.verdict = Verdict::deliver;
-    result.emissions = 1;
+    result = FrameResult{Verdict::deliver, DropReason::none, 1, {}};
     return true;
 }
 
@@ -214,6 +212,7 @@ void Pipeline::process_one(const Input& input, FrameSink& sink, FrameResult& res
     // A copy for the out-of-line stages, so that only this path needs the input in memory: with
     // `input` itself passed on, every frame stored it to the stack before trying the fast paths.
     const Input general = input;
+    result = FrameResult{};
     Action action;
     decide(port, general, action);
     execute(action, general, sink, result);
@@ -274,7 +273,6 @@ std::size_t Pipeline::process_batch(std::span<const RxFrame> frames, const fabri
             __builtin_prefetch(ahead - overlay::kOuterHeadersSize, 1);
         }
         const RxFrame& rx = frames[i];
-        results[i] = FrameResult{};
         process_one(
             Input{wire::ByteSpan(rx.buffer.data(), rx.buffer.length), &rx.buffer, static_cast<std::int32_t>(i), rx.port},
             sink, results[i]);

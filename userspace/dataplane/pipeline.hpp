@@ -161,7 +161,7 @@ private:
 
     void prepare(const fabric::FabricSnapshot& fabric);
     // Inlined into the entry points with the fast paths: their calls and register saves were a
-    // fifth of a fast-path packet.
+    // fifth of a fast-path packet. Writes all of `result` (a batch's results need no clearing).
     [[gnu::always_inline]] inline void process_one(const Input& input, FrameSink& sink, FrameResult& result);
 
     // Decision stage (pipeline_tenant.cpp, pipeline_underlay.cpp): each fills `a`.

@@ -54,7 +54,10 @@ TEST_F(BatchTest, ABurstIsProcessedFrameByFrameWithItsOwnResults) {
     chunks.emplace_back(ipv4_frame(big));
     std::vector<RxFrame> burst;
     for (auto& c : chunks) burst.push_back({kBlue10Port, c.buffer});
-    std::vector<FrameResult> results(burst.size());
+    // Results left over from an earlier burst: every field must be overwritten.
+    const FrameResult stale{Verdict::to_nat, DropReason::unknown_vni, 9,
+                            dataplane::NatRequest{dataplane::NatDirection::inbound, 7, 7, 7, 7}};
+    std::vector<FrameResult> results(burst.size(), stale);
     ASSERT_EQ(pipeline_.process_batch(burst, *fabric_, out_.fresh(), results), burst.size());
     EXPECT_EQ(results[0].verdict, Verdict::forward);
     EXPECT_EQ(results[1].verdict, Verdict::deliver);
@@ -62,6 +65,14 @@ TEST_F(BatchTest, ABurstIsProcessedFrameByFrameWithItsOwnResults) {
     EXPECT_EQ(results[3].drop_reason, DropReason::no_such_endpoint);
     EXPECT_EQ(results[4].verdict, Verdict::forward);
     EXPECT_EQ(results[4].emissions, 3);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(results[i].emissions, i == 3 ? 0 : i == 4 ? 3 : 1);
+        EXPECT_EQ(results[i].drop_reason, i == 3 ? DropReason::no_such_endpoint : DropReason::none);
+        EXPECT_EQ(results[i].nat.direction, dataplane::NatDirection::outbound);
+        EXPECT_EQ(results[i].nat.vni, 0u);
+        EXPECT_EQ(results[i].nat.frame_length, 0u);
+    }
     const auto e = out_.emissions();
     ASSERT_EQ(e.size(), 6u);
     EXPECT_EQ(e[0].input_index, 0);

@@ -1,6 +1,8 @@
 #include "dataplane/fabric_state.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <unordered_map>
 
@@ -24,6 +26,9 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
     decap_.kind = encap_kind_of(local.encap);
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
+    const std::array<std::uint8_t, 8> udp{0, 0, static_cast<std::uint8_t>(decap_.udp_port >> 8),
+                                          static_cast<std::uint8_t>(decap_.udp_port), 0, 0, 0, 0};
+    overlay_udp_word_ = std::bit_cast<std::uint64_t>(udp);
 
     stale_ = true;  // until the end: an exception half-way leaves the state to be rebuilt
     snapshot_ = &snapshot;
@@ -131,7 +136,8 @@ void FabricState::prepare_fast_path(const PipelineConfig& config) {
     for (PortState& port : ports_) {
         port.fast = FastPath::none;
         if (!config.fast_path) continue;
-        if (port.role == PortRole::underlay) port.fast = FastPath::underlay;
+        // The decap fast path checks the outer destination against this node's address.
+        if (port.role == PortRole::underlay && local_address_word_ != 0) port.fast = FastPath::underlay;
         if (port.role != PortRole::tenant || port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
         const std::uint32_t room = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
@@ -184,7 +190,7 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
 
 void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
     vpcs_.clear();
-    vpc_by_vni_.reset(snapshot.vpcs().size());
+    vpc_by_vni_key_.reset(snapshot.vpcs().size());
     node_by_address_.reset(snapshot.nodes().size());
     for (std::uint32_t i = 0; i < snapshot.nodes().size(); ++i)
         if (const auto& address = snapshot.nodes()[i].address) node_by_address_.insert(address->value(), i);
@@ -194,7 +200,7 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         VpcState state;
         state.vpc = &vpc;
         state.index = static_cast<std::uint32_t>(vpcs_.size());
-        vpc_by_vni_.insert(vpc.vni, state.index);
+        vpc_by_vni_key_.insert(vni_key(vpc.vni), state.index);
         state.inner_mtu = vpc.mtu != 0 ? std::min(vpc.mtu, default_mtu) : default_mtu;
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);

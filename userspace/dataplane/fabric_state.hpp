@@ -136,8 +136,9 @@ public:
         return offset < vpc.first_size ? vpc.first_routes[offset] : route_elsewhere(vpc, ip);
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
-    [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni(std::uint32_t vni) const noexcept {
-        const std::uint32_t i = vpc_by_vni_.find(vni);
+    // The VPC with the VNI whose detail::vni_key() is `key`, or null.
+    [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni_key(std::uint32_t key) const noexcept {
+        const std::uint32_t i = vpc_by_vni_key_.find(key);
         return i == SmallIndex::kMissing ? nullptr : &vpcs_[i];
     }
     // The index of the node with underlay address `address`, or fabric::kNoIndex.
@@ -148,6 +149,9 @@ public:
     [[nodiscard]] const std::optional<wire::Ipv4Address>& local_address() const noexcept { return local_address_; }
     // The local address as it reads off the wire (network order), 0 when unknown.
     [[nodiscard]] std::uint32_t local_address_word() const noexcept { return local_address_word_; }
+    // The overlay port and a zero checksum as a UDP header holds them, under
+    // detail::kUdpPortAndChecksumMask.
+    [[nodiscard]] std::uint64_t overlay_udp_word() const noexcept { return overlay_udp_word_; }
     [[nodiscard]] std::uint32_t underlay_mtu() const noexcept { return underlay_mtu_; }
     // The 802.1Q VID outer frames carry (every template is tagged with it), 0: untagged.
     [[nodiscard]] std::uint16_t underlay_vlan() const noexcept { return underlay_vlan_; }
@@ -181,10 +185,11 @@ private:
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
-    SmallIndex vpc_by_vni_;
+    SmallIndex vpc_by_vni_key_;  // keyed by detail::vni_key()
     SmallIndex node_by_address_;
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;
+    std::uint64_t overlay_udp_word_ = 0;
     std::uint32_t underlay_mtu_ = 0;
     std::uint16_t underlay_vlan_ = 0;
     overlay::DecapConfig decap_;

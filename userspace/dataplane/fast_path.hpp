@@ -3,6 +3,7 @@
 // run every input through both paths and compare.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -58,6 +59,18 @@ struct MacPair {
         return std::uint32_t{b0} | std::uint32_t{b1} << 8 | std::uint32_t{b2} << 16 | std::uint32_t{b3} << 24;
     else
         return std::uint32_t{b0} << 24 | std::uint32_t{b1} << 16 | std::uint32_t{b2} << 8 | std::uint32_t{b3};
+}
+
+// A UDP header read as one native 8-byte word, masked to the destination port and the checksum
+// (bytes 2-3 and 6-7): FabricState::overlay_udp_word() is the overlay port with checksum 0.
+inline constexpr std::uint64_t kUdpPortAndChecksumMask =
+    std::bit_cast<std::uint64_t>(std::array<std::uint8_t, 8>{0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff});
+
+// The 24-bit VNI as an overlay header holds it (bytes 4-6), read as native_word() of those
+// bytes and a zero: the key FabricState indexes VPCs by, so the fast path needs no byte swap.
+[[nodiscard]] constexpr std::uint32_t vni_key(std::uint32_t vni) noexcept {
+    return memory_word(static_cast<std::uint8_t>(vni >> 16), static_cast<std::uint8_t>(vni >> 8),
+                       static_cast<std::uint8_t>(vni), 0);
 }
 
 // An untagged IPv4 packet without options: ethertype 0x0800 and version/IHL 0x45, the four bytes

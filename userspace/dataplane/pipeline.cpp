@@ -99,42 +99,54 @@ namespace {
 struct CommonOverlay {
     std::uint32_t inner_offset = 0;
     std::uint32_t inner_length = 0;
-    std::uint32_t vni = 0;
+    std::uint32_t vni_key = 0;      // the VNI as FabricState::vpc_by_vni_key() takes it
     std::uint32_t source_word = 0;  // the outer source address, network order
 };
 
 // Recognises the common form (untagged IPv4 without options, to this node, not fragmented, UDP
 // to the overlay port without a checksum, Andromeda v1 without flags and with hop limit left, or
-// VXLAN) and checks it exactly as overlay::decapsulate does; anything else is left to
-// decapsulate() on the general path, which also names why it is refused.
-[[gnu::always_inline]] inline bool parse_common_overlay(wire::ByteSpan packet, const overlay::DecapConfig& config, std::uint32_t local_address,
-                          CommonOverlay& out) noexcept {
-    constexpr std::size_t kInnerOffset = kEthernet + 20 + 8 + overlay::kOverlayHeaderSize;
+// VXLAN, around an inner frame of at least 34 bytes) and checks it exactly as
+// overlay::decapsulate does; anything else is left to decapsulate() on the general path, which
+// also names why it is refused.
+[[gnu::always_inline]] inline bool parse_common_overlay(wire::ByteSpan packet, const detail::FabricState& state,
+                                                        CommonOverlay& out) noexcept {
+    constexpr std::uint32_t kInnerOffset = kEthernet + 20 + 8 + overlay::kOverlayHeaderSize;
+    constexpr std::uint32_t kMinInner = kEthernet + 20;
+    constexpr std::uint32_t kMinTotal = kInnerOffset - kEthernet + kMinInner;  // outer IPv4 total length
     const std::uint8_t* p = packet.data();
     const std::size_t size = packet.size();
-    if (size < kInnerOffset + kEthernet || !detail::is_ipv4_no_options(p)) return false;
+    if (size < kEthernet + kMinTotal || !detail::is_ipv4_no_options(p)) return false;
     const std::uint8_t* ip = p + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (total > size - kEthernet || total < kInnerOffset - kEthernet) return false;
+    if (total - kMinTotal > size - kEthernet - kMinTotal) return false;  // kMinTotal <= total <= size - 14
     // Not a fragment (no MF, offset 0), UDP: bytes 6..9 are flags+offset, TTL, protocol.
     constexpr std::uint32_t kFragmentMask = detail::memory_word(0x3f, 0xff, 0, 0xff);
     constexpr std::uint32_t kUnfragmentedUdp = detail::memory_word(0, 0, 0, wire::ip_protocol::kUdp);
-    if ((detail::native_word(ip + 6) & kFragmentMask) != kUnfragmentedUdp || word_at(ip + 16) != local_address) return false;
+    if ((detail::native_word(ip + 6) & kFragmentMask) != kUnfragmentedUdp || word_at(ip + 16) != state.local_address_word())
+        return false;
     if (!wire::ipv4_header_checksum_ok(ip, 20)) return false;
+    // The UDP header in one load: destination port and checksum (0) by mask, then the length.
     const std::uint8_t* udp = ip + 20;
+    std::uint64_t udp_header;
+    std::memcpy(&udp_header, udp, sizeof udp_header);
+    if ((udp_header & detail::kUdpPortAndChecksumMask) != state.overlay_udp_word()) return false;
     const std::uint32_t udp_length = wire::load_be16(udp + 4);
-    if (wire::load_be16(udp + 2) != config.udp_port || wire::load_be16(udp + 6) != 0) return false;
-    if (udp_length < 8 + overlay::kOverlayHeaderSize + kEthernet || udp_length > total - 20) return false;
+    // kMinInner + 16 <= udp_length <= total - 20, in one compare (total >= kMinTotal above).
+    if (udp_length - (kMinInner + 16) > total - kMinTotal) return false;
     const std::uint8_t* header = udp + 8;
-    if (config.kind == overlay::EncapKind::andromeda) {
-        if (header[0] != overlay::kAndromedaVersion << 4 || header[1] != overlay::kInnerProtocolEthernet || header[7] == 0)
-            return false;
+    if (state.decap_config().kind == overlay::EncapKind::andromeda) {
+        // Version 1 without flags, inner protocol Ethernet; hop limit left.
+        constexpr std::uint16_t kVersionProtocol = static_cast<std::uint16_t>(
+            detail::memory_word(overlay::kAndromedaVersion << 4, overlay::kInnerProtocolEthernet, 0, 0));
+        std::uint16_t version_protocol;
+        std::memcpy(&version_protocol, header, sizeof version_protocol);
+        if (version_protocol != kVersionProtocol || header[7] == 0) return false;
     } else if ((header[0] & overlay::kVxlanFlagVniValid) == 0) {
         return false;
     }
     out.inner_offset = kInnerOffset;
     out.inner_length = udp_length - 8 - overlay::kOverlayHeaderSize;
-    out.vni = wire::load_be32(header + 4) >> 8;  // the byte after the VNI is the hop limit / reserved
+    out.vni_key = detail::native_word(header + 4) & detail::memory_word(0xff, 0xff, 0xff, 0);  // see vni_key()
     out.source_word = word_at(ip + 12);
     return true;
 }
@@ -143,22 +155,20 @@ struct CommonOverlay {
 
 bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& result) {
     CommonOverlay packet;
-    if (state_.local_address_word() == 0 || sink.free_slots() == 0 ||
-        !parse_common_overlay(input.bytes, state_.decap_config(), state_.local_address_word(), packet))
-        return false;
-    const detail::VpcState* vpc = state_.vpc_by_vni(packet.vni);
+    // (A port gets this fast path only while this node's address is known: FabricState.)
+    if (sink.free_slots() == 0 || !parse_common_overlay(input.bytes, state_, packet)) return false;
+    const detail::VpcState* vpc = state_.vpc_by_vni_key(packet.vni_key);
     if (vpc == nullptr) return false;
 
     const std::uint8_t* inner = input.bytes.data() + packet.inner_offset;
-    const std::size_t inner_size = packet.inner_length;
+    const std::uint32_t inner_size = packet.inner_length;  // at least 34 (parse_common_overlay)
     // Two loads, not is_ipv4_no_options' one: the inner frame starts 50 bytes into a frame that
     // starts on a cache line (UMEM chunks), so its bytes 12-15 straddle two lines.
-    if (inner_size < kEthernet + 20 || wire::load_be16(inner + 12) != wire::ethertype::kIpv4 || inner[kEthernet] != 0x45)
-        return false;
+    if (wire::load_be16(inner + 12) != wire::ethertype::kIpv4 || inner[kEthernet] != 0x45) return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
-    if (total < 20 || total > inner_size - kEthernet || !wire::ipv4_header_checksum_ok(ip, 20))
-        return false;
+    // 20 <= total <= inner_size - 14 in one compare.
+    if (total - 20 > inner_size - kEthernet - 20 || !wire::ipv4_header_checksum_ok(ip, 20)) return false;
     // Only the sending node's own endpoints (outside sources need the general path's NAT check).
     // peer_key names the node by the address its packets come from: this replaces looking the
     // outer source up as a node (never this one) and comparing the endpoint's node with it.

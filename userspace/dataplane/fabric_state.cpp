@@ -200,7 +200,6 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         VpcState state;
         state.vpc = &vpc;
         state.index = static_cast<std::uint32_t>(vpcs_.size());
-        vpc_by_vni_key_.insert(vni_key(vpc.vni), state.index);
         state.inner_mtu = vpc.mtu != 0 ? std::min(vpc.mtu, default_mtu) : default_mtu;
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);
@@ -211,6 +210,7 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         }
         vpcs_.push_back(state);
     }
+    for (const VpcState& vpc : vpcs_) vpc_by_vni_key_.insert(vni_key(vpc.vpc->vni), &vpc);  // vpcs_ is complete
 }
 
 }  // namespace andromeda::dataplane::detail

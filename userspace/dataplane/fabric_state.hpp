@@ -138,8 +138,7 @@ public:
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
     // The VPC with the VNI whose detail::vni_key() is `key`, or null.
     [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni_key(std::uint32_t key) const noexcept {
-        const std::uint32_t i = vpc_by_vni_key_.find(key);
-        return i == SmallIndex::kMissing ? nullptr : &vpcs_[i];
+        return vpc_by_vni_key_.find(key);
     }
     // The index of the node with underlay address `address`, or fabric::kNoIndex.
     [[nodiscard]] std::uint32_t node_by_address(wire::Ipv4Address address) const noexcept {
@@ -185,8 +184,8 @@ private:
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
-    SmallIndex vpc_by_vni_key_;  // keyed by detail::vni_key()
-    SmallIndex node_by_address_;
+    SmallIndex<const VpcState*> vpc_by_vni_key_;  // keyed by detail::vni_key(), into vpcs_
+    SmallIndex<std::uint32_t> node_by_address_;
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;
     std::uint64_t overlay_udp_word_ = 0;

@@ -38,7 +38,7 @@ std::uint32_t word_at(const std::uint8_t* p) noexcept {
 
 }  // namespace
 
-bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink, FrameResult& result) {
+bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink) {
     const std::uint8_t* frame = input.bytes.data();
     const std::size_t size = input.bytes.size();
     if (size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
@@ -89,7 +89,6 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         if (in != nullptr) ++counters_.in_place_fallback_copies;
     }
     ++fast_encapsulated_;  // and rx_tenant, encapsulated, forwarded: see counters()
-    result = FrameResult{Verdict::forward, DropReason::none, 1, {}};
     return true;
 }
 
@@ -153,7 +152,7 @@ struct CommonOverlay {
 
 }  // namespace
 
-bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& result) {
+bool Pipeline::fast_underlay(const Input& input, FrameSink& sink) {
     CommonOverlay packet;
     // (A port gets this fast path only while this node's address is known: FabricState.)
     if (sink.free_slots() == 0 || !parse_common_overlay(input.bytes, state_, packet)) return false;
@@ -206,27 +205,27 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink, FrameResult& r
     std::memcpy(out_frame, target->macs.data(), 8);
     std::memcpy(out_frame + 8, target->macs.data() + 8, 4);
     ++fast_delivered_;  // and rx_underlay, decapsulated, delivered_from_fabric, delivered: see counters()
-    result = FrameResult{Verdict::deliver, DropReason::none, 1, {}};
     return true;
 }
 
 
-void Pipeline::process_one(const Input& input, FrameSink& sink, FrameResult& result) {
+FrameResult Pipeline::process_one(const Input& input, FrameSink& sink) {
     const detail::PortState* port = state_.port(input.port);
-    if (port != nullptr) {
-        const bool handled = port->fast == detail::FastPath::tenant     ? fast_tenant(*port, input, sink, result)
-                             : port->fast == detail::FastPath::underlay ? fast_underlay(input, sink, result)
-                                                                        : false;
-        if (handled) return;  // counted there
+    if (port != nullptr) {  // a fast path counts what it handles
+        if (port->fast == detail::FastPath::tenant && fast_tenant(*port, input, sink))
+            return FrameResult{Verdict::forward, DropReason::none, 1, {}};
+        if (port->fast == detail::FastPath::underlay && fast_underlay(input, sink))
+            return FrameResult{Verdict::deliver, DropReason::none, 1, {}};
     }
     // A copy for the out-of-line stages, so that only this path needs the input in memory: with
     // `input` itself passed on, every frame stored it to the stack before trying the fast paths.
     const Input general = input;
-    result = FrameResult{};
+    FrameResult result;
     Action action;
     decide(port, general, action);
     execute(action, general, sink, result);
     count(result);
+    return result;
 }
 
 Pipeline::Pipeline(PipelineConfig config)
@@ -257,17 +256,13 @@ void Pipeline::prepare(const fabric::FabricSnapshot& fabric) {
 FrameResult Pipeline::process(PortId port, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
                               FrameSink& sink) {
     prepare(fabric);
-    FrameResult result;
-    process_one(Input{frame, nullptr, -1, port}, sink, result);
-    return result;
+    return process_one(Input{frame, nullptr, -1, port}, sink);
 }
 
 FrameResult Pipeline::process_in_place(PortId port, const PacketBuffer& frame, const fabric::FabricSnapshot& fabric,
                                        FrameSink& sink) {
     prepare(fabric);
-    FrameResult result;
-    process_one(Input{wire::ByteSpan(frame.data(), frame.length), &frame, 0, port}, sink, result);
-    return result;
+    return process_one(Input{wire::ByteSpan(frame.data(), frame.length), &frame, 0, port}, sink);
 }
 
 std::size_t Pipeline::process_batch(std::span<const RxFrame> frames, const fabric::FabricSnapshot& fabric,
@@ -283,9 +278,9 @@ std::size_t Pipeline::process_batch(std::span<const RxFrame> frames, const fabri
             __builtin_prefetch(ahead - overlay::kOuterHeadersSize, 1);
         }
         const RxFrame& rx = frames[i];
-        process_one(
+        results[i] = process_one(
             Input{wire::ByteSpan(rx.buffer.data(), rx.buffer.length), &rx.buffer, static_cast<std::int32_t>(i), rx.port},
-            sink, results[i]);
+            sink);
     }
     return count;
 }

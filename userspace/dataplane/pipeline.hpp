@@ -161,8 +161,9 @@ private:
 
     void prepare(const fabric::FabricSnapshot& fabric);
     // Inlined into the entry points with the fast paths: their calls and register saves were a
-    // fifth of a fast-path packet. Writes all of `result` (a batch's results need no clearing).
-    [[gnu::always_inline]] inline void process_one(const Input& input, FrameSink& sink, FrameResult& result);
+    // fifth of a fast-path packet. Returns the result whole, so the entry points construct it in
+    // place and a batch's results need no clearing.
+    [[gnu::always_inline]] inline FrameResult process_one(const Input& input, FrameSink& sink);
 
     // Decision stage (pipeline_tenant.cpp, pipeline_underlay.cpp): each fills `a`.
     using Action = detail::Action;
@@ -194,11 +195,11 @@ private:
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
-    // Fast paths (pipeline_fast.cpp): handle and count the frame and return true, or return
-    // false having changed nothing so the general path decides.
-    [[gnu::always_inline]] inline bool fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink,
-                                                   FrameResult& result);
-    [[gnu::always_inline]] inline bool fast_underlay(const Input& input, FrameSink& sink, FrameResult& result);
+    // Fast paths (pipeline.cpp): handle and count the frame and return true (one frame emitted:
+    // forward for fast_tenant, deliver for fast_underlay), or return false having changed nothing
+    // so the general path decides.
+    [[gnu::always_inline]] inline bool fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink);
+    [[gnu::always_inline]] inline bool fast_underlay(const Input& input, FrameSink& sink);
 
     PipelineConfig config_;
     detail::FabricState state_;

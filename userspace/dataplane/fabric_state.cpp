@@ -26,8 +26,10 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
     decap_.kind = encap_kind_of(local.encap);
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
-    const std::array<std::uint8_t, 8> udp{0, 0, static_cast<std::uint8_t>(decap_.udp_port >> 8),
-                                          static_cast<std::uint8_t>(decap_.udp_port), 0, 0, 0, 0};
+    // The port decapsulate() accepts (0 in a DecapConfig means the kind's default).
+    const std::uint16_t udp_port = decap_.udp_port != 0 ? decap_.udp_port : overlay::default_udp_port(decap_.kind);
+    const std::array<std::uint8_t, 8> udp{0, 0, static_cast<std::uint8_t>(udp_port >> 8),
+                                          static_cast<std::uint8_t>(udp_port), 0, 0, 0, 0};
     overlay_udp_word_ = std::bit_cast<std::uint64_t>(udp);
 
     stale_ = true;  // until the end: an exception half-way leaves the state to be rebuilt

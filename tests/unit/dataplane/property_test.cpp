@@ -204,6 +204,96 @@ TEST(PipelinePropertyTest, RandomSequencesWithReloadsKeepCountersConsistent) {
     EXPECT_GT(c.fabric_rebuilds, 3u);
 }
 
+// Stores `value` at `offset` of the IPv4 header at `ip` (a length field) and recomputes the
+// header checksum, so that only the length is wrong.
+void set_ipv4_field(Bytes& frame, std::size_t ip, std::size_t offset, std::uint16_t value) {
+    wire::store_be16(&frame[ip + offset], value);
+    frame[ip + 10] = frame[ip + 11] = 0;
+    wire::store_be16(&frame[ip + 10], wire::internet_checksum(wire::ByteSpan(&frame[ip], 20)));
+}
+
+// The fast paths check lengths with single unsigned compares (20 <= total <= size - 14 and the
+// like): walk every boundary they guard, for tenant frames and overlay packets, with each length
+// field off by up to 2 either way and frames cut short or padded, and require the fast paths
+// (copy and in place) to do exactly what the general path does.
+TEST(PipelinePropertyTest, FastPathsAgreeWithTheGeneralPathAtEveryLengthBoundary) {
+    auto fabric = load_fabric(fabric_text("node1"));
+    std::uint64_t now = 1;
+    Lockstep pipelines(&now);
+    SinkStorage copy_out, in_place_out, general_out;
+    std::vector<RandomInput> inputs;
+    const auto variants = [&](PortId port, const Bytes& frame, std::size_t ip) {
+        const std::uint16_t total = wire::load_be16(&frame[ip + 2]);
+        for (int delta = -2; delta <= 2; ++delta) {
+            Bytes f = frame;
+            set_ipv4_field(f, ip, 2, static_cast<std::uint16_t>(total + delta));
+            inputs.push_back({port, f});
+        }
+        if (port == kUnderlayPort) {  // the UDP length
+            const std::uint16_t udp_length = wire::load_be16(&frame[ip + 24]);
+            for (int delta = -2; delta <= 2; ++delta) {
+                Bytes f = frame;
+                wire::store_be16(&f[ip + 24], static_cast<std::uint16_t>(udp_length + delta));
+                inputs.push_back({port, f});
+            }
+        }
+        for (std::size_t cut = 1; cut <= 2; ++cut) inputs.push_back({port, Bytes(frame.begin(), frame.end() - cut)});
+        Bytes padded = frame;
+        padded.resize(frame.size() + 2, 0);
+        inputs.push_back({port, padded});
+    };
+    overlay::OuterTemplateConfig c;
+    c.src_mac = kNode2Mac;
+    c.dst_mac = kNode1Mac;
+    c.src_ip = kNode2Ip;
+    c.dst_ip = kNode1Ip;
+    overlay::OuterTemplate outer(c);
+    for (std::size_t payload = 0; payload <= 24; ++payload) {
+        Ipv4Spec tenant = blue10_to("10.0.0.20");
+        tenant.payload = payload;
+        variants(kBlue10Port, ipv4_frame(tenant), 14);
+        Ipv4Spec inner = blue10_to("10.0.0.10");
+        inner.src_mac = kBlue20Mac;
+        inner.src = ipv4("10.0.0.20");
+        inner.payload = payload;
+        const Bytes full = ipv4_frame(inner);
+        // Inner frames from 14 bytes (no IPv4 header at all) up to whole.
+        for (std::size_t length = payload == 0 ? 14 : full.size(); length <= full.size(); ++length) {
+            Bytes packet(length + overlay::kOuterHeadersSize);
+            ASSERT_EQ(outer.encapsulate(wire::ByteSpan(full.data(), length), packet, {100, 1, 64, 0}), packet.size());
+            variants(kUnderlayPort, packet, 14);
+        }
+    }
+    std::map<Verdict, int> seen;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const RandomInput& in = inputs[i];
+        SCOPED_TRACE("input " + std::to_string(i) + " on port " + std::to_string(in.port) + ", " +
+                     std::to_string(in.frame.size()) + " bytes");
+        const FrameResult a = pipelines.copy->process(in.port, in.frame, *fabric, copy_out.fresh());
+        ChunkFrame chunk(in.frame);
+        const FrameResult b = pipelines.in_place->process_in_place(in.port, chunk.buffer, *fabric, in_place_out.fresh());
+        const FrameResult g = pipelines.general->process(in.port, in.frame, *fabric, general_out.fresh());
+        const auto copied = check_result(in, a, copy_out);
+        const auto in_placed = check_result(in, b, in_place_out);
+        const auto general = check_result(in, g, general_out);
+        EXPECT_EQ(a.verdict, g.verdict);
+        EXPECT_EQ(a.drop_reason, g.drop_reason) << to_string(a.drop_reason) << " vs " << to_string(g.drop_reason);
+        EXPECT_EQ(b.verdict, g.verdict);
+        EXPECT_EQ(b.drop_reason, g.drop_reason);
+        EXPECT_EQ(copied, general);
+        EXPECT_EQ(in_placed, general);
+        ++seen[g.verdict];
+        if (::testing::Test::HasFailure()) break;
+    }
+    // Both outcomes occur: the boundaries were crossed both ways.
+    EXPECT_GT(seen[Verdict::forward], 20);
+    EXPECT_GT(seen[Verdict::deliver], 20);
+    EXPECT_GT(seen[Verdict::drop], 100);
+    const auto& fast = pipelines.copy->counters();
+    const auto& slow = pipelines.general->counters();
+    EXPECT_EQ(std::memcmp(&fast, &slow, sizeof fast), 0);
+}
+
 // Regenerates the libFuzzer seeds (tests/fuzz/corpus/pipeline) from this generator:
 //   dataplane_property_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds*'
 // Seed format (tests/fuzz/pipeline_fuzz.cpp): byte 0 < 0x80 picks the port, the rest is the frame;

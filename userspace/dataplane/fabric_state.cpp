@@ -21,7 +21,7 @@ overlay::EncapKind encap_kind_of(fabric::Encap encap) noexcept {
 void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     const auto& local = snapshot.local();
     local_address_ = config.underlay_address ? config.underlay_address : snapshot.local_node().address;
-    local_address_word_ = local_address_ ? __builtin_bswap32(local_address_->value()) : 0;
+    local_address_word_ = local_address_ ? word_of(*local_address_) : 0;
     underlay_mtu_ = config.underlay_mtu.value_or(local.underlay_mtu);
     underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
     decap_.kind = encap_kind_of(local.encap);
@@ -108,7 +108,7 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         route.peer_key = 0;
         if (e.node_index != 0 && e.node_index < snapshot.nodes().size()) {  // node 0 is this one
             if (const auto& node_address = snapshot.nodes()[e.node_index].address)
-                route.peer_key = kPeerKeyTag | __builtin_bswap32(node_address->value());
+                route.peer_key = kPeerKeyTag | word_of(*node_address);
         }
         // The tenant fast path encapsulates to any route with an `outer`. None for an address
         // the general path treats first as something else (the VPC's gateway, answered there;
@@ -148,9 +148,7 @@ void FabricState::prepare_fast_path(const PipelineConfig& config) {
         if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
             port.fast = FastPath::tenant;
         port.vni_bits = overlay::OuterTemplate::vni_bits(vpc.vpc->vni);
-        std::uint8_t bytes[4];
-        port.endpoint->ip.copy_to(bytes);
-        std::memcpy(&port.endpoint_ip, bytes, 4);
+        port.endpoint_ip = word_of(port.endpoint->ip);
         port.macs = MacPair::of(vpc.gateway.mac, port.endpoint->mac);
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
         port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
@@ -212,7 +210,7 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         }
         vpcs_.push_back(state);
     }
-    for (const VpcState& vpc : vpcs_) vpc_by_vni_key_.insert(vni_key(vpc.vpc->vni), &vpc);  // vpcs_ is complete
+    for (const VpcState& vpc : vpcs_) vpc_by_vni_key_.insert(overlay::OuterTemplate::vni_word(vpc.vpc->vni), &vpc);  // vpcs_ is complete
 }
 
 }  // namespace andromeda::dataplane::detail

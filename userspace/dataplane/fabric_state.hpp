@@ -136,7 +136,7 @@ public:
         return offset < vpc.first_size ? vpc.first_routes[offset] : route_elsewhere(vpc, ip);
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
-    // The VPC with the VNI whose detail::vni_key() is `key`, or null.
+    // The VPC with the VNI whose OuterTemplate::vni_word() is `key`, or null.
     [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni_key(std::uint32_t key) const noexcept {
         return vpc_by_vni_key_.find(key);
     }
@@ -184,7 +184,7 @@ private:
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
-    SmallIndex<const VpcState*> vpc_by_vni_key_;  // keyed by detail::vni_key(), into vpcs_
+    SmallIndex<const VpcState*> vpc_by_vni_key_;  // keyed by OuterTemplate::vni_word(), into vpcs_
     SmallIndex<std::uint32_t> node_by_address_;
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;

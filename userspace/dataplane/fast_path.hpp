@@ -51,6 +51,20 @@ struct MacPair {
     return v;
 }
 
+// An IPv4 address as native_word() reads it from a header (network byte order in memory), and
+// the address such a word holds. The fast paths compare addresses as words and convert only to
+// look one up.
+[[nodiscard]] inline std::uint32_t word_of(wire::Ipv4Address address) noexcept {
+    std::uint8_t bytes[4];
+    wire::store_be32(bytes, address.value());
+    return native_word(bytes);
+}
+[[gnu::always_inline]] [[nodiscard]] inline wire::Ipv4Address address_of(std::uint32_t word) noexcept {
+    std::uint8_t bytes[4];
+    std::memcpy(bytes, &word, sizeof bytes);
+    return wire::Ipv4Address(wire::load_be32(bytes));
+}
+
 // Four bytes as native_word() reads them from memory, for checking several adjacent header
 // fields with one masked compare: (native_word(p) & memory_word(masks...)) == memory_word(values...).
 [[nodiscard]] constexpr std::uint32_t memory_word(std::uint8_t b0, std::uint8_t b1, std::uint8_t b2,
@@ -65,13 +79,6 @@ struct MacPair {
 // (bytes 2-3 and 6-7): FabricState::overlay_udp_word() is the overlay port with checksum 0.
 inline constexpr std::uint64_t kUdpPortAndChecksumMask =
     std::bit_cast<std::uint64_t>(std::array<std::uint8_t, 8>{0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff});
-
-// The 24-bit VNI as an overlay header holds it (bytes 4-6), read as native_word() of those
-// bytes and a zero: the key FabricState indexes VPCs by, so the fast path needs no byte swap.
-[[nodiscard]] constexpr std::uint32_t vni_key(std::uint32_t vni) noexcept {
-    return memory_word(static_cast<std::uint8_t>(vni >> 16), static_cast<std::uint8_t>(vni >> 8),
-                       static_cast<std::uint8_t>(vni), 0);
-}
 
 // An untagged IPv4 packet without options: ethertype 0x0800 and version/IHL 0x45, the four bytes
 // from offset 12 of the Ethernet header (the fourth is the TOS, any value). One load: for frames
@@ -98,7 +105,8 @@ inline constexpr std::uint64_t kUdpPortAndChecksumMask =
     if ((protocol == wire::ip_protocol::kUdp || protocol == wire::ip_protocol::kTcp) &&
         (native_word(ip + 6) & kOffsetMask) == 0 && packet_length >= header_length + 4)
         ports = wire::load_be32(ip + header_length);
-    return overlay::flow_hash_words(__builtin_bswap32(source_word), __builtin_bswap32(destination_word), ports, protocol);
+    return overlay::flow_hash_words(address_of(source_word).value(), address_of(destination_word).value(), ports,
+                                    protocol);
 }
 
 [[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,

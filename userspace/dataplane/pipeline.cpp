@@ -25,16 +25,8 @@ namespace {
 constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
 constexpr std::size_t kEthernet = 14;
 
-// Network-order IPv4 address word -> host-order value.
-wire::Ipv4Address address_of(std::uint32_t network_order) noexcept {
-    return wire::Ipv4Address(__builtin_bswap32(network_order));
-}
-
-std::uint32_t word_at(const std::uint8_t* p) noexcept {
-    std::uint32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
+using detail::address_of;
+using detail::native_word;
 
 }  // namespace
 
@@ -47,9 +39,9 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const std::uint32_t total = wire::load_be16(ip + 2);
     // 20 <= total <= size - 14 in one compare (size >= 34 above: a total under 20 wraps).
     if (total - 20 > size - kEthernet - 20 || total > port.untagged_mtu) return false;
-    const std::uint32_t source = word_at(ip + 12);
+    const std::uint32_t source = native_word(ip + 12);
     if (!wire::ipv4_header_checksum_ok(ip, 20) || source != port.endpoint_ip) return false;
-    const std::uint32_t destination = word_at(ip + 16);
+    const std::uint32_t destination = native_word(ip + 16);
     const wire::Ipv4Address target_ip = address_of(destination);
     // No test for the gateway address or multicast/broadcast here: endpoints with such an
     // address get no `outer` (FabricState::build_routes), so the general path answers or drops.
@@ -121,7 +113,7 @@ struct CommonOverlay {
     // Not a fragment (no MF, offset 0), UDP: bytes 6..9 are flags+offset, TTL, protocol.
     constexpr std::uint32_t kFragmentMask = detail::memory_word(0x3f, 0xff, 0, 0xff);
     constexpr std::uint32_t kUnfragmentedUdp = detail::memory_word(0, 0, 0, wire::ip_protocol::kUdp);
-    if ((detail::native_word(ip + 6) & kFragmentMask) != kUnfragmentedUdp || word_at(ip + 16) != state.local_address_word())
+    if ((native_word(ip + 6) & kFragmentMask) != kUnfragmentedUdp || native_word(ip + 16) != state.local_address_word())
         return false;
     if (!wire::ipv4_header_checksum_ok(ip, 20)) return false;
     // The UDP header in one load: destination port and checksum (0) by mask, then the length.
@@ -145,8 +137,8 @@ struct CommonOverlay {
     }
     out.inner_offset = kInnerOffset;
     out.inner_length = udp_length - 8 - overlay::kOverlayHeaderSize;
-    out.vni_key = detail::native_word(header + 4) & detail::memory_word(0xff, 0xff, 0xff, 0);  // see vni_key()
-    out.source_word = word_at(ip + 12);
+    out.vni_key = native_word(header + 4) & detail::memory_word(0xff, 0xff, 0xff, 0);  // OuterTemplate::vni_word
+    out.source_word = native_word(ip + 12);
     return true;
 }
 
@@ -171,8 +163,8 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink) {
     // Only the sending node's own endpoints (outside sources need the general path's NAT check).
     // peer_key names the node by the address its packets come from: this replaces looking the
     // outer source up as a node (never this one) and comparing the endpoint's node with it.
-    const detail::EndpointRoute* sender = state_.route(*vpc, address_of(word_at(ip + 12)));
-    const detail::EndpointRoute* target = state_.route(*vpc, address_of(word_at(ip + 16)));
+    const detail::EndpointRoute* sender = state_.route(*vpc, address_of(native_word(ip + 12)));
+    const detail::EndpointRoute* target = state_.route(*vpc, address_of(native_word(ip + 16)));
     if (sender == nullptr || sender->peer_key != (detail::kPeerKeyTag | packet.source_word) || target == nullptr ||
         target->port == kNoPort)
         return false;

@@ -1,7 +1,7 @@
 // A small open-addressing map from 32-bit keys (VNIs, IPv4 addresses) to 32-bit indexes or to
-// pointers (null: missing), filled when a snapshot generation is prepared and then only read. Fibonacci hashing (one multiply)
-// instead of the snapshot's 64-bit finalizer: these keys are few and the per-packet path looks
-// two of them up per overlay packet.
+// pointers (null: missing), filled when a snapshot generation is prepared and then only read.
+// Fibonacci hashing (one multiply) instead of the snapshot's 64-bit finalizer: these keys are few
+// and the per-packet path looks two of them up per overlay packet.
 #pragma once
 
 #include <cstdint>

@@ -130,9 +130,15 @@ public:
     // no flags): most of the header word is precomputed, per template (kind) and per port (VNI).
     // vni_bits(vni) is the VNI as it lies in the header word; fresh_header_word() adds the
     // template's constant part and the flow hash (Andromeda; VXLAN's header has no field for it).
+    // vni_word(vni) is the VNI's three bytes as both headers carry them (bytes 4-6), read as one
+    // native 32-bit word with the byte after them zero: what the decap fast path reads.
+    [[nodiscard]] static constexpr std::uint32_t vni_word(std::uint32_t vni) noexcept {
+        return std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{
+            static_cast<std::uint8_t>(vni >> 16), static_cast<std::uint8_t>(vni >> 8), static_cast<std::uint8_t>(vni), 0});
+    }
     [[nodiscard]] static constexpr std::uint64_t vni_bits(std::uint32_t vni) noexcept {
-        static_assert(std::endian::native == std::endian::little);
-        return std::uint64_t{__builtin_bswap32(vni & 0xffffff) >> 8} << 32;  // its 3 bytes, in order
+        static_assert(std::endian::native == std::endian::little);  // the header word's bytes 4-7
+        return std::uint64_t{vni_word(vni)} << 32;
     }
     [[gnu::always_inline]] [[nodiscard]] std::uint64_t fresh_header_word(std::uint64_t vni_bits,
                                                                        std::uint16_t flow_hash) const noexcept {

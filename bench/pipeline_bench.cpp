@@ -16,6 +16,7 @@
 
 #include "dataplane/pipeline.hpp"
 #include "fabric/loader.hpp"
+#include "io/config.hpp"
 #include "overlay/outer_template.hpp"
 #include "wire/bytes.hpp"
 #include "wire/checksum.hpp"
@@ -25,13 +26,12 @@ namespace {
 using namespace andromeda;
 using Bytes = std::vector<std::uint8_t>;
 
-// The daemon's UMEM (io::UmemConfig defaults): 4 KiB chunks, data behind 64 + 256 bytes of
-// headroom and 64 * (chunk % 16) bytes of stagger (unaligned-chunk mode).
-constexpr std::uint32_t kHeadroom = 64 + 256;
-constexpr std::uint32_t kChunk = 4096;
-constexpr std::uint32_t kStagger = 64;
-constexpr std::uint32_t kStaggerSlots = 16;
-constexpr std::uint32_t stagger_of(std::size_t chunk) { return kStagger * static_cast<std::uint32_t>(chunk % kStaggerSlots); }
+// The daemon's UMEM as io::UmemConfig's defaults lay it out: 4 KiB chunks, data behind both
+// headrooms (64 + 256 bytes) and the chunk's stagger (64 * (chunk % 16) bytes, unaligned-chunk mode).
+constexpr io::UmemConfig kUmemConfig{};
+constexpr std::uint32_t kHeadroom = kUmemConfig.frame_headroom + io::kKernelRxHeadroom;
+constexpr std::uint32_t kChunk = kUmemConfig.frame_size;
+std::uint32_t stagger_of(std::size_t chunk) { return kUmemConfig.stagger_of(static_cast<std::uint32_t>(chunk)); }
 constexpr std::size_t kBurst = 32;
 constexpr dataplane::PortId kUnderlay = 1;
 constexpr dataplane::PortId kTenant = 10;

@@ -49,8 +49,8 @@ struct UmemConfig {
     std::uint32_t batch_size = 64;  // frames taken from an RX ring per pass, at most 64
     // Frame i's data starts kStaggerStep * (i % stagger_slots()) bytes further into its chunk
     // (AF_XDP unaligned-chunk mode). Chunks are 4 KiB apart, so unstaggered, the headers of a
-    // whole burst share a few L1 sets and evict each other (pipeline_bench: 1 ns per frame of a
-    // burst of 32). At most max_stagger_slots, fewer when the chunk has no room for the span;
+    // whole burst share a few L1 sets and evict each other (pipeline_bench: 1.5-2 ns per frame of
+    // a burst of 32). At most max_stagger_slots, fewer when the chunk has no room for the span;
     // 1: no staggering (the worker also falls back to it if the kernel refuses unaligned chunks).
     std::uint32_t max_stagger_slots = 16;
     static constexpr std::uint32_t kStaggerStep = 64;

@@ -17,13 +17,8 @@ constexpr std::size_t kUdpOffset = kIpOffset + kOuterIpv4Size;
 constexpr std::uint8_t kProtoUdp = 17;
 constexpr std::uint16_t kIpFlagDontFragment = 0x4000;
 
-std::uint32_t sum_of_words(const std::uint8_t* p, std::size_t n) noexcept {
-    std::uint32_t sum = 0;
-    for (std::size_t i = 0; i < n; i += 2) sum += wire::load_be16(p + i);
-    return sum;
-}
-
-// The same over the words as they lie in memory (what write_outer adds its fields to).
+// The one's-complement partial sum of 16-bit words as they lie in memory (what write_outer adds
+// its fields to).
 std::uint32_t sum_of_memory_words(const std::uint8_t* p, std::size_t n) noexcept {
     std::uint32_t sum = 0;
     for (std::size_t i = 0; i < n; i += 2) {
@@ -59,7 +54,7 @@ OuterTemplate::OuterTemplate(const OuterTemplateConfig& config) noexcept
     std::uint8_t* udp = p + kUdpOffset;
     wire::store_be16(udp + 2, udp_port_);
     // source port, length and checksum are per packet
-    udp_pseudo_sum_ = sum_of_words(ip + 12, 8) + kProtoUdp;
+    udp_pseudo_sum_ = static_cast<std::uint32_t>(wire::pseudo_header_sum(config_.src_ip, config_.dst_ip, kProtoUdp, 0));
 
     OverlayFields fresh;  // default hop limit, no flags
     fresh.vni = 0;

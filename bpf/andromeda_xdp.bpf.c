@@ -2,18 +2,23 @@
 /* The Andromeda XDP prefilter, attached to every port the daemon owns. It parses with bounds
  * checks, drops junk early with a named reason, passes the host's own traffic to the kernel
  * untouched (SSH on the underlay must never break), and steers overlay, tenant and NAT traffic
- * into the AF_XDP socket of the packet's RX queue. */
+ * into the AF_XDP socket of the packet's RX queue. Overlay packets the kernel fast path delivers
+ * are passed on to the underlay's tc program instead (fast_path.h); the tc programs of the fast
+ * path are at the end of this file, so that every program shares one set of maps. */
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "parsing.h"
-#include "maps.h"
+#include "andromeda_kern_user.h"
 
 /* Set by the loader before the object is loaded (rodata). */
 const volatile __u16 overlay_port = ANDROMEDA_OVERLAY_PORT;
 const volatile __u32 encap_kind = ANDROMEDA_ENCAP_ANDROMEDA;
+
+#include "parsing.h"
+#include "maps.h"
+#include "fast_path.h"
 
 #define COUNT(s, field) ((s)->field++)
 
@@ -76,6 +81,8 @@ static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andr
 					   struct andromeda_xdp_stats *s)
 {
 	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
+	const struct andromeda_fp_config *cfg;
+	struct fp_decap fast;
 	struct iphdr *ip;
 	struct udphdr *udp;
 	__u8 *overlay;
@@ -115,6 +122,12 @@ static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andr
 	if (!bpf_map_lookup_elem(&andromeda_vnis, &vni)) {
 		COUNT(s, drop_unknown_vni);
 		return XDP_DROP;
+	}
+	cfg = fp_config();
+	if (cfg && fp_decap_check((void *)(long)ctx->data, (void *)(long)ctx->data_end, bpf_xdp_get_buff_len(ctx),
+				  overlay_port, cfg, &fast) == 0) {
+		COUNT(s, pass_fastpath);
+		return XDP_PASS;
 	}
 	verdict = to_socket(ctx, port, s);
 	if (verdict == XDP_REDIRECT)
@@ -180,7 +193,9 @@ pass:
 	return XDP_PASS;
 }
 
-SEC("xdp")
+/* xdp.frags: a GSO packet reaching the underlay in generic mode is seen whole (its headers in the
+ * first buffer) instead of being linearised first. */
+SEC("xdp.frags")
 int andromeda_xdp(struct xdp_md *ctx)
 {
 	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
@@ -206,6 +221,233 @@ int andromeda_xdp(struct xdp_md *ctx)
 		COUNT(s, pass_unknown_port);
 		return XDP_PASS;
 	}
+}
+
+/* ---- tc programs of the kernel fast path ---- */
+
+static __always_inline int fp_punt(struct __sk_buff *skb, const struct andromeda_port *port,
+				   struct andromeda_fp_stats *s, __u64 *reason)
+{
+	(*reason)++;
+	s->punt_packets++;
+	s->punt_bytes += skb->len;
+	return bpf_redirect(port->link, 0);
+}
+
+/* Port security for ARP: the sender must be the endpoint (or 0.0.0.0, a probe). Returns 1 for a
+ * spoofed sender; a malformed or non-Ethernet/IPv4 ARP is the pipeline's to refuse. */
+static __always_inline int fp_arp_spoofed(void *data, void *data_end, const struct andromeda_port *port)
+{
+	__u8 *arp = data + ETH_HLEN;
+	__be32 spa;
+
+	if ((void *)(arp + 28) > data_end)
+		return 0;
+	if (arp[0] != 0 || arp[1] != 1 || arp[2] != 0x08 || arp[3] != 0 || arp[4] != 6 || arp[5] != 4)
+		return 0;
+	__builtin_memcpy(&spa, arp + 14, 4);
+	return !fp_mac_equal(arp + 8, port->mac) || (spa != port->ip && spa != 0);
+}
+
+/* The largest IPv4 packet a segment may be on the overlay: the VPC's MTU, and the underlay's
+ * less the outer headers and the inner Ethernet header (the pipeline's inner_ip_mtu). */
+static __always_inline __u32 fp_path_mtu(const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni)
+{
+	__u32 underlay = cfg->underlay_mtu > ANDROMEDA_ENCAP_OVERHEAD ? cfg->underlay_mtu - ANDROMEDA_ENCAP_OVERHEAD : 0;
+
+	return vni->mtu < underlay ? vni->mtu : underlay;
+}
+
+/* Ingress of a tenant port: port security, then local delivery or encapsulation towards the
+ * endpoint's node; everything else to the punt device, which hands it to the AF_XDP pipeline
+ * with finished checksums and GSO packets segmented. */
+SEC("tc")
+int andromeda_tc_tenant(struct __sk_buff *skb)
+{
+	struct andromeda_fp_stats *s = fp_stats();
+	const struct andromeda_fp_config *cfg;
+	const struct andromeda_fabric_entry *target;
+	const struct andromeda_peer *peer;
+	const struct andromeda_vni *vni;
+	const struct andromeda_port *port;
+	struct andromeda_fabric_key key;
+	__u32 ifindex = skb->ifindex, len = skb->len, tot, mtu, ports = 0;
+	void *data, *data_end;
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct fp_outer o;
+	__u16 hash;
+
+	if (!s)
+		return TC_ACT_SHOT;
+	port = bpf_map_lookup_elem(&andromeda_ports, &ifindex);
+	if (!port || port->role != ANDROMEDA_PORT_TENANT) {
+		FP_COUNT(s, drop_no_port);
+		return TC_ACT_SHOT;
+	}
+	if (skb->vlan_present) {
+		FP_COUNT(s, drop_tagged);
+		return TC_ACT_SHOT;
+	}
+	bpf_skb_pull_data(skb, len < ETH_HLEN + 40 ? len : ETH_HLEN + 40);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return fp_punt(skb, port, s, &s->punt_not_ipv4);
+	if (!fp_mac_equal(eth->h_source, port->mac)) {
+		FP_COUNT(s, drop_spoofed_mac);
+		return TC_ACT_SHOT;
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
+		if (fp_arp_spoofed(data, data_end, port)) {
+			FP_COUNT(s, drop_spoofed_arp);
+			return TC_ACT_SHOT;
+		}
+		return fp_punt(skb, port, s, &s->punt_not_ipv4);
+	}
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return fp_punt(skb, port, s, &s->punt_not_ipv4);
+	ip = data + ETH_HLEN;
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl != 5 || fp_ipv4_header_sum(ip) != 0xffff)
+		return fp_punt(skb, port, s, &s->punt_ip_header);
+	if (ip->saddr != port->ip) {
+		FP_COUNT(s, drop_spoofed_ip);
+		return TC_ACT_SHOT;
+	}
+	cfg = fp_config();
+	if (!cfg || !(port->flags & ANDROMEDA_PORT_F_FASTPATH))
+		return fp_punt(skb, port, s, &s->punt_fastpath_off);
+	vni = bpf_map_lookup_elem(&andromeda_vnis, &port->vni);
+	if (!vni || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
+		return fp_punt(skb, port, s, &s->punt_fastpath_off);
+	if (!fp_mac_equal(eth->h_dest, vni->gateway_mac))
+		return fp_punt(skb, port, s, &s->punt_not_to_gateway);
+	tot = bpf_ntohs(ip->tot_len);
+	if (tot < sizeof(*ip) || (!skb->gso_size && tot != len - ETH_HLEN))
+		return fp_punt(skb, port, s, &s->punt_ip_header);
+	if ((bpf_ntohl(ip->daddr) >> 28) == 0xe || ip->daddr == 0xffffffff || ip->daddr == vni->gateway)
+		return fp_punt(skb, port, s, &s->punt_to_gateway);
+	key.vni = port->vni;
+	key.ip = ip->daddr;
+	target = bpf_map_lookup_elem(&andromeda_fabric, &key);
+	if (!target || (target->local && target->ifindex == 0))
+		return fp_punt(skb, port, s, &s->punt_no_route);
+	if (target->local) {
+		__builtin_memcpy(eth->h_dest, target->mac, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, vni->gateway_mac, ETH_ALEN);
+		s->local_packets++;
+		s->local_bytes += len;
+		return bpf_redirect_peer(target->ifindex, 0);
+	}
+	peer = bpf_map_lookup_elem(&andromeda_peers, &target->node_ip);
+	if (!peer || !peer->mac_known)
+		return fp_punt(skb, port, s, &s->punt_no_next_hop);
+	mtu = fp_path_mtu(cfg, vni);
+	if (skb->gso_size) {
+		__u32 l4 = 0;
+
+		if (ip->protocol == IPPROTO_TCP) {
+			__u8 *tcp = (void *)(ip + 1);
+
+			if ((void *)(tcp + 13) > data_end)
+				return fp_punt(skb, port, s, &s->punt_gso);
+			l4 = (tcp[12] >> 4) * 4;
+		} else if (ip->protocol == IPPROTO_UDP) {
+			l4 = sizeof(struct udphdr);
+		} else {
+			return fp_punt(skb, port, s, &s->punt_gso);
+		}
+		if (sizeof(*ip) + l4 + skb->gso_size > mtu)
+			return fp_punt(skb, port, s, &s->punt_too_big);
+	} else if (tot > mtu) {
+		return fp_punt(skb, port, s, &s->punt_too_big);
+	}
+	if ((void *)(ip + 1) + 4 <= data_end)
+		__builtin_memcpy(&ports, (void *)(ip + 1), 4);
+	hash = fp_flow_hash(ip, ports, (void *)(ip + 1) + 4 <= data_end);
+	__builtin_memcpy(o.inner.h_dest, target->mac, ETH_ALEN);
+	__builtin_memcpy(o.inner.h_source, eth->h_source, ETH_ALEN);
+	o.inner.h_proto = bpf_htons(ETH_P_IP);
+	fp_write_outer(&o, cfg, peer, target->node_ip, port->vni, hash, len);
+	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
+					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)) ||
+	    bpf_skb_store_bytes(skb, 0, &o, sizeof(o), 0)) {
+		FP_COUNT(s, drop_adjust_failed);
+		return TC_ACT_SHOT;
+	}
+	s->encap_packets++;
+	s->encap_bytes += len;
+	if (skb->gso_size)
+		s->encap_gso_packets++;
+	return bpf_redirect(cfg->underlay_ifindex, 0);
+}
+
+/* Ingress of a punt device: what the pipeline sent to the tenant on its peer goes into the
+ * tenant. */
+SEC("tc")
+int andromeda_tc_punt(struct __sk_buff *skb)
+{
+	struct andromeda_fp_stats *s = fp_stats();
+	const struct andromeda_port *port;
+	__u32 ifindex = skb->ifindex;
+
+	if (!s)
+		return TC_ACT_SHOT;
+	port = bpf_map_lookup_elem(&andromeda_ports, &ifindex);
+	if (!port || port->role != ANDROMEDA_PORT_PUNT) {
+		FP_COUNT(s, drop_no_port);
+		return TC_ACT_SHOT;
+	}
+	s->return_packets++;
+	s->return_bytes += skb->len;
+	return bpf_redirect_peer(port->link, 0);
+}
+
+/* Ingress of the underlay: the overlay packets the XDP program handed over (fp_decap_check) are
+ * decapsulated and go straight into their endpoint's tenant; everything else is the host's. */
+SEC("tc")
+int andromeda_tc_underlay(struct __sk_buff *skb)
+{
+	const struct andromeda_fp_config *cfg = fp_config();
+	struct andromeda_fp_stats *s;
+	struct fp_decap d;
+	struct ethhdr eth;
+	void *data, *data_end;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	__u32 len = skb->len, ifindex;
+
+	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP))
+		return TC_ACT_OK;
+	bpf_skb_pull_data(skb, len < FP_INNER_OFFSET + ETH_HLEN + 20 ? len : FP_INNER_OFFSET + ETH_HLEN + 20);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	ip = data + ETH_HLEN;
+	udp = (void *)(ip + 1);
+	if ((void *)(udp + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP || udp->dest != bpf_htons(overlay_port))
+		return TC_ACT_OK;
+	s = fp_stats();
+	if (!s)
+		return TC_ACT_SHOT;
+	if (fp_decap_check(data, data_end, len, overlay_port, cfg, &d) != 0 || (len - ETH_HLEN > 0xffff && !skb->gso_size)) {
+		FP_COUNT(s, drop_decap_mismatch);
+		return TC_ACT_SHOT;
+	}
+	__builtin_memcpy(eth.h_dest, d.target->mac, ETH_ALEN);
+	__builtin_memcpy(eth.h_source, d.vni->gateway_mac, ETH_ALEN);
+	eth.h_proto = bpf_htons(ETH_P_IP);
+	ifindex = d.target->ifindex;
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4) ||
+	    bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0)) {
+		FP_COUNT(s, drop_adjust_failed);
+		return TC_ACT_SHOT;
+	}
+	s->decap_packets++;
+	s->decap_bytes += len - ANDROMEDA_ENCAP_OVERHEAD;
+	return bpf_redirect_peer(ifindex, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -65,4 +65,26 @@ struct {
 	__type(value, struct andromeda_daemon_stats);
 } andromeda_daemon_stats SEC(".maps");
 
+/* The kernel fast path's view of this node (one entry), its counters, and its IPv4 ID counter. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct andromeda_fp_config);
+} andromeda_fp_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct andromeda_fp_stats);
+} andromeda_fp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} andromeda_fp_ip_id SEC(".maps");
+
 #endif /* ANDROMEDA_BPF_MAPS_H */

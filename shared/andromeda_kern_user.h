@@ -29,7 +29,16 @@ enum andromeda_port_role {
 	ANDROMEDA_PORT_UNDERLAY = 1, /* the physical NIC: host traffic passes, overlay is steered */
 	ANDROMEDA_PORT_TENANT = 2,   /* a tenant's veth/tap: everything is steered */
 	ANDROMEDA_PORT_UPLINK = 3,   /* a NAT gateway's outside link: traffic to NAT addresses is steered */
+	/* The visible end of a tenant port's punt pair (a veth pair of the daemon's own): the tenant
+	 * port's tc program redirects what the fast path does not take into it, the kernel finishes
+	 * checksums and segments GSO packets on its way out (TX checksum offload off), and its peer,
+	 * which carries the XDP program as a TENANT port, steers it to AF_XDP. Frames the daemon sends
+	 * back on the peer arrive here and go into the tenant (`link`). */
+	ANDROMEDA_PORT_PUNT = 4,
 };
+
+/* andromeda_port.flags */
+#define ANDROMEDA_PORT_F_FASTPATH 0x1 /* tenant port: its VPC and node run the kernel fast path */
 
 /* andromeda_ports: ifindex -> port. `slot` selects the port's range of XSKMAP keys
  * (slot * ANDROMEDA_MAX_QUEUES + rx queue). */
@@ -39,18 +48,30 @@ struct andromeda_port {
 	__u32 vni;    /* tenant ports: the VPC's VNI */
 	__be32 ip;    /* tenant ports: the endpoint's address, for anti-spoofing */
 	__u8 mac[6];  /* tenant ports: the endpoint's MAC, for anti-spoofing */
-	__u8 pad[2];
+	__u8 flags;   /* ANDROMEDA_PORT_F_* */
+	__u8 pad;
+	__u32 link;   /* tenant port: its punt device; punt device: its tenant port (ifindexes) */
 };
 
 /* andromeda_peers: underlay IPv4 of a peer node -> what we know of it. */
 struct andromeda_peer {
 	__u32 node_id;
+	__u8 mac[6];      /* next hop towards it on the underlay, when known */
+	__u8 mac_known;   /* 1: `mac` is resolved; 0: the fast path punts traffic to this peer */
+	__u8 pad;
 };
 
 /* andromeda_vnis: VNI -> its VPC. */
+/* andromeda_vni.flags */
+#define ANDROMEDA_VNI_F_FASTPATH 0x1 /* the VPC runs the kernel fast path on this node */
+
 struct andromeda_vni {
 	__u32 vpc_id;
-	__u32 mtu; /* inner MTU */
+	__u32 mtu;        /* inner MTU */
+	__be32 gateway;   /* the VPC's gateway address (answered by the slow path) */
+	__u8 gateway_mac[6];
+	__u8 flags;       /* ANDROMEDA_VNI_F_* */
+	__u8 pad;
 };
 
 /* andromeda_fabric: (VNI, inner IPv4) -> where that endpoint lives. */
@@ -64,6 +85,56 @@ struct andromeda_fabric_entry {
 	__u8 mac[6];
 	__u8 local; /* 1 when on this node */
 	__u8 pad;
+	__u32 ifindex; /* local endpoints: their tenant port, 0 while unbound */
+};
+
+/* andromeda_fp_config[0]: what the kernel fast path needs to know of this node, written by the
+ * daemon. enabled = 0 (the default of a fresh map) punts everything to the AF_XDP pipeline. */
+struct andromeda_fp_config {
+	__u32 enabled;          /* [node] fastpath, and an underlay the fast path can serve */
+	__u32 underlay_ifindex;
+	__be32 underlay_ip;
+	__u32 underlay_mtu;
+	__u8 underlay_mac[6];
+	__u8 pad[2];
+};
+
+/* Per-CPU counters of the kernel fast path (tc programs, and the underlay XDP's hand-over),
+ * one named field each: packets and bytes per path and every punt and drop reason. Bytes count
+ * the frame as the program saw it (a GSO packet counts once, with all its bytes). */
+#define ANDROMEDA_FP_STATS(X) \
+	X(encap_packets)        /* tenant frame encapsulated and sent on the underlay */ \
+	X(encap_bytes) \
+	X(encap_gso_packets)    /* ... of them GSO packets, kept whole */ \
+	X(local_packets)        /* tenant frame delivered to another local tenant port */ \
+	X(local_bytes) \
+	X(decap_packets)        /* overlay packet decapsulated into a local tenant port */ \
+	X(decap_bytes) \
+	X(punt_packets)         /* tenant frame handed to the AF_XDP pipeline (punt device) */ \
+	X(punt_bytes) \
+	X(return_packets)       /* the pipeline's frames put into the tenant from the punt device */ \
+	X(return_bytes) \
+	X(punt_fastpath_off)    /* node, VPC or port has the fast path off */ \
+	X(punt_not_ipv4)        /* ARP, IPv6 and other ethertypes: the gateway's business */ \
+	X(punt_not_to_gateway)  /* destination MAC is not the VPC's gateway MAC */ \
+	X(punt_ip_header)       /* IPv4 options, bad header checksum, bad or padded length */ \
+	X(punt_to_gateway)      /* to the gateway address, multicast or broadcast */ \
+	X(punt_no_route)        /* no endpoint of the VPC at the destination (NAT, unknown) */ \
+	X(punt_no_next_hop)     /* peer node's underlay MAC not resolved yet */ \
+	X(punt_too_big)         /* larger than the path MTU: PMTUD or fragmentation */ \
+	X(punt_gso)             /* a GSO type the fast path does not keep whole */ \
+	X(drop_spoofed_mac)     /* tenant frame whose source MAC is not its endpoint's */ \
+	X(drop_spoofed_ip)      /* tenant IPv4 packet whose source is not its endpoint's */ \
+	X(drop_spoofed_arp)     /* tenant ARP whose sender is not its endpoint */ \
+	X(drop_tagged)          /* tenant frame with an 802.1Q tag: tenant ports are untagged */ \
+	X(drop_no_port)         /* a tc program ran on an interface missing from the port map */ \
+	X(drop_adjust_failed)   /* the kernel refused to add or remove the outer headers */ \
+	X(drop_decap_mismatch)  /* handed over by the underlay XDP, refused by tc (never expected) */
+
+struct andromeda_fp_stats {
+#define ANDROMEDA_FP_FIELD(name) __u64 name;
+	ANDROMEDA_FP_STATS(ANDROMEDA_FP_FIELD)
+#undef ANDROMEDA_FP_FIELD
 };
 
 /* Per-CPU XDP counters: one named field per verdict and drop reason, so that
@@ -83,6 +154,7 @@ struct andromeda_xdp_stats {
 	__u64 drop_unknown_vni;     /* VNI of no VPC */
 	__u64 drop_spoofed_mac;     /* tenant frame whose source MAC is not its endpoint's */
 	__u64 drop_no_socket;       /* no AF_XDP socket bound for this port and queue */
+	__u64 pass_fastpath;        /* overlay packet for a local endpoint handed to the tc fast path */
 };
 
 /* The daemon's own counters, written by andromedad into andromeda_daemon_stats so that one

@@ -56,7 +56,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 BENCHES=(overlay_bench pipeline_bench nat_bench nat_pipeline_bench fabric_bench)
 TARGETS=("${BENCHES[@]}" cache_bench)
-if ninja -C "$BUILD_DIR" -t targets all 2>/dev/null | grep -q '^xdp_cost:'; then TARGETS+=(xdp_cost); fi
+# Asks ninja itself: `-t targets all | grep -q` fails under pipefail when grep quits first.
+if ninja -C "$BUILD_DIR" -t query xdp_cost >/dev/null 2>&1; then TARGETS+=(xdp_cost); fi
 ninja -C "$BUILD_DIR" "${TARGETS[@]}"
 
 if wanted micro; then

@@ -141,7 +141,9 @@ step "TCP through the overlay (iperf3, 3 s)"
 in_ns "$NS_TENANT20" iperf3 -s -1 -D --logfile "$WORK/iperf3-server.log" --pidfile "$WORK/iperf3.pid"
 for _ in $(seq 50); do [ -s "$WORK/iperf3.pid" ] && break; sleep 0.1; done
 PIDS+=("$(cat "$WORK/iperf3.pid")")
-for _ in $(seq 50); do in_ns "$NS_TENANT20" ss -Hltn 'sport = :5201' | grep -q 5201 && break; sleep 0.1; done
+# Captured whole, not piped into `grep -q`: under pipefail a reader that stops early fails the
+# writer with SIGPIPE (exit 141).
+for _ in $(seq 50); do [[ $(in_ns "$NS_TENANT20" ss -Hltn 'sport = :5201') == *5201* ]] && break; sleep 0.1; done
 run in_ns "$NS_TENANT10" iperf3 -c 10.0.0.20 -t 3 -f m | tail -n 4
 
 step "andromedactl status / stats / fabric (node1)"
@@ -158,7 +160,8 @@ run "$CTL" inspect
 CAPTURE=../shared/testdata/light-andromeda/underlay.pcap
 if [ -r "$CAPTURE" ]; then
   step "andromedactl inspect --pcap $CAPTURE   # real traffic from the reference implementation (first 3 frames)"
-  "$CTL" inspect --pcap "$CAPTURE" | awk '/^# frame 4 /{exit} {print}'
+  # awk reads to the end and prints up to frame 4: an early `exit` would SIGPIPE inspect (141).
+  "$CTL" inspect --pcap "$CAPTURE" | awk '/^# frame 4 /{done = 1} !done'
   frames=$("$CTL" inspect --json --pcap "$CAPTURE" | grep -c '"frame"')
   echo "... $frames frames in all, every checksum verified"
 fi

@@ -51,14 +51,17 @@ done
 BPFFS=$(grep -q ' /sys/fs/bpf bpf ' /proc/mounts && echo mounted || echo "not mounted")
 
 step "CPU and caches"
-CPU_MODEL=$(lscpu | sed -n 's/^Model name: *//p' | head -n1)
+# `sed -n 1p`, not `head -n1`: it reads to the end, so lscpu never dies of SIGPIPE (pipefail).
+CPU_MODEL=$(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)
 CPUS=$(nproc)
-cache() { lscpu | sed -n "s/^$1 cache: *//p" | head -n1; }
+cache() { lscpu | sed -n "s/^$1 cache: *//p" | sed -n 1p; }
 L1D=$(cache L1d); L2=$(cache L2); L3=$(cache L3)
 
 step "PMU (perf stat -e instructions true)"
 if command -v perf >/dev/null 2>&1; then
-  if perf stat -x, -e instructions true 2>&1 >/dev/null | grep -qiE 'not supported|not counted|<not'; then PMU="no"
+  # Captured whole, not piped into `grep -q` (which could SIGPIPE perf under pipefail).
+  perf_err=$(perf stat -x, -e instructions true 2>&1 >/dev/null || true)
+  if grep -qiE 'not supported|not counted|<not' <<<"$perf_err"; then PMU="no"
   elif perf stat -x, -e instructions true >/dev/null 2>&1; then PMU="yes"
   else PMU="no"; fi
 else

@@ -13,7 +13,8 @@ PACKAGES=(
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  # Compared whole, not piped into `grep -q`, which could SIGPIPE dpkg-query under pipefail.
+  if [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) != *"install ok installed"* ]]; then
     missing+=("$p")
   fi
 done

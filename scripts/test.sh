@@ -81,7 +81,7 @@ cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAK
 step "build and run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
 ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}"
 for t in "${CONCURRENCY_TESTS[@]}"; do
-  exe=$(find build-tsan/tests -type f -name "$t" -perm -u+x | head -n1)
+  exe=$(find build-tsan/tests -type f -name "$t" -perm -u+x -print -quit)  # no `| head`: pipefail
   if [ -z "$exe" ]; then echo "test.sh: TSan test $t was not built" >&2; exit 1; fi
   TSAN_OPTIONS=halt_on_error=1 "$exe"
 done

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <iostream>
@@ -281,8 +282,11 @@ TEST_F(AfXdp, FramesTooLongForAStaggeredChunkAreDroppedNotWrittenIntoTheNext) {
     constexpr std::uint32_t kLong = 32, kShort = 32;
     const std::size_t too_long = config.max_frame_length() + 1;  // fits the stride unstaggered, not staggered
     for (std::uint32_t seq = 0; seq < kLong; ++seq) {
-        Bytes f = from_tenant(1000 + seq);
-        f.resize(too_long, 0xa5);
+        // The frame at the front of a too_long buffer of padding (not resize(): gcc 12 at -O3
+        // reports a false -Warray-bounds inside vector's reallocation).
+        const Bytes frame = from_tenant(1000 + seq);
+        Bytes f(too_long, 0xa5);
+        std::copy(frame.begin(), frame.end(), f.begin());
         tenant.send(f);
     }
     for (std::uint32_t seq = 0; seq < kShort; ++seq) tenant.send(from_tenant(seq));

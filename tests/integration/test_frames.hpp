@@ -5,7 +5,9 @@
 // so a test does not check the daemon against its own encoder.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -93,17 +95,18 @@ inline Bytes udp_packet(std::uint32_t src, std::uint32_t dst, unsigned sport, un
 
 // An Ethernet frame; `vlan` >= 0 adds an 802.1Q tag with that VLAN id.
 inline Bytes ethernet(const Mac& dst, const Mac& src, unsigned ethertype, const Bytes& payload, int vlan = -1) {
-    Bytes f(14 + (vlan >= 0 ? 4 : 0));
+    // Sized once and filled in (not header + insert(): gcc 12 at -O3 reports a false
+    // -Warray-bounds inside vector's reallocation).
+    const std::size_t header = 14 + (vlan >= 0 ? 4 : 0);
+    Bytes f(header + payload.size());
     std::copy(dst.begin(), dst.end(), f.begin());
     std::copy(src.begin(), src.end(), f.begin() + 6);
-    std::size_t at = 12;
     if (vlan >= 0) {
         put16(f, 12, 0x8100);
         put16(f, 14, static_cast<unsigned>(vlan));
-        at = 16;
     }
-    put16(f, at, ethertype);
-    f.insert(f.end(), payload.begin(), payload.end());
+    put16(f, header - 2, ethertype);
+    std::copy(payload.begin(), payload.end(), f.begin() + static_cast<std::ptrdiff_t>(header));
     return f;
 }
 

@@ -120,7 +120,7 @@ void update(int map_fd, const void* key, const void* value, const char* what) {
 void fill_fabric_maps(const andromeda_xdp& skel) {
     const auto loaded = andromeda::fabric::load_fabric_string(kFabric, "xdp_cost.toml");
     if (!loaded.ok()) die("the built-in fabric did not load: " + andromeda::fabric::to_string(loaded.errors));
-    const auto plan = andromeda::io::plan_full(*loaded.snapshot, {andromeda::wire::Ipv4Address(kNode1)});
+    const auto plan = andromeda::io::plan_full(*loaded.snapshot, {andromeda::wire::Ipv4Address(kNode1), {}});
     for (const auto& [k, v] : plan.peers.upserts) update(bpf_map__fd(skel.maps.andromeda_peers), &k, &v, "peers");
     for (const auto& [k, v] : plan.vnis.upserts) update(bpf_map__fd(skel.maps.andromeda_vnis), &k, &v, "vnis");
     for (const auto& [k, v] : plan.fabric.upserts) update(bpf_map__fd(skel.maps.andromeda_fabric), &k, &v, "fabric");

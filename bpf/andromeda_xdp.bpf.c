@@ -405,6 +405,36 @@ int andromeda_tc_punt(struct __sk_buff *skb)
 	return bpf_redirect_peer(port->link, 0);
 }
 
+/* Generic XDP runs a program on a copy when it cannot run it on the skb in place (a cloned or
+ * non-linear skb, one with less than XDP_PACKET_HEADROOM in front: every GSO packet), and for an
+ * xdp.frags program that copy (skb_pp_cow_data) leaves mac_len at 0. tc then shows the packet
+ * from its network header rather than its Ethernet header. Such a packet is put right here: the
+ * Ethernet header is pushed back (bpf_skb_change_head sets mac_len again) and its bytes, still
+ * where the MAC header offset says, copied into it. Only packets to this node's own unicast MAC
+ * are considered, and that MAC's first byte is even while an IPv4 header without options starts
+ * with 0x45, so the first byte at skb->data tells the two layouts apart. 0: the packet starts
+ * at its Ethernet header (as it was or as restored); -1: not for this node, or it could not be
+ * restored (the caller passes it on untouched). */
+static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct andromeda_fp_config *cfg)
+{
+	struct ethhdr eth;
+	__u8 first;
+	int i;
+
+	if (bpf_skb_load_bytes_relative(skb, 0, &eth, sizeof(eth), BPF_HDR_START_MAC))
+		return -1;
+	for (i = 0; i < ETH_ALEN; i++)
+		if (eth.h_dest[i] != cfg->underlay_mac[i])
+			return -1;
+	if (bpf_skb_load_bytes(skb, 0, &first, 1))
+		return -1;
+	if (first != 0x45)
+		return 0;
+	if (bpf_skb_change_head(skb, ETH_HLEN, 0) || bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
+		return -1;
+	return 0;
+}
+
 /* Ingress of the underlay: the overlay packets the XDP program handed over (fp_decap_check) are
  * decapsulated and go straight into their endpoint's tenant; everything else is the host's. */
 SEC("tc")
@@ -419,8 +449,9 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	struct udphdr *udp;
 	__u32 len = skb->len, ifindex;
 
-	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP))
+	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || fp_restore_mac(skb, cfg) != 0)
 		return TC_ACT_OK;
+	len = skb->len;
 	bpf_skb_pull_data(skb, len < FP_INNER_OFFSET + ETH_HLEN + 20 ? len : FP_INNER_OFFSET + ETH_HLEN + 20);
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;

@@ -64,9 +64,12 @@ void set_port(const andromeda_xdp* skel, std::uint32_t role) {
 
 void add_fabric(const andromeda_xdp* skel) {
     const __be32 peer = htonl(kPeerIp);
-    const andromeda_peer p{7};
+    andromeda_peer p{};
+    p.node_id = 7;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_peers), &peer, &p, BPF_ANY), 0);
-    const andromeda_vni v{1, 1450};
+    andromeda_vni v{};
+    v.vpc_id = 1;
+    v.mtu = 1450;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_vnis), &kVni, &v, BPF_ANY), 0);
     const __be32 nat = htonl(0xcb007101);  // 203.0.113.1
     const std::uint32_t nat_vni = kVni;

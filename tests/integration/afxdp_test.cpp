@@ -191,7 +191,7 @@ protected:
         auto loaded = fabric::load_fabric_string(toml, "afxdp.toml", options);
         ASSERT_TRUE(loaded.ok()) << fabric::to_string(loaded.errors);
         sync_ = std::make_unique<FabricMapSync>(bpf_->map_writer());
-        sync_->reconcile(plan_full(*loaded.snapshot, LocalContext{wire::Ipv4Address(0xc0a83201)}));
+        sync_->reconcile(plan_full(*loaded.snapshot, LocalContext{wire::Ipv4Address(0xc0a83201), {}}));
         underlay_slot_ = slots_.slot_for("eth1");
         PortTable ports = tenant_ports(*loaded.snapshot, slots_);
         ASSERT_EQ(ports.size(), 1u);

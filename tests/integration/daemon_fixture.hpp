@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "fast_path_mode.hpp"
 #include "io_test_support.hpp"
 #include "netns_topology.hpp"
 #include "support/root.hpp"
@@ -98,6 +99,8 @@ protected:
 
     // RX (and TX) queues of each host's underlay veth: andromedad runs one worker per RX queue.
     virtual unsigned underlay_queues() const { return 1; }
+    // Whether the daemons run the kernel fast path (fast_path_mode.hpp).
+    virtual bool fast_path() const { return fast_path_on(); }
 
     void TearDown() override {
         for (const auto& path : files_) std::filesystem::remove(path);
@@ -125,9 +128,10 @@ protected:
                nodes_[1].name + "\"\nport = \"tap-blue-30\"\n";
     }
 
+    // Written with this run's path (fast_path_mode.hpp; fast_path() of the fixture).
     std::string write_config(int i, const std::string& text, const std::string& tag = "") {
         const std::string path = "/tmp/" + topo_.prefix() + "node" + std::to_string(i + 1) + tag + ".toml";
-        std::ofstream(path) << text;
+        std::ofstream(path) << with_path_mode(text, fast_path());
         files_.push_back(path);
         return path;
     }
@@ -163,6 +167,7 @@ protected:
         const auto stats = ctl_json(i, "stats");
         return stats.value(nlohmann::json::json_pointer("/" + group + "/" + name), std::uint64_t{0});
     }
+    std::uint64_t counter(int i, PathCounter c) const { return counter(i, c.group, c.name); }
 
     static bool ping_once(const Netns& from, const std::string& to) {
         return from.try_run({"ping", "-c", "1", "-W", "1", to}, 5s).ok();

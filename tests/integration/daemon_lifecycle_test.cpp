@@ -16,14 +16,29 @@ bool has_xdp(const Netns& ns, const std::string& ifname) {
     return contains(ns.run({"ip", "link", "show", ifname}), "prog/xdp");
 }
 
+// Whether andromedad's tc program runs on `ifname`'s ingress (a tenant port's entry).
+bool has_tc(const Netns& ns, const std::string& ifname) {
+    return contains(ns.try_run({"tc", "filter", "show", "dev", ifname, "ingress"}).output, "andromeda_tc");
+}
+
+// Interfaces in `ns` whose name starts with `prefix` (punt pairs: anp<N>, anx<N>).
+std::size_t links_named(const Netns& ns, const std::string& prefix) {
+    const auto j = nlohmann::json::parse(ns.run({"ip", "-j", "link", "show"}), nullptr, false);
+    std::size_t n = 0;
+    if (j.is_array())
+        for (const auto& link : j)
+            if (link.value("ifname", std::string()).rfind(prefix, 0) == 0) ++n;
+    return n;
+}
+
 TEST_F(TwoNodes, ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing) {
     start_both();
     ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
     EXPECT_FALSE(ping_once(*t10_, "10.0.0.30")) << "10.0.0.30 is in no config yet";
 
     Process& ping = topo_.spawn(*t10_, {"ping", "-i", "0.005", "-c", "1000", "-q", "10.0.0.20"});
-    const std::uint64_t before = counter(0, "dataplane", "encapsulated");
-    ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "encapsulated") > before + 50; }, 5s));
+    const std::uint64_t before = counter(0, encapsulated_counter());
+    ASSERT_TRUE(eventually([&] { return counter(0, encapsulated_counter()) > before + 50; }, 5s));
 
     const std::string added[2] = {write_config(0, config_with_third_endpoint(0), "-added"),
                                   write_config(1, config_with_third_endpoint(1), "-added")};
@@ -34,7 +49,8 @@ TEST_F(TwoNodes, ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing) {
     }
     EXPECT_TRUE(contains(ctl(1, {"reload", added[1]}).output, "no change")) << "a second identical reload writes nothing";
     EXPECT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.30"); }, 5s)) << logs();
-    EXPECT_TRUE(has_xdp(*nodes_[1].host, "tap-blue-30"));
+    EXPECT_TRUE(has_tc(*nodes_[1].host, "tap-blue-30"));
+    EXPECT_EQ(links_named(*nodes_[1].host, "anp"), 2u) << "a punt pair each for tap-blue-20 and tap-blue-30";
     EXPECT_TRUE(contains(ctl(1, {"status"}).output, "tap-blue-30"));
 
     for (int i = 0; i < 2; ++i) {
@@ -44,7 +60,8 @@ TEST_F(TwoNodes, ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing) {
     }
     EXPECT_TRUE(ping.running()) << "both reloads must happen while the 1000-packet ping runs";
     EXPECT_FALSE(ping_once(*t10_, "10.0.0.30")) << "a removed endpoint must be unreachable";
-    EXPECT_FALSE(has_xdp(*nodes_[1].host, "tap-blue-30")) << "a removed port loses its XDP program";
+    EXPECT_FALSE(has_tc(*nodes_[1].host, "tap-blue-30")) << "a removed port loses its tc program";
+    EXPECT_EQ(links_named(*nodes_[1].host, "anp"), 1u) << "... and its punt pair";
     EXPECT_FALSE(contains(ctl(1, {"status"}).output, "tap-blue-30"));
 
     ASSERT_NE(ping.wait(30s), -1);
@@ -104,8 +121,13 @@ TEST_F(TwoNodes, StopRemovesEveryTrace) {
         EXPECT_FALSE(std::filesystem::exists(control_socket(i))) << control_socket(i);
         EXPECT_FALSE(has_xdp(*nodes_[i].host, "eth1"));
     }
-    EXPECT_FALSE(has_xdp(*nodes_[0].host, "tap-blue-10"));
-    EXPECT_FALSE(has_xdp(*nodes_[1].host, "tap-blue-20"));
+    EXPECT_FALSE(has_tc(*nodes_[0].host, "tap-blue-10"));
+    EXPECT_FALSE(has_tc(*nodes_[1].host, "tap-blue-20"));
+    EXPECT_FALSE(has_tc(*nodes_[0].host, "eth1"));
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(links_named(*nodes_[i].host, "anp"), 0u) << "punt pairs are deleted on a clean stop";
+        EXPECT_EQ(links_named(*nodes_[i].host, "anx"), 0u);
+    }
     EXPECT_TRUE(nodes_[0].host->try_run({"ping", "-c", "1", "-W", "1", "192.168.1.2"}).ok()) << "host traffic after stop";
 }
 
@@ -129,12 +151,7 @@ TEST_F(TwoNodes, StartupErrorsSayWhatToFix) {
     EXPECT_EQ(unprivileged.exit_code, 1) << unprivileged.output;
     EXPECT_TRUE(contains(unprivileged.output, "andromedad needs root")) << unprivileged.output;
 
-    // A tenant veth with TX checksum offload on is named in a warning with the fix.
-    t10_->run({"ethtool", "-K", "eth0", "tx", "on"});
     start_daemon(0);
-    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "tap-blue-10: the tenant's end of this veth has TX checksum offload on"))
-        << nodes_[0].daemon->output();
-    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "ethtool -K <tenant interface> tx off"));
 
     // A second instance of a running node is refused, and the first keeps running.
     const auto twice = nodes_[0].host->try_run({kDaemon, "-c", nodes_[0].config}, 20s);

@@ -44,6 +44,10 @@ protected:
         gw_ = hosts[1];
         outside_ = &topo_.add_namespace("outside");
         topo_.add_veth(*gw_, "eth2", *outside_, "eth0");
+        // The outside stands for the Internet beyond a NIC, which hands the uplink finished
+        // checksums; a veth peer in the same kernel would hand it CHECKSUM_PARTIAL packets whose
+        // checksums nobody finishes on the way into XDP (docs/operations.md, "Uplink").
+        outside_->run({"ethtool", "-K", "eth0", "tx", "off"});
         topo_.add_address(*gw_, "eth2", "203.0.113.2/24");
         topo_.add_address(*gw_, "eth2", "203.0.113.10/32");  // so the kernel answers ARP for it
         topo_.add_address(*outside_, "eth0", "203.0.113.1/24");
@@ -74,7 +78,7 @@ protected:
 
     std::string write(const std::string& tag, const std::string& text) {
         const std::string path = "/tmp/" + topo_.prefix() + tag + ".toml";
-        std::ofstream(path) << text;
+        std::ofstream(path) << with_path_mode(text);
         return path;
     }
 

@@ -149,7 +149,7 @@ TEST_F(LightAndromedaReplay, EveryInnerFrameFor10_0_0_20ArrivesIntactAndNothingE
         EXPECT_EQ(received[i], expected[i]) << "frame " << i << " differs; expected:\n"
                                             << hex(expected[i]) << "\nreceived:\n" << hex(received[i]);
 
-    EXPECT_EQ(counter(1, "dataplane", "delivered_from_fabric"), expected.size());
+    EXPECT_EQ(counter(1, delivered_from_fabric_counter()), expected.size());
     EXPECT_EQ(counter(1, "io", "ledger_violations"), 0u);
 }
 

@@ -115,7 +115,7 @@ protected:
 
     std::string write_config(std::size_t i, const std::string& text) {
         const std::string path = "/tmp/" + topo_.prefix() + "fabric-node" + std::to_string(i + 1) + ".toml";
-        std::ofstream(path) << text;
+        std::ofstream(path) << with_path_mode(text);
         files_.push_back(path);
         return path;
     }
@@ -157,6 +157,8 @@ protected:
     std::uint64_t counter(std::size_t i, const std::string& group, const std::string& name) const {
         return stat(stats(i), group, name);
     }
+    static std::uint64_t stat(const nlohmann::json& stats, PathCounter c) { return stat(stats, c.group, c.name); }
+    std::uint64_t counter(std::size_t i, PathCounter c) const { return counter(i, c.group, c.name); }
 
     static bool ping_once(const Netns& from, const std::string& to) {
         return from.try_run({"ping", "-c", "1", "-W", "1", to}, 5s).ok();

@@ -44,7 +44,7 @@ TEST(MapSyncBpf, ReloadWritesOnlyTheDiffToThePinnedMaps) {
     testing::sweep_stale_test_pins();
     BpfInstance bpf(testing::instance_config("mapsync"));
     const std::string node = bpf.config().node_name;
-    const LocalContext local{wire::Ipv4Address(0xc0a80101)};
+    const LocalContext local{wire::Ipv4Address(0xc0a80101), {}};
     FabricMapSync sync(bpf.map_writer());
 
     auto first = fabric::load_fabric_string(fabric_text(node, false), "a.toml");

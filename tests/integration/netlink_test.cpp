@@ -1,14 +1,18 @@
 // Interface and neighbour lookups over netlink/ethtool inside namespaces (never
 // /sys/class/net): names, MACs, MTU, queues, addresses, next-hop MACs resolved by ARP, and the
-// TX checksum offload check for tenant veths.
+// punt pairs the daemon creates for tenant ports.
 #include <gtest/gtest.h>
 #include <net/if.h>
 
 #include <chrono>
+#include <fstream>
+#include <string>
+#include <utility>
 
 #include "io/interfaces.hpp"
 #include "io/io_error.hpp"
 #include "io/neighbour.hpp"
+#include "io/punt_pair.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
 
@@ -113,21 +117,47 @@ TEST_F(Netlink, AnUnansweredPeerFailsInBoundedTimeWithAFix) {
     }
 }
 
-TEST_F(Netlink, WarnsWhenTheTenantSideOfAVethOffloadsTxChecksums) {
+// A tenant port's punt pair: both ends up with the tenant port's MTU, TX checksum offload off on
+// the visible end (where the kernel finishes what the tenant left CHECKSUM_PARTIAL) and left on
+// on the steering end, IPv6 off on both; a crashed instance's pair is replaced, and the pair is
+// gone with its owner.
+TEST_F(Netlink, PuntPairIsCreatedConfiguredReplacedAndDeleted) {
     Netns& tenant = topo_.add_namespace("tenant");
-    VethOptions offloading;
-    offloading.tx_checksum_offload = true;  // the kernel's default for veth
-    topo_.add_veth(*host_, "tap0", tenant, "eth0", offloading);
+    topo_.add_veth(*host_, "tap0", tenant, "eth0");
     NetnsGuard in_host(*host_);
-    EXPECT_EQ(tx_checksum_offload("tap0"), true);
-    EXPECT_EQ(veth_peer_tx_checksum_offload("tap0"), true) << "found the peer in the tenant's namespace";
-    const std::string warning = tenant_checksum_warning("tap0");
-    EXPECT_TRUE(contains(warning, "ethtool -K <tenant interface> tx off")) << warning;
+    const std::uint32_t tap = if_nametoindex("tap0");
+    ASSERT_NE(tap, 0u);
+    EXPECT_EQ(tx_checksum_offload("tap0"), true) << "tenant ports stay at the kernel's defaults";
+    {
+        const PuntPair pair(tap, 1450);
+        const PuntDevices& d = pair.devices();
+        EXPECT_EQ(d.visible, "anp" + std::to_string(tap));
+        EXPECT_EQ(d.steering, "anx" + std::to_string(tap));
+        for (const auto& [name, ifindex] : {std::pair{d.visible, d.visible_ifindex}, {d.steering, d.steering_ifindex}}) {
+            const auto info = find_interface(name);
+            ASSERT_TRUE(info.has_value()) << name;
+            EXPECT_EQ(info->ifindex, ifindex) << name;
+            EXPECT_TRUE(info->up) << name;
+            EXPECT_EQ(info->mtu, 1450u) << name;
+            EXPECT_EQ(info->driver, "veth") << name;
+            EXPECT_TRUE(interface_ipv4_addresses(ifindex).empty()) << name;
+            std::ifstream ipv6("/proc/sys/net/ipv6/conf/" + name + "/disable_ipv6");
+            std::string value;
+            if (ipv6 >> value) {
+                EXPECT_EQ(value, "1") << name;
+            }
+        }
+        EXPECT_EQ(tx_checksum_offload(d.visible), false);
+        EXPECT_EQ(tx_checksum_offload(d.steering), true);
 
-    tenant.run({"ethtool", "-K", "eth0", "tx", "off"});
-    EXPECT_EQ(veth_peer_tx_checksum_offload("tap0"), false);
-    EXPECT_TRUE(tenant_checksum_warning("tap0").empty());
-    EXPECT_EQ(veth_peer_tx_checksum_offload("lo"), std::nullopt) << "not a veth";
+        // A second pair for the same port (a restarted daemon after kill -9) replaces the first.
+        const PuntPair again(tap, 1500);
+        EXPECT_NE(again.devices().visible_ifindex, d.visible_ifindex);
+        EXPECT_EQ(find_interface(d.visible)->mtu, 1500u);
+    }
+    EXPECT_FALSE(find_interface("anp" + std::to_string(tap)).has_value());
+    EXPECT_FALSE(find_interface("anx" + std::to_string(tap)).has_value());
+    EXPECT_FALSE(delete_link("anp" + std::to_string(tap))) << "nothing left to delete";
 }
 
 }  // namespace

@@ -277,21 +277,20 @@ Netns& Topology::add_namespace(std::string_view role) {
 
 void Topology::add_veth(const Netns& a, std::string_view if_a, const Netns& b, std::string_view if_b,
                         const VethOptions& options) {
-    const auto end_options = [&](const std::string& mac) {
-        std::vector<std::string> o = {"mtu", std::to_string(options.mtu), "numtxqueues", std::to_string(options.queues),
-                                      "numrxqueues", std::to_string(options.queues)};
+    const auto end_options = [&](const std::string& mac, unsigned queues) {
+        std::vector<std::string> o = {"mtu", std::to_string(options.mtu), "numtxqueues", std::to_string(queues),
+                                      "numrxqueues", std::to_string(queues)};
         if (!mac.empty()) o.insert(o.end(), {"address", mac});
         return o;
     };
     std::vector<std::string> cmd = {"ip", "-n", a.name(), "link", "add", std::string(if_a)};
-    for (auto& o : end_options(options.mac_a)) cmd.push_back(o);
+    for (auto& o : end_options(options.mac_a, options.queues)) cmd.push_back(o);
     cmd.insert(cmd.end(), {"type", "veth", "peer", "name", std::string(if_b), "netns", b.name()});
-    for (auto& o : end_options(options.mac_b)) cmd.push_back(o);
+    for (auto& o : end_options(options.mac_b, options.peer_queues != 0 ? options.peer_queues : options.queues))
+        cmd.push_back(o);
     check(run_command(cmd), cmd);
-    for (const auto& [ns, ifname] : {std::pair{&a, if_a}, std::pair{&b, if_b}}) {
+    for (const auto& [ns, ifname] : {std::pair{&a, if_a}, std::pair{&b, if_b}})
         ns->run({"ip", "link", "set", std::string(ifname), "up"});
-        if (!options.tx_checksum_offload) ns->run({"ethtool", "-K", std::string(ifname), "tx", "off"});
-    }
 }
 
 void Topology::add_address(const Netns& ns, std::string_view ifname, std::string_view cidr) {

@@ -63,12 +63,12 @@ private:
 
 struct VethOptions {
     unsigned queues = 1;     // RX and TX queues on both ends
+    unsigned peer_queues = 0;  // RX and TX queues on end b when not `queues`
     unsigned mtu = 1500;
     std::string mac_a;       // empty: the kernel picks one
     std::string mac_b;
-    // TX checksum offload off on both ends: tenants need it (DESIGN.md section 4), and a test
-    // that wants it on says so.
-    bool tx_checksum_offload = false;
+    // Offloads stay at the kernel's defaults (TSO and TX checksum on): tenants run that way, and
+    // a test that needs one off turns it off itself.
 };
 
 // A process started inside a namespace; stopped (SIGTERM, then SIGKILL) on destruction.

@@ -95,8 +95,9 @@ std::string render_status(const json& r) {
     for (const auto& p : r.value("ports", json::array()))
         rows.push_back({text_of(p.value("name", json())), text_of(p.value("role", json())),
                         text_of(p.value("xdp_mode", json())), text_of(p.value("bind", json())),
-                        text_of(p.value("queues", json())), text_of(p.value("endpoint", json()))});
-    if (!rows.empty()) s += "\n" + table({"PORT", "ROLE", "XDP", "AF_XDP", "QUEUES", "ENDPOINT"}, rows);
+                        text_of(p.value("queues", json())), text_of(p.value("endpoint", json())),
+                        text_of(p.value("paths", json()))});
+    if (!rows.empty()) s += "\n" + table({"PORT", "ROLE", "XDP", "AF_XDP", "QUEUES", "ENDPOINT", "PATHS"}, rows);
     return s;
 }
 

@@ -1,10 +1,12 @@
 #include "daemon/daemon.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "daemon/daemon_support.hpp"
@@ -46,7 +48,7 @@ Daemon::Daemon(DaemonOptions options)
     for (const auto& w : check.warnings) spdlog::warn("{}", w);
     if (!check.facts) throw StartupError(join_lines("this host does not match the configuration:", check.errors));
     host_ = std::move(*check.facts);
-    local_ = io::LocalContext{host_.underlay_address};
+    local_ = io::LocalContext{host_.underlay_address, {}};
     spdlog::info("node {}: fabric generation {} from {} ({} nodes, {} VPCs, {} endpoints)", snapshot.local().name,
                  snapshot.generation(), options_.config_path, snapshot.nodes().size(), snapshot.vpcs().size(),
                  snapshot.endpoints().size());
@@ -64,13 +66,17 @@ Daemon::Daemon(DaemonOptions options)
 
 Daemon::~Daemon() {
     control_.stop();
+    const std::vector<OwnedPort> ports = pool_ ? pool_->ports() : std::vector<OwnedPort>{};
     pool_.reset();  // threads joined, sockets closed
+    for (const OwnedPort& port : ports)
+        if (port.role == dataplane::PortRole::tenant) unplumb_tenant(port);
     nat_.reset();
     sync_.reset();
     if (bpf_) {
         const auto pin_dir = bpf_->config().pin_dir;
-        bpf_.reset();  // XDP detached from every port, maps unpinned, pin directory removed
-        spdlog::info("stopped: XDP detached, {} removed, control socket removed", pin_dir.string());
+        bpf_.reset();  // XDP and tc detached from every port, maps unpinned, pin directory removed
+        spdlog::info("stopped: XDP and tc detached, punt devices deleted, {} removed, control socket removed",
+                     pin_dir.string());
     }
 }
 
@@ -81,6 +87,26 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     const io::SyncCounts written = sync_->reconcile(io::plan_full(snapshot, local_));
     spdlog::info("fabric maps: {}", written.summary());
     apply_next_hops(next_hops_.update(snapshot, kStartupResolveTimeout));
+    configure_fast_path(snapshot);
+}
+
+// The fast path serves an untagged underlay (the tc programs write untagged outer headers) on a
+// node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline.
+void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
+    andromeda_fp_config config{};
+    const auto& local = snapshot.local();
+    fast_path_ = local.fastpath && local.underlay_vlan == 0;
+    config.enabled = fast_path_ ? 1 : 0;
+    config.underlay_ifindex = host_.underlay.ifindex;
+    config.underlay_ip = htonl(host_.underlay_address.value());
+    config.underlay_mtu = local.underlay_mtu;
+    host_.underlay.mac.copy_to(config.underlay_mac);
+    bpf_->set_fast_path(config);
+    if (fast_path_)
+        spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel");
+    else
+        spdlog::info("kernel fast path off ({}): every tenant frame goes through the AF_XDP pipeline",
+                     !local.fastpath ? "[node] fastpath = false" : "a tagged underlay (underlay_vlan)");
 }
 
 void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
@@ -117,6 +143,13 @@ void Daemon::start_uplink_route() {
     }
 }
 
+io::PortTable Daemon::with_punt_devices(io::PortTable table) const {
+    std::map<std::uint32_t, io::PuntDevices> devices;
+    for (const auto& [ifindex, pair] : punts_) devices.emplace(ifindex, pair->devices());
+    io::add_punt_ports(table, devices);
+    return table;
+}
+
 io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
                                     std::map<std::string, std::uint32_t>* unresolved) {
     io::PortTable table = io::tenant_ports(snapshot, slots_, unresolved);
@@ -126,24 +159,56 @@ io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
     return table;
 }
 
-void Daemon::attach_tenant(const std::string& name, std::vector<std::string>& notes) {
-    const io::AttachReport& report = bpf_->attach(name);  // logs what it achieved
-    notes.push_back("+ port " + report.message());
-    if (const auto warning = io::tenant_checksum_warning(name); !warning.empty()) {
-        spdlog::warn("{}", warning);
-        notes.push_back("! " + warning);
+OwnedPort Daemon::plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
+                                std::vector<std::string>& notes) {
+    const io::InterfaceInfo link = io::require_interface(name);
+    auto pair = std::make_unique<io::PuntPair>(ifindex, std::max<std::uint32_t>(link.mtu, 1500));
+    const io::PuntDevices devices = pair->devices();
+    try {
+        const io::AttachReport& report = bpf_->attach(devices.steering);  // logs what it achieved
+        bpf_->attach_tc(devices.visible, io::BpfInstance::TcProgram::punt);
+        bpf_->attach_tc(name, io::BpfInstance::TcProgram::tenant);
+        notes.push_back("+ port " + name + ": tc ingress (fast path, punt via " + devices.visible + "), " +
+                        report.message());
+    } catch (...) {
+        bpf_->detach_tc(name);
+        bpf_->detach_tc(devices.visible);
+        bpf_->detach(devices.steering);
+        throw;
+    }
+    punts_[ifindex] = std::move(pair);
+    return OwnedPort{name, ifindex, dataplane::PortRole::tenant, slot, 1, devices.steering};
+}
+
+void Daemon::unplumb_tenant(const OwnedPort& port) noexcept {
+    try {
+        bpf_->detach_tc(port.name);
+        const auto it = punts_.find(port.ifindex);
+        if (it == punts_.end()) return;
+        bpf_->detach_tc(it->second->devices().visible);
+        bpf_->detach(it->second->devices().steering);
+        punts_.erase(it);  // deletes the pair
+    } catch (const std::exception& e) {
+        spdlog::warn("tenant port {}: {}", port.name, e.what());
     }
 }
 
 void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     io::PortTable ports = desired_ports(snapshot, nullptr);
-    bpf_->attach(host_.underlay.name);  // each attach logs the mode it achieved
+    // Native XDP on a veth turns its peer's TSO off, so GSO packets from the other hosts would be
+    // cut into MTU-sized frames before they reach the fast path; generic mode leaves it on. On a
+    // real NIC native mode costs nothing of the kind.
+    const bool generic_underlay = fast_path_ && host_.underlay.driver == "veth" &&
+                                  bpf_->config().xdp_mode == io::XdpModePreference::best;
+    bpf_->attach(host_.underlay.name, generic_underlay ? std::optional(io::XdpModePreference::generic_only)
+                                                       : std::nullopt);  // each attach logs the mode it achieved
+    if (fast_path_) bpf_->attach_tc(host_.underlay.name, io::BpfInstance::TcProgram::underlay);
     std::vector<OwnedPort> owned{{host_.underlay.name, host_.underlay.ifindex, dataplane::PortRole::underlay,
-                                  ports[host_.underlay.ifindex].slot, host_.underlay.rx_queues}};
+                                  ports[host_.underlay.ifindex].slot, host_.underlay.rx_queues, {}}};
     if (host_.uplink) {
         bpf_->attach(host_.uplink->name);
         owned.push_back({host_.uplink->name, host_.uplink->ifindex, dataplane::PortRole::uplink,
-                         ports[host_.uplink->ifindex].slot, host_.uplink->rx_queues});
+                         ports[host_.uplink->ifindex].slot, host_.uplink->rx_queues, {}});
     }
     std::vector<std::string> notes;
     for (auto it = ports.begin(); it != ports.end();) {
@@ -155,8 +220,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
             continue;
         }
         try {
-            attach_tenant(e->port, notes);
-            owned.push_back({e->port, it->first, dataplane::PortRole::tenant, it->second.slot, io::rx_queue_count(e->port)});
+            owned.push_back(plumb_tenant(e->port, it->first, it->second.slot, notes));
             ++it;
         } catch (const std::exception& ex) {
             spdlog::error("tenant port {} left out: {}", e->port, ex.what());
@@ -177,7 +241,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
         if (const auto cpu = pool_->cpu_of(w))
             spdlog::info("worker {} (andromeda-w{}) {} CPU {}", w, w, pool_->pinned(w) ? "pinned to" : "could not be pinned to", *cpu);
     // Steering starts only now that every socket is in the XSKMAP.
-    sync_->sync_ports(ports);
+    sync_->sync_ports(with_punt_devices(std::move(ports)));
 }
 
 void Daemon::start_control() {
@@ -190,7 +254,11 @@ void Daemon::start_control() {
 }
 
 void Daemon::apply_next_hops(const std::vector<dataplane::NextHop>& hops) {
-    if (hops.empty() || !pool_) return;
+    if (hops.empty()) return;
+    // The fast path's peer entries first: it forwards to a peer only once its MAC is known.
+    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
+    sync_->apply(io::plan_peers(*store_.current(), local_));
+    if (!pool_) return;
     const PausedWorkers paused(*pool_);
     for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "io/bpf_instance.hpp"
 #include "io/map_sync.hpp"
 #include "io/port_table.hpp"
+#include "io/punt_pair.hpp"
 #include "nat/nat_engine.hpp"
 
 namespace andromeda::daemon {
@@ -77,7 +79,17 @@ private:
     void start_control();
     [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
                                               std::map<std::string, std::uint32_t>* unresolved);
-    void attach_tenant(const std::string& name, std::vector<std::string>& notes);
+    // A tenant port's plumbing: its punt pair, XDP on the pair's steering end, tc on the pair's
+    // visible end and on the port. Returns the port as the workers own it (sockets on the steering
+    // end). Throws, leaving nothing of the port behind.
+    OwnedPort plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
+                           std::vector<std::string>& notes);
+    // Undoes plumb_tenant once the workers no longer hold sockets on it.
+    void unplumb_tenant(const OwnedPort& port) noexcept;
+    // `table` with every tenant port's punt devices added (io::add_punt_ports).
+    [[nodiscard]] io::PortTable with_punt_devices(io::PortTable table) const;
+    // The fast path's view of this node, written into andromeda_fp_config.
+    void configure_fast_path(const fabric::FabricSnapshot& snapshot);
     [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
     void reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes);
     void replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
@@ -95,6 +107,7 @@ private:
     [[nodiscard]] nlohmann::json fabric_json() const;
     [[nodiscard]] nlohmann::json conntrack_json() const;
     [[nodiscard]] nlohmann::json port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
+    [[nodiscard]] std::string port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::uint64_t uptime_s() const;
     // Per worker: {"cpu": N, "pinned": bool}, or null when worker_cpus leaves it unpinned.
     [[nodiscard]] nlohmann::json worker_cpus_json() const;
@@ -114,6 +127,9 @@ private:
     NextHopTable next_hops_;
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
+    // Punt pairs by tenant port ifindex: deleted after the workers (their sockets bind there).
+    std::map<std::uint32_t, std::unique_ptr<io::PuntPair>> punts_;
+    bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
 

@@ -76,7 +76,7 @@ PortChanges Daemon::port_changes(const fabric::FabricSnapshot& snapshot, const i
     for (const auto& [ifindex, port] : desired) {
         if (port.role != ANDROMEDA_PORT_TENANT || pool_->find_port(ifindex) != nullptr) continue;
         if (const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(ifindex))
-            changes.added.push_back({e->port, ifindex, dataplane::PortRole::tenant, port.slot, 1});
+            changes.added.push_back({e->port, ifindex, dataplane::PortRole::tenant, port.slot, 1, {}});
     }
     return changes;
 }
@@ -90,29 +90,34 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector
                                     name, vni));
     PortChanges changes = port_changes(snapshot, desired);
 
-    // 1. Removed ports are no longer steered, and lose XDP (a recreated interface may reuse the name).
+    // 1. Removed ports are no longer steered (their tc program drops what they send).
     io::PortTable steered = desired;
     for (const auto& a : changes.added) steered.erase(a.ifindex);
-    sync_->sync_ports(steered);
-    for (const auto& r : changes.removed) {
-        bpf_->detach(r.name);
-        notes.push_back("- port " + r.name + " detached");
-    }
-    // 2. New ports get XDP (frames pass to the kernel until the port map names them).
+    sync_->sync_ports(with_punt_devices(steered));
+    // 2. New ports get their punt pair and programs (the tc program drops their frames until the
+    //    port map names them).
     for (auto& a : changes.added) {
         try {
-            attach_tenant(a.name, notes);
-            a.queues = io::rx_queue_count(a.name);
+            a = plumb_tenant(a.name, a.ifindex, a.slot, notes);
         } catch (const std::exception& e) {
             notes.push_back("! port " + a.name + " left out: " + e.what());
             changes.failed.insert(a.ifindex);
         }
     }
-    // 3. Sockets and next hops, with the workers paused between two batches.
-    replumb_workers(changes, next_hops_.update(snapshot, kReloadResolveTimeout), notes);
-    // 4. Added ports are steered now that their sockets are in the XSKMAP.
+    // 3. Next hops (the fast path's peer entries first), then sockets, with the workers paused
+    //    between two batches.
+    const std::vector<dataplane::NextHop> hops = next_hops_.update(snapshot, kReloadResolveTimeout);
+    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
+    if (!hops.empty()) sync_->apply(io::plan_peers(snapshot, local_));
+    replumb_workers(changes, hops, notes);
+    // 4. Removed ports lose their programs and punt pair (no socket binds there any more), and
+    //    added ports are steered now that their sockets are in the XSKMAP.
+    for (const auto& r : changes.removed) {
+        unplumb_tenant(r);
+        notes.push_back("- port " + r.name + " detached");
+    }
     for (const std::uint32_t ifindex : changes.failed) desired.erase(ifindex);
-    sync_->sync_ports(desired);
+    sync_->sync_ports(with_punt_devices(std::move(desired)));
 }
 
 void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
@@ -127,7 +132,7 @@ void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::
         } catch (const std::exception& e) {
             notes.push_back("! port " + a.name + " left out: " + e.what());
             changes.failed.insert(a.ifindex);
-            bpf_->detach(a.name);
+            unplumb_tenant(a);
         }
     }
     for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);

@@ -111,14 +111,39 @@ std::string tuple_text(const json& t) {
 
 }  // namespace
 
+// Which paths a port's packets take: "fast path + pipeline" where the kernel fast path runs
+// in front of the AF_XDP pipeline, and why not where it does not.
+std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
+    const auto& local = snapshot.local();
+    const char* node_off = !local.fastpath ? "fast path off: [node] fastpath = false"
+                                           : "fast path off: tagged underlay (underlay_vlan)";
+    switch (port.role) {
+        case dataplane::PortRole::underlay:
+            return fast_path_ ? "fast path (tc decap) + pipeline" : fmt::format("pipeline ({})", node_off);
+        case dataplane::PortRole::uplink: return "pipeline";
+        case dataplane::PortRole::tenant: break;
+    }
+    const std::string punt = "pipeline via " + port.socket_device();
+    if (!fast_path_) return fmt::format("{} ({})", punt, node_off);
+    const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(port.ifindex);
+    const fabric::Vpc* vpc = e != nullptr ? snapshot.find_vpc(e->vni) : nullptr;
+    if (vpc != nullptr && !vpc->fastpath)
+        return fmt::format("{} (fast path off: VPC {} fastpath = false)", punt, vpc->name);
+    return "fast path (tc) + " + punt;
+}
+
 json Daemon::port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
     json p{{"name", port.name}, {"ifindex", port.ifindex}, {"role", dataplane::to_string(port.role)}};
     p["xdp_mode"] = nullptr;
     for (const io::AttachReport& a : bpf_->attachments()) {
-        if (a.ifname != port.name) continue;
+        if (a.ifname != port.socket_device()) continue;  // a tenant port's XDP is on its punt pair
         p["xdp_mode"] = io::to_string(a.mode);
         p["xdp"] = a.message();
     }
+    const std::string tc = bpf_->tc_program_on(port.name);
+    p["tc"] = tc.empty() ? json() : json(tc);
+    p["socket_device"] = port.socket_device();
+    p["paths"] = port_paths(port, snapshot);
     const auto queues = pool_->queues_of(port.ifindex);
     p["bind"] = queues.empty() ? json() : json(io::to_string(pool_->bind_mode()));
     p["queues"] = queues.size();
@@ -184,6 +209,10 @@ json Daemon::stats_json() const {
     const io::XdpStats x = bpf_->read_stats();
     for (const auto& field : io::kXdpCounterFields) xdp[std::string(field.name)] = x.totals().*field.member;
     out["xdp"] = std::move(xdp);
+    json fastpath;
+    const io::FastPathStats f = bpf_->read_fast_path_stats();
+    for (const auto& field : io::kFastPathCounterFields) fastpath[std::string(field.name)] = f.totals().*field.member;
+    out["fastpath"] = std::move(fastpath);
     const PoolCounters c = pool_->counters();
     json dataplane;
     for_each_pipeline_counter(c.pipeline, [&](const char* name, std::uint64_t v) { dataplane[name] = v; });

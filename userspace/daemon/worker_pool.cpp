@@ -78,7 +78,7 @@ void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& p
     std::vector<io::SocketSpec> specs;
     for (const OwnedPort& port : ports_)
         for (const std::uint32_t q : queues_for(port, w)) {
-            specs.push_back({port.name, q});
+            specs.push_back({port.socket_device(), q});
             worker.sockets.push_back({port.ifindex, port.slot, q});
         }
     worker.xsk = std::make_unique<io::XskWorker>(umem_for(specs.size()), specs);
@@ -138,7 +138,7 @@ void WorkerPool::add_port(const OwnedPort& port) {
     try {
         for (auto& w : workers_) {
             for (const std::uint32_t q : queues_for(port, w.queue)) {
-                const std::uint32_t index = w.xsk->bind_socket({port.name, q});
+                const std::uint32_t index = w.xsk->bind_socket({port.socket_device(), q});
                 w.sockets.push_back({port.ifindex, port.slot, q});
                 bpf_.register_socket(port.slot, q, w.xsk->socket(index).fd);
             }

@@ -30,6 +30,11 @@ struct OwnedPort {
     dataplane::PortRole role = dataplane::PortRole::tenant;
     std::uint32_t slot = 0;
     std::uint32_t queues = 1;
+    // The interface its sockets bind to when not `name` itself: a tenant port's punt pair's
+    // steering end (io/punt_pair.hpp).
+    std::string device;
+
+    [[nodiscard]] const std::string& socket_device() const noexcept { return device.empty() ? name : device; }
 };
 
 // Sums over every worker.

@@ -75,7 +75,8 @@ private:
         self.is_local = true;
         if (table != nullptr) {
             fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
-                                                         "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus"});
+                                                         "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus",
+                                                         "fastpath"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -94,6 +95,7 @@ private:
             local.pin_dir = fields_.string(*table, "node", "pin_dir", false, "pin_dir = \"/sys/fs/bpf/andromeda/node1\"",
                                            &src.pin_dir)
                                 .value_or("");
+            local.fastpath = fields_.boolean(*table, "node", "fastpath", true);
             decode_uplink(*table);
             decode_worker_cpus(*table);
         } else {
@@ -173,7 +175,7 @@ private:
     void decode_vpc(const TomlNode& table, std::size_t index) {
         const std::string path = vpc_path(index);
         fields_.reject_unknown_keys(table, path,
-                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "nat", "endpoint"});
+                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "fastpath", "nat", "endpoint"});
         Vpc vpc;
         VpcSource src;
         src.table = table.line;
@@ -187,6 +189,7 @@ private:
         vpc.gateway = gateway.value_or(Ipv4Address{});
         vpc.gateway_mac = fields_.mac(table, path, "gateway_mac", false, &src.gateway_mac).value_or(kDefaultGatewayMac);
         decode_mtu(table, path, vpc, src);
+        vpc.fastpath = fields_.boolean(table, path, "fastpath", true);
         if (const TomlNode* nat = fields_.table(table, path, "nat", false)) decode_nat(*nat, path + ".nat", vpc, src);
         out_.config.vpcs.push_back(std::move(vpc));
         out_.source.vpcs.push_back(std::move(src));

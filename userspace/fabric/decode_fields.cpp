@@ -140,6 +140,12 @@ std::optional<Ipv4Address> FieldReader::ipv4(const TomlNode& table, const std::s
     return address;
 }
 
+bool FieldReader::boolean(const TomlNode& table, const std::string& path, std::string_view key, bool fallback) {
+    const std::string example = std::string(key) + " = " + (fallback ? "true" : "false");
+    const TomlNode* value = member(table, path, key, Kind::boolean, false, example);
+    return value == nullptr ? fallback : value->boolean;
+}
+
 std::optional<MacAddress> FieldReader::mac(const TomlNode& table, const std::string& path, std::string_view key,
                                            bool required, std::uint32_t* line) {
     const std::string example = std::string(key) + " = \"02:00:00:00:00:0a\"";

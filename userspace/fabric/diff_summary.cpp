@@ -19,6 +19,7 @@ std::string describe(const Vpc& v) {
         out += c.to_string();
     }
     out += ", gateway " + v.gateway.to_string() + " " + v.gateway_mac.to_string() + ", mtu " + std::to_string(v.mtu);
+    if (!v.fastpath) out += ", fastpath off";
     if (v.nat)
         out += ", nat " + v.nat->address.to_string() + " on " + v.nat->gateway_node + " ports " +
                std::to_string(v.nat->port_min) + "-" + std::to_string(v.nat->port_max);

@@ -62,6 +62,9 @@ struct LocalNodeSettings {
     // CPUs the packet workers are pinned to: worker i runs on worker_cpus[i % size]. Empty: not
     // pinned (the scheduler places them).
     std::vector<std::uint32_t> worker_cpus;
+    // Whether this node runs the kernel fast path (east-west traffic encapsulated and
+    // decapsulated by tc programs); false: every tenant frame goes through the AF_XDP pipeline.
+    bool fastpath = true;
 
     friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;
 };
@@ -103,6 +106,7 @@ struct Vpc {
     Ipv4Address gateway;
     MacAddress gateway_mac = kDefaultGatewayMac;
     std::uint32_t mtu = 0;  // inner MTU; default underlay_mtu - kOverlayOverhead
+    bool fastpath = true;   // its east-west traffic may take the kernel fast path (where the node runs it)
     std::optional<NatConfig> nat;
 
     [[nodiscard]] bool contains(Ipv4Address ip) const noexcept {

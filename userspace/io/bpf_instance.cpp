@@ -29,6 +29,9 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::nat_addrs: return skel.maps.andromeda_nat_addrs;
     case MapId::stats: return skel.maps.andromeda_stats;
     case MapId::daemon_stats: return skel.maps.andromeda_daemon_stats;
+    case MapId::fp_config: return skel.maps.andromeda_fp_config;
+    case MapId::fp_stats: return skel.maps.andromeda_fp_stats;
+    case MapId::fp_ip_id: return skel.maps.andromeda_fp_ip_id;
     }
     return nullptr;
 }
@@ -97,6 +100,7 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
 }
 
 BpfInstance::~BpfInstance() {
+    tc_.clear();     // detaches the tc programs
     ports_.clear();  // detaches
     unpin_all();
     skel_.reset();
@@ -135,12 +139,12 @@ void BpfInstance::unpin_all() noexcept {
     }
 }
 
-const AttachReport& BpfInstance::attach(std::string_view ifname) {
+const AttachReport& BpfInstance::attach(std::string_view ifname, std::optional<XdpModePreference> mode) {
     for (const auto& port : ports_)
         if (port.ifname == ifname) return port.attachment->report();
     const InterfaceInfo link = require_interface(ifname);
-    auto attachment =
-        std::make_unique<XdpAttachment>(program_fd(), link, config_.xdp_mode, config_.replace_foreign_xdp);
+    auto attachment = std::make_unique<XdpAttachment>(program_fd(), link, mode.value_or(config_.xdp_mode),
+                                                      config_.replace_foreign_xdp);
     if (!attachment->report().replaced.empty()) recovery_.detached.push_back(link.name + ": " + attachment->report().replaced);
     ports_.push_back({std::string(ifname), std::move(attachment)});
     return ports_.back().attachment->report();
@@ -158,6 +162,44 @@ std::vector<AttachReport> BpfInstance::attachments() const {
     std::vector<AttachReport> out;
     for (const auto& port : ports_) out.push_back(port.attachment->report());
     return out;
+}
+
+const TcAttachment& BpfInstance::attach_tc(std::string_view ifname, TcProgram program) {
+    for (const auto& tc : tc_)
+        if (tc->ifname() == ifname) return *tc;
+    const InterfaceInfo link = require_interface(ifname);
+    const bpf_program* prog = program == TcProgram::tenant ? skel_->progs.andromeda_tc_tenant
+                              : program == TcProgram::punt ? skel_->progs.andromeda_tc_punt
+                                                           : skel_->progs.andromeda_tc_underlay;
+    tc_.push_back(std::make_unique<TcAttachment>(bpf_program__fd(prog), link.ifindex, link.name, bpf_program__name(prog)));
+    spdlog::info("{}", tc_.back()->message());
+    return *tc_.back();
+}
+
+bool BpfInstance::detach_tc(std::string_view ifname) {
+    const auto it = std::find_if(tc_.begin(), tc_.end(), [&](const auto& tc) { return tc->ifname() == ifname; });
+    if (it == tc_.end()) return false;
+    const bool detached = (*it)->detach();
+    tc_.erase(it);
+    return detached;
+}
+
+std::string BpfInstance::tc_program_on(std::string_view ifname) const {
+    for (const auto& tc : tc_)
+        if (tc->ifname() == ifname) return tc->program_name();
+    return {};
+}
+
+std::vector<std::string> BpfInstance::tc_attachments() const {
+    std::vector<std::string> out;
+    for (const auto& tc : tc_) out.push_back(tc->message());
+    return out;
+}
+
+void BpfInstance::set_fast_path(const andromeda_fp_config& config) {
+    const __u32 key = 0;
+    if (bpf_map_update_elem(map_fd(MapId::fp_config), &key, &config, BPF_ANY) != 0)
+        throw IoError("writing andromeda_fp_config", errno);
 }
 
 void BpfInstance::register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "io/config.hpp"
 #include "io/map_ids.hpp"
 #include "io/map_sync.hpp"
+#include "io/tc_attach.hpp"
 #include "io/xdp_attach.hpp"
 #include "io/xdp_stats.hpp"
 
@@ -50,12 +52,26 @@ public:
     BpfInstance(const BpfInstance&) = delete;
     BpfInstance& operator=(const BpfInstance&) = delete;
 
-    // Attaches the program to `ifname` (in this thread's namespace). Attaching a port twice
-    // returns the first report.
-    const AttachReport& attach(std::string_view ifname);
+    // Attaches the program to `ifname` (in this thread's namespace), in `mode` when given, else
+    // in the instance's xdp_mode. Attaching a port twice returns the first report.
+    const AttachReport& attach(std::string_view ifname, std::optional<XdpModePreference> mode = std::nullopt);
     // Detaches from `ifname`; false when it was not attached.
     bool detach(std::string_view ifname);
     [[nodiscard]] std::vector<AttachReport> attachments() const;
+
+    // The kernel fast path's tc programs (bpf/andromeda_xdp.bpf.c).
+    enum class TcProgram : std::uint8_t { tenant, punt, underlay };
+    // Attaches `program` to the tc ingress of `ifname` (this thread's namespace), replacing a
+    // previous instance's; attaching a port twice keeps the first. Throws IoError.
+    const TcAttachment& attach_tc(std::string_view ifname, TcProgram program);
+    // Detaches the tc program from `ifname`; false when none of ours was there.
+    bool detach_tc(std::string_view ifname);
+    [[nodiscard]] std::vector<std::string> tc_attachments() const;
+    // The tc program on `ifname`'s ingress ("andromeda_tc_tenant"), or empty.
+    [[nodiscard]] std::string tc_program_on(std::string_view ifname) const;
+    // Writes andromeda_fp_config: the fast path runs while `config.enabled` is set. Throws IoError.
+    void set_fast_path(const andromeda_fp_config& config);
+    [[nodiscard]] FastPathStats read_fast_path_stats() const { return io::read_fast_path_stats(map_fd(MapId::fp_stats)); }
 
     // XSKMAP entry for (port slot, RX queue): where the XDP program redirects that queue.
     void register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd);
@@ -92,6 +108,7 @@ private:
     std::unique_ptr<MapWriter> writer_;
     std::uint32_t program_id_ = 0;
     std::vector<Port> ports_;
+    std::vector<std::unique_ptr<TcAttachment>> tc_;
 };
 
 }  // namespace andromeda::io

@@ -126,27 +126,5 @@ std::optional<bool> tx_checksum_offload(std::string_view ifname) {
     return value.data != 0;
 }
 
-std::optional<bool> veth_peer_tx_checksum_offload(std::string_view ifname) {
-    const auto info = find_interface(ifname);
-    if (!info || info->driver != "veth" || info->link_ifindex == 0) return std::nullopt;
-    const auto in_peer_namespace = [&]() -> std::optional<bool> {
-        const auto peer = find_interface(info->link_ifindex);
-        if (!peer) return std::nullopt;
-        return tx_checksum_offload(peer->name);
-    };
-    if (!info->link_netnsid) return in_peer_namespace();
-    const auto ns = find_named_netns(*info->link_netnsid);
-    if (!ns) return std::nullopt;
-    return run_in_netns(*ns, in_peer_namespace);
-}
-
-std::string tenant_checksum_warning(std::string_view ifname) {
-    if (veth_peer_tx_checksum_offload(ifname).value_or(false))
-        return "tenant port " + std::string(ifname) +
-               ": the tenant's end of this veth has TX checksum offload on, so TCP/UDP frames reach Andromeda "
-               "with unfilled checksums and the far tenant drops them (ping still works); run "
-               "`ethtool -K <tenant interface> tx off` inside the tenant's namespace";
-    return {};
-}
 
 }  // namespace andromeda::io

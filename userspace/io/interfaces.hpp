@@ -42,17 +42,8 @@ struct InterfaceInfo {
 // ETHTOOL_GCHANNELS: rx + combined channels; 1 when the driver does not implement it.
 [[nodiscard]] std::uint32_t rx_queue_count(std::string_view ifname);
 // ETHTOOL_GTXCSUM: whether the interface leaves TX checksums to offload. nullopt when the
-// driver cannot say. On a tenant veth this must be off: frames it hands to XDP/AF_XDP would
-// carry unfilled TCP/UDP checksums that the far tenant drops (DESIGN.md section 4).
+// driver cannot say. A punt pair's visible end has it off (io/punt_pair.hpp): what the tenant
+// sends CHECKSUM_PARTIAL gets its checksum finished there, before XDP and AF_XDP see it.
 [[nodiscard]] std::optional<bool> tx_checksum_offload(std::string_view ifname);
-
-// The same for the far end of a veth: the tenant's side, which is the one whose offload
-// matters. Finds the peer in this namespace or in a named one (/run/netns); nullopt when the
-// interface is no veth, or its peer cannot be found or asked.
-[[nodiscard]] std::optional<bool> veth_peer_tx_checksum_offload(std::string_view ifname);
-
-// The warning andromedad logs for a tenant port whose tenant side has TX checksum offload on,
-// or empty when it is off or cannot be told.
-[[nodiscard]] std::string tenant_checksum_warning(std::string_view ifname);
 
 }  // namespace andromeda::io

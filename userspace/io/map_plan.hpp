@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace andromeda::io {
 struct LocalContext {
     // This node's underlay IPv4: [node] address, or the underlay interface's own.
     wire::Ipv4Address underlay_address;
+    // The resolved next-hop MAC of each peer node, by underlay address (Ipv4Address::value()):
+    // the kernel fast path writes it as the outer destination. A peer missing here gets
+    // mac_known = 0, and the fast path punts its traffic to the pipeline.
+    std::map<std::uint32_t, wire::MacAddress> next_hops;
 };
 
 template <class Key, class Value>
@@ -50,6 +55,14 @@ struct FabricMapPlan {
 // those writes.
 [[nodiscard]] FabricMapPlan plan_diff(const fabric::FabricSnapshot& after, const fabric::FabricDiff& diff,
                                       const LocalContext& local);
+
+// Every peer entry, valued with `local.next_hops`: what the daemon applies when next hops are
+// learned or change (map_sync skips the entries whose value is the same).
+[[nodiscard]] FabricMapPlan plan_peers(const fabric::FabricSnapshot& snapshot, const LocalContext& local);
+
+// The inner MTU the fast path enforces for a VPC: its `mtu`, at most (and by default) the
+// underlay MTU less the overlay overhead, as the pipeline computes it.
+[[nodiscard]] std::uint32_t vpc_inner_mtu(const fabric::Vpc& vpc, std::uint32_t underlay_mtu) noexcept;
 
 // A stable 32-bit id from a name (FNV-1a): the node_id of a peer and vpc_id of a VNI, so an
 // entry's value does not change when the file is merely reordered.

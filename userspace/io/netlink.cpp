@@ -26,8 +26,27 @@ void NetlinkRequest::add_attribute(std::uint16_t type, const void* data, std::si
     auto* attr = reinterpret_cast<rtattr*>(buffer_.data() + offset);
     attr->rta_type = type;
     attr->rta_len = static_cast<unsigned short>(RTA_LENGTH(size));
-    std::memcpy(RTA_DATA(attr), data, size);
+    if (size != 0) std::memcpy(RTA_DATA(attr), data, size);
     header()->nlmsg_len = static_cast<std::uint32_t>(offset + RTA_ALIGN(attr->rta_len));
+}
+
+std::size_t NetlinkRequest::begin_nested(std::uint16_t type) {
+    const std::size_t start = NLMSG_ALIGN(header()->nlmsg_len);
+    add_attribute(type, nullptr, 0);
+    return start;
+}
+
+void NetlinkRequest::end_nested(std::size_t start) {
+    auto* attr = reinterpret_cast<rtattr*>(buffer_.data() + start);
+    attr->rta_len = static_cast<unsigned short>(header()->nlmsg_len - start);
+}
+
+void NetlinkRequest::add_raw(const void* data, std::size_t size) {
+    const std::size_t offset = NLMSG_ALIGN(header()->nlmsg_len);
+    const std::size_t space = NLMSG_ALIGN(size);
+    if (buffer_.size() < offset + space) buffer_.resize(offset + space);
+    std::memcpy(buffer_.data() + offset, data, size);
+    header()->nlmsg_len = static_cast<std::uint32_t>(offset + space);
 }
 
 NetlinkAttributes::NetlinkAttributes(const void* first, std::size_t length) {

@@ -28,6 +28,11 @@ public:
     void add_value(std::uint16_t type, const T& value) {
         add_attribute(type, &value, sizeof value);
     }
+    // A nested attribute: begin_nested() opens it and returns where it starts, the attributes (and
+    // raw headers, such as the ifinfomsg of a veth peer) added until end_nested() go inside.
+    [[nodiscard]] std::size_t begin_nested(std::uint16_t type);
+    void end_nested(std::size_t start);
+    void add_raw(const void* data, std::size_t size);
 
     [[nodiscard]] nlmsghdr* header() noexcept { return reinterpret_cast<nlmsghdr*>(buffer_.data()); }
     [[nodiscard]] std::span<const std::uint8_t> bytes() const noexcept { return {buffer_.data(), header_length()}; }

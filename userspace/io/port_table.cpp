@@ -52,9 +52,37 @@ PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
     slots.retain_tenants(in_use);
     for (const auto& e : snapshot.endpoints()) {
         if (!e.is_local || e.port.empty() || e.port_ifindex == 0) continue;
-        table[e.port_ifindex] = make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
+        andromeda_port& port = table[e.port_ifindex] =
+            make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
+        if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)
+            port.flags |= ANDROMEDA_PORT_F_FASTPATH;
     }
     return table;
+}
+
+void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>& punts) {
+    std::vector<std::pair<std::uint32_t, andromeda_port>> added;
+    for (auto it = table.begin(); it != table.end();) {
+        if (it->second.role != ANDROMEDA_PORT_TENANT) {
+            ++it;
+            continue;
+        }
+        const auto punt = punts.find(it->first);
+        if (punt == punts.end()) {
+            it = table.erase(it);
+            continue;
+        }
+        it->second.link = punt->second.visible_ifindex;
+        andromeda_port visible{};
+        visible.role = ANDROMEDA_PORT_PUNT;
+        visible.link = it->first;
+        added.emplace_back(punt->second.visible_ifindex, visible);
+        andromeda_port steering = it->second;
+        steering.link = 0;
+        added.emplace_back(punt->second.steering_ifindex, steering);
+        ++it;
+    }
+    for (const auto& [ifindex, port] : added) table[ifindex] = port;
 }
 
 }  // namespace andromeda::io

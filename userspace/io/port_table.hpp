@@ -11,6 +11,7 @@
 
 #include "andromeda_kern_user.h"
 #include "fabric/snapshot.hpp"
+#include "io/punt_pair.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::io {
@@ -49,9 +50,16 @@ private:
 
 // Tenant ports of the snapshot's local endpoints whose port resolved to an interface
 // (port_ifindex != 0); slots come from `slots`, which first forgets tenant ports no longer present.
+// A port's ANDROMEDA_PORT_F_FASTPATH is set when both [node] and its VPC have fastpath on.
 // `unresolved` (optional) receives the local ports without an interface (name -> VNI).
 [[nodiscard]] PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
                                      std::map<std::string, std::uint32_t>* unresolved = nullptr);
+
+// Adds each tenant port's punt devices (punt_pair.hpp) to `table`: the visible end as a PUNT port
+// whose link is the tenant port, the steering end as a copy of the tenant port's entry (its XDP
+// program steers into the tenant's sockets), and sets the tenant entry's link to the visible end.
+// A tenant port without punt devices is taken out of the table: it cannot be served.
+void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>& punts);
 
 // XSKMAP key of (port slot, RX queue), as the XDP program computes it.
 [[nodiscard]] constexpr std::uint32_t xsk_key(std::uint32_t slot, std::uint32_t queue) noexcept {

@@ -20,7 +20,7 @@ struct XdpCounterField {
 
 // Every field of struct andromeda_xdp_stats, in declaration order (a static_assert in the .cpp
 // catches a counter added in shared/ but not here).
-inline constexpr std::array<XdpCounterField, 14> kXdpCounterFields = {{
+inline constexpr std::array<XdpCounterField, 15> kXdpCounterFields = {{
     {"rx_packets", &andromeda_xdp_stats::rx_packets},
     {"pass_host", &andromeda_xdp_stats::pass_host},
     {"pass_unknown_port", &andromeda_xdp_stats::pass_unknown_port},
@@ -35,6 +35,7 @@ inline constexpr std::array<XdpCounterField, 14> kXdpCounterFields = {{
     {"drop_unknown_vni", &andromeda_xdp_stats::drop_unknown_vni},
     {"drop_spoofed_mac", &andromeda_xdp_stats::drop_spoofed_mac},
     {"drop_no_socket", &andromeda_xdp_stats::drop_no_socket},
+    {"pass_fastpath", &andromeda_xdp_stats::pass_fastpath},
 }};
 
 class XdpStats {
@@ -57,6 +58,7 @@ public:
     [[nodiscard]] std::uint64_t drop_unknown_vni() const noexcept { return totals_.drop_unknown_vni; }
     [[nodiscard]] std::uint64_t drop_spoofed_mac() const noexcept { return totals_.drop_spoofed_mac; }
     [[nodiscard]] std::uint64_t drop_no_socket() const noexcept { return totals_.drop_no_socket; }
+    [[nodiscard]] std::uint64_t pass_fastpath() const noexcept { return totals_.pass_fastpath; }
 
     // Sum of every drop_* counter.
     [[nodiscard]] std::uint64_t drops() const noexcept;
@@ -67,6 +69,38 @@ public:
 private:
     andromeda_xdp_stats totals_{};
 };
+
+// The kernel fast path's counters (struct andromeda_fp_stats), named by the X-macro that defines
+// the struct in shared/, so the C++ list can never miss a field.
+struct FastPathCounterField {
+    std::string_view name;
+    __u64 andromeda_fp_stats::*member;
+};
+
+inline constexpr std::array kFastPathCounterFields = {
+#define ANDROMEDA_FP_ENTRY(field) FastPathCounterField{#field, &andromeda_fp_stats::field},
+    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ENTRY)
+#undef ANDROMEDA_FP_ENTRY
+};
+
+class FastPathStats {
+public:
+    FastPathStats() = default;
+    explicit FastPathStats(std::span<const andromeda_fp_stats> per_cpu) noexcept;
+
+    // A counter by its field name ("punt_no_route"), for CLIs and tests.
+    [[nodiscard]] std::optional<std::uint64_t> value(std::string_view name) const noexcept;
+    [[nodiscard]] const andromeda_fp_stats& totals() const noexcept { return totals_; }
+    // Packets punted to the pipeline, and dropped by the fast path (port security and the rest).
+    [[nodiscard]] std::uint64_t punted() const noexcept { return totals_.punt_packets; }
+    [[nodiscard]] std::uint64_t drops() const noexcept;
+
+private:
+    andromeda_fp_stats totals_{};
+};
+
+// Reads and sums the per-CPU andromeda_fp_stats map. Throws IoError.
+[[nodiscard]] FastPathStats read_fast_path_stats(int fp_stats_map_fd);
 
 // Reads and sums the per-CPU andromeda_stats map. Throws IoError.
 [[nodiscard]] XdpStats read_xdp_stats(int stats_map_fd);

@@ -17,7 +17,7 @@ namespace {
 using fabric::FabricSnapshot;
 using testing::FakeMapWriter;
 
-const LocalContext kLocal{wire::Ipv4Address(0xc0a80101)};  // 192.168.1.1
+const LocalContext kLocal{wire::Ipv4Address(0xc0a80101), {}};  // 192.168.1.1
 
 const std::string kHead = R"([node]
 name = "node1"

@@ -15,6 +15,7 @@
 
 #include "daemon_fixture.hpp"
 #include "inet_sockets.hpp"
+#include "io/map_ids.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -71,6 +72,9 @@ protected:
         return tenant;
     }
 
+    // Whether the daemons run the kernel fast path (fast_path_mode.hpp).
+    virtual bool fast_path() const { return fast_path_on(); }
+
     void TearDown() override {
         for (const auto& path : configs_)
             if (!path.empty()) std::filesystem::remove(path);
@@ -78,7 +82,7 @@ protected:
 
     std::string write(const std::string& tag, const std::string& text) {
         const std::string path = "/tmp/" + topo_.prefix() + tag + ".toml";
-        std::ofstream(path) << with_path_mode(text);
+        std::ofstream(path) << with_path_mode(text, fast_path());
         return path;
     }
 
@@ -354,5 +358,67 @@ TEST_F(NatGatewayBehindNarrowLink, FragNeededFromTheOutsideReachesTheTenant) {
     EXPECT_TRUE(contains(tenant_->run({"ip", "route", "get", "198.51.100.2"}), "mtu 1200"))
         << tenant_->run({"ip", "route", "get", "198.51.100.2"});
 }
+// The datapath outlives the daemon: node1's andromedad is killed (SIGKILL: nothing cleaned up)
+// in the middle of a 5-second ping -i 0.01 from t10 to t20 across the overlay, and a second
+// andromedad is started on the same config while the ping still runs. The fast path it left
+// attached keeps forwarding, the new daemon adopts its maps without a flush, and the ping loses
+// nothing. The new daemon then serves what only the pipeline does: a new ARP resolution and a
+// NAT flow. Runs the fast path on both registrations (what it proves is the fast path's).
+class NatGatewayKilled : public NatGateway {
+protected:
+    bool fast_path() const override { return true; }
+};
+
+TEST_F(NatGatewayKilled, Sigkill9MidPingLosesNothingAndTheNextDaemonAdoptsTheDatapath) {
+    start();
+    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok(); }, 10s))
+        << logs();
+    const auto encapsulated = [&] {
+        return stat(ctl_json(0, "stats"), "/fastpath/encap_packets");
+    };
+    Process& ping = topo_.spawn(*tenant_, {"ping", "-i", "0.01", "-c", "500", "-W", "1", "10.0.0.20"});
+    const std::uint64_t before = encapsulated();
+    ASSERT_TRUE(eventually([&] { return encapsulated() > before + 50; }, 5s)) << "the ping is under way";
+
+    Process& old = *daemons_[0];
+    ASSERT_EQ(kill(old.pid(), SIGKILL), 0);
+    ASSERT_NE(old.wait(10s), -1);
+    const std::uint64_t at_kill = before + 50;
+    std::this_thread::sleep_for(1500ms);  // 150 pings with no andromedad on node1 (not an assertion)
+    EXPECT_TRUE(ping.running()) << "the ping ended before the restart: the test proves less than it says";
+
+    daemons_[0] = &topo_.spawn(*host1_, {kDaemon, "-c", configs_[0]});
+    ASSERT_TRUE(daemons_[0]->wait_for_output(" ready: ", 20s)) << daemons_[0]->output();
+    const std::string restarted = daemons_[0]->output();
+    EXPECT_TRUE(contains(restarted, "adopted " + std::to_string(io::kMapCount) + " pinned maps")) << restarted;
+    EXPECT_TRUE(contains(restarted, "fabric +0 -0")) << "the adopted maps were not rewritten:\n" << restarted;
+    EXPECT_TRUE(ping.running()) << "the restart must happen while the ping runs";
+
+    ASSERT_NE(ping.wait(30s), -1);
+    EXPECT_TRUE(contains(ping.output(), "500 packets transmitted, 500 received")) << ping.output() << logs();
+    // The adopted counters went on counting through the outage.
+    EXPECT_GT(encapsulated(), at_kill + 300) << "the pings crossed the fast path while node1 had no daemon";
+
+    // What only the pipeline does, served by the new daemon: ARP for a neighbour the tenant has
+    // forgotten (answered by the gateway), and a NAT flow to the outside.
+    tenant_->run({"ip", "neigh", "flush", "dev", "eth0"});
+    EXPECT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok(); }, 5s))
+        << logs();
+    EXPECT_GE(stat(ctl_json(0, "stats"), "/dataplane/arp_replies"), 1u);
+    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8001);
+    server.listen_now();
+    InetSocket client(*tenant_, SOCK_STREAM);
+    ASSERT_TRUE(client.connect_to("203.0.113.1", 8001, 10s)) << logs();
+    InetAddress peer;
+    InetSocket served = server.accept_one(10s, &peer);
+    ASSERT_TRUE(served.valid());
+    EXPECT_EQ(peer.ip, "203.0.113.10") << "the outside sees the NAT address";
+    const std::string hello = "after the restart";
+    ASSERT_TRUE(client.send_all(hello.data(), hello.size(), 5s));
+    client.shutdown_write();
+    const auto got = served.receive_all(hello.size() + 1, 5s);
+    EXPECT_EQ(std::string(got.begin(), got.end()), hello);
+}
+
 }  // namespace
 }  // namespace andromeda::testing

@@ -121,7 +121,7 @@ TEST_F(Netlink, AnUnansweredPeerFailsInBoundedTimeWithAFix) {
 // the visible end (where the kernel finishes what the tenant left CHECKSUM_PARTIAL) and left on
 // on the steering end, IPv6 off on both; a crashed instance's pair is replaced, and the pair is
 // gone with its owner.
-TEST_F(Netlink, PuntPairIsCreatedConfiguredReplacedAndDeleted) {
+TEST_F(Netlink, PuntPairIsCreatedConfiguredAdoptedReplacedAndDeleted) {
     Netns& tenant = topo_.add_namespace("tenant");
     topo_.add_veth(*host_, "tap0", tenant, "eth0");
     NetnsGuard in_host(*host_);
@@ -150,10 +150,19 @@ TEST_F(Netlink, PuntPairIsCreatedConfiguredReplacedAndDeleted) {
         EXPECT_EQ(tx_checksum_offload(d.visible), false);
         EXPECT_EQ(tx_checksum_offload(d.steering), true);
 
-        // A second pair for the same port (a restarted daemon after kill -9) replaces the first.
-        const PuntPair again(tap, 1500);
-        EXPECT_NE(again.devices().visible_ifindex, d.visible_ifindex);
+        EXPECT_FALSE(pair.adopted());
+
+        // A daemon restarted after kill -9 adopts the pair its predecessor left (the tenant's
+        // tc program keeps punting into it), unless its MTU is not the one wanted any more.
+        const PuntPair adopted(tap, 1450);
+        EXPECT_TRUE(adopted.adopted());
+        EXPECT_EQ(adopted.devices().visible_ifindex, d.visible_ifindex);
+        EXPECT_EQ(adopted.devices().steering_ifindex, d.steering_ifindex);
+        const PuntPair replaced(tap, 1500);
+        EXPECT_FALSE(replaced.adopted());
+        EXPECT_NE(replaced.devices().visible_ifindex, d.visible_ifindex);
         EXPECT_EQ(find_interface(d.visible)->mtu, 1500u);
+        EXPECT_EQ(tx_checksum_offload(d.visible), false);
     }
     EXPECT_FALSE(find_interface("anp" + std::to_string(tap)).has_value());
     EXPECT_FALSE(find_interface("anx" + std::to_string(tap)).has_value());

@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
 
 #include <filesystem>
 #include <iostream>
@@ -119,18 +122,27 @@ TEST_F(XdpAttach, NativeOnlySaysWhyItFailed) {
     EXPECT_THROW(bpf.attach("no-such-if"), IoError);
 }
 
-// A previous instance dies (SIGKILL) with XDP attached and its maps pinned; the next start
-// clears both and says what it cleaned.
-TEST_F(XdpAttach, RecoversAfterACrash) {
+// A previous instance dies (SIGKILL) with XDP attached and its maps pinned, one fabric entry in
+// them; the next start adopts the maps with their contents (the entry is still there, and the
+// programs it attaches use the same maps) and replaces the program, saying what it took over.
+TEST_F(XdpAttach, AdoptsAKilledInstancesMapsWithTheirContents) {
     connect();
     NetnsGuard in_host(*host_);
     const auto config = instance_config("crash");
+    andromeda_fabric_key key{};
+    key.vni = 100;
+    key.ip = htonl(0x0a00000a);
+    andromeda_fabric_entry entry{};
+    entry.node_ip = htonl(0xc0a80101);
+    entry.local = 1;
+    entry.mac[5] = 0x10;
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
         try {
             BpfInstance bpf(config);
             bpf.attach("eth1");
+            if (bpf_map_update_elem(bpf.map_fd(MapId::fabric), &key, &entry, BPF_ANY) != 0) _exit(2);
             raise(SIGKILL);  // while the instance is alive: no destructor runs
         } catch (...) {
         }
@@ -142,18 +154,63 @@ TEST_F(XdpAttach, RecoversAfterACrash) {
     const std::uint32_t stale_prog = attached_prog_id();
     ASSERT_NE(stale_prog, 0u) << "a crashed instance leaves its program attached";
     ASSERT_TRUE(fs::exists(config.pin_dir / "fabric"));
+    bpf_map_info before{};
+    __u32 length = sizeof before;
+    const int pinned = bpf_obj_get((config.pin_dir / "fabric").c_str());
+    ASSERT_GE(pinned, 0);
+    ASSERT_EQ(bpf_obj_get_info_by_fd(pinned, &before, &length), 0);
+    close(pinned);
 
     BpfInstance bpf(config);
-    EXPECT_EQ(bpf.recovery().removed_pins.size(), kMapCount);
+    EXPECT_EQ(bpf.recovery().adopted_pins.size(), kMapCount);
+    EXPECT_TRUE(bpf.recovery().removed_pins.empty());
+    EXPECT_TRUE(bpf.recovery().adoption_refused.empty()) << bpf.recovery().adoption_refused;
+    bpf_map_info after{};
+    length = sizeof after;
+    ASSERT_EQ(bpf_obj_get_info_by_fd(bpf.map_fd(MapId::fabric), &after, &length), 0);
+    EXPECT_EQ(after.id, before.id) << "the same kernel map, not a copy";
+    andromeda_fabric_entry kept{};
+    ASSERT_EQ(bpf_map_lookup_elem(bpf.map_fd(MapId::fabric), &key, &kept), 0) << "the entry survived the restart";
+    EXPECT_EQ(kept.node_ip, entry.node_ip);
+    EXPECT_EQ(kept.mac[5], 0x10);
+
     const AttachReport& report = bpf.attach("eth1");
     EXPECT_TRUE(contains(report.replaced, "andromeda_xdp prog id " + std::to_string(stale_prog))) << report.replaced;
     const std::string message = bpf.recovery().message();
     std::cout << message << "\n";
-    EXPECT_TRUE(contains(message, "recovered from a previous instance: removed " + std::to_string(kMapCount) + " stale pins from " + config.pin_dir.string()))
+    EXPECT_TRUE(contains(message, "recovered from a previous instance: adopted " + std::to_string(kMapCount) +
+                                      " pinned maps from " + config.pin_dir.string()))
         << message;
     EXPECT_TRUE(contains(message, "detached XDP from eth1")) << message;
     EXPECT_EQ(attached_prog_id(), bpf.program_id());
     EXPECT_NE(bpf.program_id(), stale_prog);
+}
+
+// Pins that do not match this build's maps (another version's, or something else of that name)
+// are not adopted: they are removed, the instance starts with fresh maps and says why.
+TEST_F(XdpAttach, PinsThatDoNotMatchAreReplacedNotAdopted) {
+    connect();
+    NetnsGuard in_host(*host_);
+    const auto config = instance_config("mismatch");
+    fs::create_directories(config.pin_dir);
+    const int wrong = bpf_map_create(BPF_MAP_TYPE_HASH, "fabric", 4, 4, 16, nullptr);  // wrong key/value sizes
+    ASSERT_GE(wrong, 0);
+    ASSERT_EQ(bpf_obj_pin(wrong, (config.pin_dir / "fabric").c_str()), 0);
+    ASSERT_EQ(bpf_obj_pin(wrong, (config.pin_dir / "not-ours").c_str()), 0);
+    close(wrong);
+
+    BpfInstance bpf(config);
+    EXPECT_TRUE(bpf.recovery().adopted_pins.empty());
+    EXPECT_FALSE(bpf.recovery().adoption_refused.empty());
+    EXPECT_EQ(bpf.recovery().removed_pins, (std::vector<std::string>{"fabric", "not-ours"}));
+    const std::string message = bpf.recovery().message();
+    EXPECT_TRUE(contains(message, "could not adopt its maps")) << message;
+    bpf_map_info info{};
+    __u32 length = sizeof info;
+    ASSERT_EQ(bpf_obj_get_info_by_fd(bpf.map_fd(MapId::fabric), &info, &length), 0);
+    EXPECT_EQ(info.key_size, sizeof(andromeda_fabric_key));
+    EXPECT_TRUE(fs::exists(config.pin_dir / "fabric"));
+    EXPECT_FALSE(fs::exists(config.pin_dir / "not-ours"));
 }
 
 int load_foreign_program() {

@@ -84,9 +84,22 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     bpf_ = std::make_unique<io::BpfInstance>(io::instance_config_from(snapshot.local()));
     spdlog::info("BPF maps pinned in {}", bpf_->config().pin_dir.string());
     sync_ = std::make_unique<io::FabricMapSync>(bpf_->map_writer());
+    // Maps adopted from a killed predecessor, whose programs still forward with them: what they
+    // hold is taken as written, so the reconcile below changes only what the fabric changed.
+    if (!bpf_->recovery().adopted_pins.empty()) {
+        std::size_t entries = 0;
+        for (const io::MapId id : {io::MapId::peers, io::MapId::vnis, io::MapId::nat_addrs, io::MapId::fabric,
+                                   io::MapId::ports})
+            entries += sync_->adopt(id);
+        spdlog::info("adopted the fast path a previous instance left running: {} map entries kept", entries);
+    }
+    // Next hops first, so the peer entries are written with their MACs (an adopted peer entry
+    // keeps forwarding throughout).
+    const std::vector<dataplane::NextHop> hops = next_hops_.update(snapshot, kStartupResolveTimeout);
+    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
     const io::SyncCounts written = sync_->reconcile(io::plan_full(snapshot, local_));
     spdlog::info("fabric maps: {}", written.summary());
-    apply_next_hops(next_hops_.update(snapshot, kStartupResolveTimeout));
+    apply_next_hops(hops);
     configure_fast_path(snapshot);
 }
 

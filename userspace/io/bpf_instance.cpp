@@ -53,6 +53,22 @@ public:
             throw IoError(std::string("deleting an entry of ") + bpf_name(id), errno);
     }
 
+    std::vector<std::pair<std::string, std::string>> entries(MapId id) const override {
+        const bpf_map* map = map_of(skel_, id);
+        const int fd = bpf_map__fd(map);
+        std::string key(bpf_map__key_size(map), '\0'), next(key.size(), '\0'), value(bpf_map__value_size(map), '\0');
+        std::vector<std::pair<std::string, std::string>> out;
+        const void* previous = nullptr;
+        while (bpf_map_get_next_key(fd, previous, next.data()) == 0) {
+            key = next;
+            previous = key.data();
+            if (bpf_map_lookup_elem(fd, key.data(), value.data()) == 0) out.emplace_back(key, value);
+            else if (errno != ENOENT) throw IoError(std::string("reading ") + bpf_name(id), errno);
+        }
+        if (errno != ENOENT) throw IoError(std::string("listing the keys of ") + bpf_name(id), errno);
+        return out;
+    }
+
 private:
     const bpf_map* checked(MapId id, std::span<const std::byte> key, std::size_t value_size) const {
         const bpf_map* map = map_of(skel_, id);
@@ -69,6 +85,10 @@ private:
 std::string RecoveryReport::message() const {
     if (!recovered()) return {};
     std::vector<std::string> parts;
+    if (!adopted_pins.empty())
+        parts.push_back("adopted " + std::to_string(adopted_pins.size()) + " pinned maps from " + pin_dir.string() +
+                        " with their contents");
+    if (!adoption_refused.empty()) parts.push_back("could not adopt its maps (" + adoption_refused + ")");
     if (!removed_pins.empty()) {
         std::string names;
         for (const auto& name : removed_pins) names += (names.empty() ? "" : ", ") + name;
@@ -89,14 +109,30 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
     recovery_.pin_dir = config_.pin_dir;
     recovery_.mounted_bpffs = ensure_bpffs_for(config_.pin_dir);
     directory_ = std::make_unique<InstanceDirectory>(config_.pin_dir);
-    recovery_.removed_pins = directory_->remove_pins();
-    if (!recovery_.removed_pins.empty()) spdlog::info("{}", recovery_.message());
+    // A previous instance that was killed left its maps pinned (and its programs attached, still
+    // forwarding): this one adopts them, contents and all, when they match its own definitions,
+    // and starts afresh otherwise. Pins of no map of ours are removed either way.
+    std::vector<std::string> ours;
+    for (const MapId id : kAllMaps) ours.emplace_back(pin_name(id));
+    recovery_.removed_pins = directory_->remove_pins(ours);
+    const std::vector<std::string> left = directory_->pins();
     try {
-        load_and_pin();
+        try {
+            load_and_pin();
+            recovery_.adopted_pins = left;
+        } catch (const IoError& e) {
+            if (left.empty()) throw;
+            recovery_.adoption_refused = e.what();
+            skel_.reset();
+            for (auto& name : directory_->remove_pins()) recovery_.removed_pins.push_back(std::move(name));
+            std::sort(recovery_.removed_pins.begin(), recovery_.removed_pins.end());
+            load_and_pin();
+        }
     } catch (...) {
         unpin_all();
         throw;
     }
+    if (recovery_.recovered()) spdlog::info("{}", recovery_.message());
 }
 
 BpfInstance::~BpfInstance() {
@@ -112,18 +148,21 @@ void BpfInstance::load_and_pin() {
     if (!skel_) throw IoError("opening the andromeda_xdp BPF object", errno);
     skel_->rodata->overlay_port = config_.overlay_port;
     skel_->rodata->encap_kind = config_.encap_kind;
+    for (const MapId id : kAllMaps)
+        if (const int rc = bpf_map__set_pin_path(map_of(*skel_, id), pin_path(id).c_str()); rc != 0)
+            throw IoError("setting the pin path of " + std::string(bpf_name(id)), -rc);
     {
         LibraryLogCapture capture;
         if (const int rc = andromeda_xdp::load(skel_.get()); rc != 0) {
+            // A pinned map that does not match its definition is the reason worth naming.
+            for (const auto& line : capture.lines())
+                if (line.find("reuse pinned map") != std::string::npos)
+                    throw IoError("adopting the maps pinned in " + config_.pin_dir.string(), -rc, line);
             for (const auto& line : capture.lines()) spdlog::warn("{}", line);
             throw IoError("loading the andromeda_xdp BPF object", -rc, capture.tail(2));
         }
     }
-    for (const MapId id : kAllMaps) {
-        const auto path = pin_path(id);
-        if (const int rc = bpf_map__pin(map_of(*skel_, id), path.c_str()); rc != 0)
-            throw IoError("pinning " + std::string(bpf_name(id)) + " at " + path.string(), -rc);
-    }
+    // libbpf pinned every map it created, and reused every compatible one pinned already.
     bpf_prog_info info{};
     __u32 length = sizeof info;
     if (bpf_obj_get_info_by_fd(program_fd(), &info, &length) == 0) program_id_ = info.id;

@@ -34,12 +34,18 @@ namespace andromeda::io {
 struct RecoveryReport {
     std::filesystem::path pin_dir;
     bool mounted_bpffs = false;
+    // Maps a previous instance left pinned (it was killed, not stopped) and this one took over
+    // with their contents, so the fast path it left running keeps forwarding (names, sorted).
+    std::vector<std::string> adopted_pins;
+    std::string adoption_refused;           // why they could not be adopted, when they could not
     std::vector<std::string> removed_pins;  // names of the stale pins removed
     std::vector<std::string> detached;      // "eth1: andromeda_xdp prog id 163 (native)"
 
-    [[nodiscard]] bool recovered() const noexcept { return !removed_pins.empty() || !detached.empty(); }
-    // "recovered from a previous instance: removed 8 stale pins from ...; detached XDP from ...",
-    // or empty when there was nothing to recover.
+    [[nodiscard]] bool recovered() const noexcept {
+        return !adopted_pins.empty() || !removed_pins.empty() || !detached.empty();
+    }
+    // "recovered from a previous instance: adopted 11 pinned maps from ...; detached XDP from
+    // ...", or empty when there was nothing to recover.
     [[nodiscard]] std::string message() const;
 };
 
@@ -98,6 +104,8 @@ private:
         std::string ifname;
         std::unique_ptr<XdpAttachment> attachment;
     };
+    // Loads the object with every map pinned under pin_dir, reusing the maps pinned there
+    // already (libbpf checks that each matches its definition). Throws IoError.
     void load_and_pin();
     void unpin_all() noexcept;
 

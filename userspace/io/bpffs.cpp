@@ -89,7 +89,17 @@ InstanceDirectory::~InstanceDirectory() {
     if (lock_fd_ >= 0) close(lock_fd_);
 }
 
-std::vector<std::string> InstanceDirectory::remove_pins() {
+std::vector<std::string> InstanceDirectory::pins() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir_, ec))
+        if (!entry.is_directory(ec)) names.push_back(entry.path().filename().string());
+    if (ec) throw IoError("listing pin directory " + dir_.string(), ec.value());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::vector<std::string> InstanceDirectory::remove_pins(const std::vector<std::string>& keep) {
     std::vector<std::string> removed;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
@@ -97,6 +107,7 @@ std::vector<std::string> InstanceDirectory::remove_pins() {
             spdlog::warn("{}: leaving subdirectory {} alone (not an Andromeda pin)", dir_.string(), entry.path().string());
             continue;
         }
+        if (std::find(keep.begin(), keep.end(), entry.path().filename().string()) != keep.end()) continue;
         if (unlink(entry.path().c_str()) != 0)
             throw IoError("removing stale pin " + entry.path().string(), errno);
         removed.push_back(entry.path().filename().string());

@@ -28,8 +28,11 @@ public:
     InstanceDirectory(const InstanceDirectory&) = delete;
     InstanceDirectory& operator=(const InstanceDirectory&) = delete;
 
-    // Unlinks every pin in the directory (not below it); returns their names, sorted.
-    std::vector<std::string> remove_pins();
+    // Unlinks every pin in the directory (not below it), or only those not named in `keep`;
+    // returns the names removed, sorted.
+    std::vector<std::string> remove_pins(const std::vector<std::string>& keep = {});
+    // The names of the pins in the directory, sorted.
+    [[nodiscard]] std::vector<std::string> pins() const;
     // Removes the directory when it is empty; best effort, for a clean exit.
     void remove_if_empty() noexcept;
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return dir_; }

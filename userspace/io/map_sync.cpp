@@ -99,6 +99,16 @@ SyncCounts FabricMapSync::reconcile(const FabricMapPlan& full) {
     return counts;
 }
 
+std::size_t FabricMapSync::adopt(MapId map) {
+    MapShadow& shadow = shadows_[static_cast<std::size_t>(map)];
+    std::size_t n = 0;
+    for (auto& [key, value] : writer_.entries(map)) {
+        shadow.set(std::move(key), std::move(value));
+        ++n;
+    }
+    return n;
+}
+
 SyncCounts FabricMapSync::sync_ports(const PortTable& desired) {
     TableChanges<std::uint32_t, andromeda_port> full;
     for (const auto& [ifindex, port] : desired) full.upserts.emplace_back(ifindex, port);

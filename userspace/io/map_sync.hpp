@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "io/map_ids.hpp"
 #include "io/map_plan.hpp"
@@ -26,6 +28,9 @@ public:
     // Both throw IoError when the kernel refuses.
     virtual void upsert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) = 0;
     virtual void erase(MapId map, std::span<const std::byte> key) = 0;
+    // Every (key, value) the map holds now, as bytes: what a previous instance left in a map
+    // this one adopted. Throws IoError.
+    [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> entries(MapId map) const = 0;
 };
 
 struct MapWriteCounts {
@@ -98,6 +103,10 @@ public:
     SyncCounts reconcile(const FabricMapPlan& full);
     // Makes the port map hold exactly `desired`.
     SyncCounts sync_ports(const PortTable& desired);
+    // Takes what `map` holds now as what was last written (a map adopted from a previous
+    // instance), so the next reconcile or sync_ports erases what the fabric no longer has,
+    // rewrites what differs and leaves the rest: no flush. Returns the number of entries.
+    std::size_t adopt(MapId map);
 
     [[nodiscard]] std::size_t size(MapId map) const noexcept { return shadows_[static_cast<std::size_t>(map)].size(); }
     [[nodiscard]] const MapShadow& shadow(MapId map) const noexcept { return shadows_[static_cast<std::size_t>(map)]; }

@@ -77,12 +77,32 @@ bool delete_link(const std::string& name) {
     return true;
 }
 
+namespace {
+
+// A pair a killed instance left: both ends there, veths of each other, with the MTU wanted.
+bool adoptable(const PuntDevices& d, std::uint32_t mtu) {
+    const auto visible = find_interface(d.visible);
+    const auto steering = find_interface(d.steering);
+    return visible && steering && visible->driver == "veth" && steering->driver == "veth" &&
+           visible->link_ifindex == steering->ifindex && steering->link_ifindex == visible->ifindex &&
+           !visible->link_netnsid && visible->mtu == mtu && steering->mtu == mtu;
+}
+
+}  // namespace
+
 PuntPair::PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu) {
     devices_.visible = punt_visible_name(tenant_ifindex);
     devices_.steering = punt_steering_name(tenant_ifindex);
+    RtnetlinkSocket rtnl;
+    if (adoptable(devices_, mtu)) {
+        // Kept as it is: the tenant port's tc program (the killed instance's, until this one
+        // replaces it) keeps punting into it meanwhile. Its settings are made sure of again.
+        adopted_ = true;
+        configure(rtnl);
+        return;
+    }
     delete_link(devices_.visible);  // a crashed instance's pair (deleting one end deletes both)
     delete_link(devices_.steering);
-    RtnetlinkSocket rtnl;
     ifinfomsg info{};
     info.ifi_family = AF_UNSPEC;
     NetlinkRequest request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &info, sizeof info);
@@ -102,17 +122,21 @@ PuntPair::PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu) {
         throw IoError("creating the punt pair " + devices_.visible + "/" + devices_.steering, -rc,
                       rc == -EOPNOTSUPP ? "the kernel has no veth driver (CONFIG_VETH)" : "");
     try {
-        devices_.visible_ifindex = ifindex_of(devices_.visible);
-        devices_.steering_ifindex = ifindex_of(devices_.steering);
-        disable_ipv6(devices_.visible);
-        disable_ipv6(devices_.steering);
-        disable_tx_checksum(devices_.visible);
-        set_up(rtnl, devices_.steering_ifindex, devices_.steering);
-        set_up(rtnl, devices_.visible_ifindex, devices_.visible);
+        configure(rtnl);
     } catch (...) {
         delete_link(devices_.visible);
         throw;
     }
+}
+
+void PuntPair::configure(RtnetlinkSocket& rtnl) {
+    devices_.visible_ifindex = ifindex_of(devices_.visible);
+    devices_.steering_ifindex = ifindex_of(devices_.steering);
+    disable_ipv6(devices_.visible);
+    disable_ipv6(devices_.steering);
+    disable_tx_checksum(devices_.visible);
+    set_up(rtnl, devices_.steering_ifindex, devices_.steering);
+    set_up(rtnl, devices_.visible_ifindex, devices_.visible);
 }
 
 PuntPair::~PuntPair() {

@@ -19,6 +19,8 @@
 
 namespace andromeda::io {
 
+class RtnetlinkSocket;
+
 struct PuntDevices {
     std::string visible;   // where the tenant's tc program redirects punted frames
     std::uint32_t visible_ifindex = 0;
@@ -34,7 +36,8 @@ class PuntPair {
 public:
     // Creates the pair for the tenant port `tenant_ifindex` with the given MTU (the tenant port's),
     // IPv6 off on both ends (so the kernel sends nothing of its own through them), TX checksum
-    // offload off on the visible end, both up. Throws IoError.
+    // offload off on the visible end, both up. A pair of that name a killed instance left with
+    // the same MTU is adopted as it is (adopted()); any other is replaced. Throws IoError.
     PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu);
     // Deletes the pair.
     ~PuntPair();
@@ -42,9 +45,13 @@ public:
     PuntPair& operator=(const PuntPair&) = delete;
 
     [[nodiscard]] const PuntDevices& devices() const noexcept { return devices_; }
+    [[nodiscard]] bool adopted() const noexcept { return adopted_; }
 
 private:
+    void configure(RtnetlinkSocket& rtnl);
+
     PuntDevices devices_;
+    bool adopted_ = false;
 };
 
 // Deletes the interface `name` in this namespace; false when there was none.

@@ -44,14 +44,18 @@ TEST(CtlRender, StatusTable) {
                     {"fabric_generation", 3}, {"workers", 1},      {"config", "/etc/a.toml"},
                     {"pin_dir", "/sys/fs/bpf/andromeda/node1"},
                     {"ports", {{{"name", "eth1"}, {"role", "underlay"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queues", 2}, {"endpoint", nullptr}}}}};
+                                {"queues", 2}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"}},
+                               {{"name", "tap-blue-10"}, {"role", "tenant"}, {"xdp_mode", "native"}, {"bind", "copy"},
+                                {"queues", 1}, {"endpoint", "10.0.0.10 vni 100"},
+                                {"paths", "fast path (tc) + pipeline via anx3"}}}}};
     EXPECT_EQ(render_status(r),
               "node node1  pid 42  up 1h 2m  fabric generation 3  workers 1\n"
               "config /etc/a.toml\n"
               "pins /sys/fs/bpf/andromeda/node1\n"
               "\n"
-              "PORT  ROLE      XDP     AF_XDP  QUEUES  ENDPOINT\n"
-              "eth1  underlay  native  copy    2       -\n");
+              "PORT         ROLE      XDP     AF_XDP  QUEUES  ENDPOINT           PATHS\n"
+              "eth1         underlay  native  copy    2       -                  fast path (tc decap) + pipeline\n"
+              "tap-blue-10  tenant    native  copy    1       10.0.0.10 vni 100  fast path (tc) + pipeline via anx3\n");
 }
 
 TEST(CtlRender, StatusNamesPinnedWorkerCpus) {

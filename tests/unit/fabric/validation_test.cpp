@@ -50,7 +50,7 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, fastpath"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {

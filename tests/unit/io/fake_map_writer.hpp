@@ -4,6 +4,8 @@
 #include <array>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "io/map_sync.hpp"
 
@@ -20,6 +22,10 @@ public:
     void erase(MapId map, std::span<const std::byte> key) override {
         tables[index(map)].erase(str(key));
         ++erases[index(map)];
+    }
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> entries(MapId map) const override {
+        const auto& t = tables[index(map)];
+        return {t.begin(), t.end()};
     }
     [[nodiscard]] std::size_t calls() const {
         std::size_t n = 0;

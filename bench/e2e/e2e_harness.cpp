@@ -4,9 +4,12 @@
 //                                                                          bridge (underlay ns)
 //   t20 ns: eth0 10.0.0.20 ──veth── host2 ns: tap-blue-20 [datapath] eth1 192.168.1.2 ─┘
 //
-// where [datapath] is either two andromedad (configs/node1.toml, node2.toml, node names made
-// unique) or the kernel's overlay: a Linux bridge plus a `vxlan` device (VNI 100, port 4789,
-// static FDB) per host. Underlay MTU 1550 in both, so tenants keep MTU 1500. For each it
+// where [datapath] is two andromedad (configs/node1.toml, node2.toml, node names made unique)
+// with the kernel fast path ("andromeda") or with `fastpath = false`, every packet through the
+// AF_XDP pipeline ("andromeda-slow"), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
+// plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Underlay MTU 1550 in all, so
+// tenants keep MTU 1500; every veth, the tenants' included, keeps the kernel's default offloads
+// (TSO, TX checksum). For each it
 // measures, in one run: UDP packets per second delivered to t20 (andromeda-xskgen in t10,
 // andromeda-xdpsink counting in t20) at 64 and 1500 bytes, TCP throughput (iperf3, 1 and 4
 // streams), UDP request/response latency at a fixed rate (andromeda-udprr), and the CPU time
@@ -55,7 +58,7 @@ struct Settings {
     double cpu_rate = 50000;   // the fixed offered load for the CPU-per-packet comparison
     unsigned flows = 16;
     std::string out = "bench/results/e2e.json";
-    std::vector<std::string> impls = {"andromeda", "kernel-vxlan"};
+    std::vector<std::string> impls = {"andromeda", "andromeda-slow", "kernel-vxlan"};
     std::string tests = "generator,pps,cpu,tcp,latency,latency-fifo";
     // Run andromedad, the generator, iperf3 and the latency tool under SCHED_FIFO, so a loaded
     // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
@@ -200,8 +203,9 @@ public:
         hosts_[1] = hosts[1];
         t10_ = &add_tenant(*hosts_[0], "10");
         t20_ = &add_tenant(*hosts_[1], "20");
-        if (impl == "andromeda") start_andromeda();
-        else build_kernel_vxlan();
+        if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
+        else if (impl == "kernel-vxlan") build_kernel_vxlan();
+        else throw std::runtime_error("unknown datapath '" + impl + "' (andromeda, andromeda-slow, kernel-vxlan)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
             if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -335,14 +339,14 @@ private:
         return tenant;
     }
 
-    void start_andromeda() {
+    void start_andromeda(bool fast_path) {
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
         for (int i = 0; i < 2; ++i) {
             std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
             if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
             for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
-            replace_all(text, "[node]\n", "[node]\nunderlay_mtu = 1550\n");
+            replace_all(text, "[node]\n", std::string("[node]\nunderlay_mtu = 1550\n") + (fast_path ? "" : "fastpath = false\n"));
             const std::string path = "/tmp/" + topo_.prefix() + "e2e-node" + std::to_string(i + 1) + ".toml";
             std::ofstream(path) << text;
             files_.push_back(path);
@@ -489,7 +493,8 @@ json machine() {
 }
 
 [[noreturn]] void usage() {
-    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--only andromeda|kernel-vxlan]\n"
+    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S]\n"
+                 "                     [--only andromeda|andromeda-slow|kernel-vxlan[,...]]\n"
                  "                     [--tests generator,pps,cpu,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
     std::exit(2);
 }
@@ -512,7 +517,11 @@ int main(int argc, char** argv) {
         else if (a == "--runs") s.runs = std::stoi(value());
         else if (a == "--seconds") s.pps_seconds = s.tcp_seconds = s.latency_seconds = std::stod(value());
         else if (a == "--rate") s.rate = std::stod(value());
-        else if (a == "--only") s.impls = {value()};
+        else if (a == "--only") {
+            s.impls.clear();
+            std::istringstream list(value());
+            for (std::string impl; std::getline(list, impl, ',');) s.impls.push_back(impl);
+        }
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
         else if (a == "--daemon") kDaemon = value();
@@ -580,42 +589,51 @@ int main(int argc, char** argv) {
     double l1 = 0;
     load >> l1;
     result["machine"]["load_1min_at_end"] = l1;
-    // Ratios Andromeda / kernel for the headline figures.
-    json ratios = json::object();
+    // Ratios of each Andromeda path over the kernel for the headline figures, from this run.
     auto find = [](const json& rows, const std::string& impl, const std::string& key, int value) -> const json* {
         for (const auto& r : rows)
             if (r["impl"] == impl && r[key] == value) return &r;
         return nullptr;
     };
-    for (const int bytes : {64, 1500}) {
-        const json* a = find(result["pps"], "andromeda", "frame_bytes", bytes);
-        const json* k = find(result["pps"], "kernel-vxlan", "frame_bytes", bytes);
-        if (a && k && (*k)["pps"].get<double>() > 0) ratios["pps_" + std::to_string(bytes)] = (*a)["pps"].get<double>() / (*k)["pps"].get<double>();
-    }
-    for (const int streams : {1, 4}) {
-        const json* a = find(result["tcp"], "andromeda", "streams", streams);
-        const json* k = find(result["tcp"], "kernel-vxlan", "streams", streams);
-        if (a && k && (*k)["gbps"].get<double>() > 0)
-            ratios["tcp_" + std::to_string(streams)] = (*a)["gbps"].get<double>() / (*k)["gbps"].get<double>();
-    }
-    {
-        const json* a = find(result["cpu_at_fixed_rate"], "andromeda", "frame_bytes", 64);
-        const json* k = find(result["cpu_at_fixed_rate"], "kernel-vxlan", "frame_bytes", 64);
-        if (a && k && (*k)["cpu_ns_per_packet"].get<double>() > 0)
-            ratios["cpu_ns_per_packet_64_at_rate"] = (*a)["cpu_ns_per_packet"].get<double>() / (*k)["cpu_ns_per_packet"].get<double>();
-    }
-    for (const std::string sched : {"other", "fifo"}) {
-        const json* a = nullptr;
-        const json* k = nullptr;
-        for (const auto& r : result["latency"])
-            if (r["sched"] == sched) (r["impl"] == "andromeda" ? a : k) = &r;
-        if (a && k) {
-            for (const char* f : {"p50_us", "p99_us", "p999_us"})
-                if ((*k)[f].get<double>() > 0)
-                    ratios["latency_" + std::string(f) + (sched == "fifo" ? "_fifo" : "")] = (*a)[f].get<double>() / (*k)[f].get<double>();
+    const auto ratios_of = [&](const std::string& impl) {
+        json ratios = json::object();
+        for (const int bytes : {64, 1500}) {
+            const json* a = find(result["pps"], impl, "frame_bytes", bytes);
+            const json* k = find(result["pps"], "kernel-vxlan", "frame_bytes", bytes);
+            if (a && k && (*k)["pps"].get<double>() > 0)
+                ratios["pps_" + std::to_string(bytes)] = (*a)["pps"].get<double>() / (*k)["pps"].get<double>();
         }
-    }
-    result["ratios_andromeda_over_kernel"] = ratios;
+        for (const int streams : {1, 4}) {
+            const json* a = find(result["tcp"], impl, "streams", streams);
+            const json* k = find(result["tcp"], "kernel-vxlan", "streams", streams);
+            if (a && k && (*k)["gbps"].get<double>() > 0)
+                ratios["tcp_" + std::to_string(streams)] = (*a)["gbps"].get<double>() / (*k)["gbps"].get<double>();
+        }
+        {
+            const json* a = find(result["cpu_at_fixed_rate"], impl, "frame_bytes", 64);
+            const json* k = find(result["cpu_at_fixed_rate"], "kernel-vxlan", "frame_bytes", 64);
+            if (a && k && (*k)["cpu_ns_per_packet"].get<double>() > 0)
+                ratios["cpu_ns_per_packet_64_at_rate"] =
+                    (*a)["cpu_ns_per_packet"].get<double>() / (*k)["cpu_ns_per_packet"].get<double>();
+        }
+        for (const std::string sched : {"other", "fifo"}) {
+            const json* a = nullptr;
+            const json* k = nullptr;
+            for (const auto& r : result["latency"]) {
+                if (r["sched"] != sched) continue;
+                if (r["impl"] == impl) a = &r;
+                if (r["impl"] == "kernel-vxlan") k = &r;
+            }
+            if (a && k)
+                for (const char* f : {"p50_us", "p99_us", "p999_us"})
+                    if ((*k)[f].get<double>() > 0)
+                        ratios["latency_" + std::string(f) + (sched == "fifo" ? "_fifo" : "")] =
+                            (*a)[f].get<double>() / (*k)[f].get<double>();
+        }
+        return ratios;
+    };
+    result["ratios_andromeda_over_kernel"] = ratios_of("andromeda");
+    result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
     std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());
     std::ofstream(s.out) << result.dump(2) << "\n";
     std::cout << result.dump(2) << std::endl;

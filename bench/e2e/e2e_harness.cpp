@@ -11,7 +11,7 @@
 // tenants keep MTU 1500; every veth, the tenants' included, keeps the kernel's default offloads
 // (TSO, TX checksum). For each it
 // measures, in one run: UDP packets per second delivered to t20 (andromeda-xskgen in t10,
-// andromeda-xdpsink counting in t20) at 64 and 1500 bytes, TCP throughput (iperf3, 1 and 4
+// andromeda-xdpsink counting at t20's tc ingress, where every datapath's deliveries arrive) at 64 and 1500 bytes, TCP throughput (iperf3, 1 and 4
 // streams), UDP request/response latency at a fixed rate (andromeda-udprr), and the CPU time
 // the datapath used. First it measures the generator alone into a bare veth pair.
 //
@@ -229,7 +229,7 @@ public:
     // measurement at the same size and rate; what the generator spends beyond that here is
     // datapath work the kernel did in its context (softirqs run when it re-enables them).
     json measure_pps(int frame_bytes, double rate, double generator_ns) {
-        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9"});
+        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
         if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
         const auto before = snapshot(pids());
         const auto gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
@@ -393,7 +393,7 @@ private:
     std::string dst_mac_;
 };
 
-// The generator alone, into a bare veth pair whose far end drops (and counts) in XDP.
+// The generator alone, into a bare veth pair whose far end drops (and counts) at tc ingress.
 json measure_generator(const Settings& settings, int frame_bytes, double rate = 0) {
     Topology topo;
     Netns& a = topo.add_namespace("gen");
@@ -401,7 +401,7 @@ json measure_generator(const Settings& settings, int frame_bytes, double rate = 
     VethOptions v;
     v.mac_b = "02:00:00:00:00:02";
     topo.add_veth(a, "eth0", b, "eth0", v);
-    Process& sink = topo.spawn(b, {kSink, "--dev", "eth0", "--port", "9"});
+    Process& sink = topo.spawn(b, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
     if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
     const auto before = snapshot({});
     const auto gen = a.try_run(settings.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", "02:00:00:00:00:02",

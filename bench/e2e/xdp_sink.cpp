@@ -1,6 +1,6 @@
-// andromeda-xdpsink: attaches bench/e2e/xdp_sink.bpf.c (native XDP) to an interface, prints
-// "ready", and on SIGINT/SIGTERM (or after --duration) prints the frames it counted and dropped
-// as JSON and detaches.
+// andromeda-xdpsink: attaches bench/e2e/xdp_sink.bpf.c to an interface (native XDP; generic XDP
+// with --generic; tc ingress with --tc), prints "ready", and on SIGINT/SIGTERM (or after
+// --duration) prints the frames it counted and dropped as JSON and detaches.
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <signal.h>
@@ -57,15 +57,16 @@ int main(int argc, char** argv) {
     std::string dev;
     unsigned port = 0;
     double duration = 0;
-    bool generic = false;
+    bool generic = false, tc = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--dev" && i + 1 < argc) dev = argv[++i];
         else if (a == "--port" && i + 1 < argc) port = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
         else if (a == "--duration" && i + 1 < argc) duration = std::strtod(argv[++i], nullptr);
         else if (a == "--generic") generic = true;
+        else if (a == "--tc") tc = true;
         else {
-            std::fprintf(stderr, "usage: andromeda-xdpsink --dev IF [--port UDP_PORT] [--duration SECONDS] [--generic]\n");
+            std::fprintf(stderr, "usage: andromeda-xdpsink --dev IF [--port UDP_PORT] [--duration SECONDS] [--generic | --tc]\n");
             return 2;
         }
     }
@@ -90,20 +91,46 @@ int main(int argc, char** argv) {
         return 1;
     }
     const __u32 flags = generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-    if (const int rc = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.xdp_sink), flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
-        rc != 0) {
+    bpf_tc_hook hook{};
+    hook.sz = sizeof hook;
+    hook.ifindex = ifindex;
+    hook.attach_point = BPF_TC_INGRESS;
+    bpf_tc_opts opts{};
+    opts.sz = sizeof opts;
+    opts.handle = 1;
+    opts.priority = 1;
+    opts.prog_fd = bpf_program__fd(skel->progs.tc_sink);
+    int rc = 0;
+    if (tc) {
+        rc = bpf_tc_hook_create(&hook);
+        if (rc == -EEXIST) rc = 0;
+        if (rc == 0) rc = bpf_tc_attach(&hook, &opts);
+    } else {
+        rc = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.xdp_sink), flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
+    }
+    if (rc != 0) {
         std::fprintf(stderr, "andromeda-xdpsink: attaching to %s: %s\n", dev.c_str(), std::strerror(-rc));
         xdp_sink__destroy(skel);
         return 1;
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    std::printf("ready: counting UDP to port %u on %s (%s XDP)\n", port, dev.c_str(), generic ? "generic" : "native");
+    std::printf("ready: counting UDP to port %u on %s (%s)\n", port, dev.c_str(),
+                tc ? "tc ingress" : generic ? "generic XDP" : "native XDP");
     std::fflush(stdout);
     const double start = now_s();
     while (!g_stop.load() && (duration <= 0 || now_s() - start < duration)) usleep(20000);
     const Totals t = read_totals(skel);
-    bpf_xdp_detach(ifindex, flags, nullptr);
+    if (tc) {
+        opts.prog_fd = 0;
+        opts.flags = 0;
+        opts.prog_id = 0;
+        bpf_tc_detach(&hook, &opts);
+        hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+        bpf_tc_hook_destroy(&hook);
+    } else {
+        bpf_xdp_detach(ifindex, flags, nullptr);
+    }
     xdp_sink__destroy(skel);
     std::printf("{\"packets\":%llu,\"bytes\":%llu,\"seconds\":%.6f}\n", t.packets, t.bytes, now_s() - start);
     std::fflush(stdout);

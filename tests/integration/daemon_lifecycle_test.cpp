@@ -225,5 +225,55 @@ TEST_F(TwoNodes, PinnedPeerMacIsUsedWithoutTheNeighbourTable) {
     EXPECT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
 }
 
+// `fastpath = false` on a VPC, applied by reload while a ping runs: the VPC's traffic moves to
+// the pipeline (punted with punt_fastpath_off, encapsulated by the workers), status names why,
+// and a reload back moves it to the fast path again; no ping is lost on the way. The nodes run
+// the fast path on both registrations (the VPC knob is what this test is about).
+class TwoNodesFastPath : public TwoNodes {
+protected:
+    bool fast_path() const override { return true; }
+};
+
+TEST_F(TwoNodesFastPath, VpcFastpathKnobMovesItsTrafficBetweenPathsByReload) {
+    start_both();
+    ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
+    const auto port_paths = [&](int i, const std::string& port) {
+        for (const auto& p : ctl_json(i, "status").value("ports", nlohmann::json::array()))
+            if (p.value("name", std::string()) == port) return p.value("paths", std::string());
+        return std::string("(no port ") + port + ")";
+    };
+    EXPECT_EQ(port_paths(0, "tap-blue-10").rfind("fast path (tc) + pipeline via anx", 0), 0u) << port_paths(0, "tap-blue-10");
+
+    Process& ping = topo_.spawn(*t10_, {"ping", "-i", "0.01", "-c", "400", "-W", "1", "10.0.0.20"});
+    std::string off[2];
+    for (int i = 0; i < 2; ++i) {
+        std::string text = base_config(i);
+        replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nfastpath = false");
+        off[i] = write_config(i, text, "-vpc-off");
+    }
+    const std::uint64_t slow_before = counter(0, "dataplane", "encapsulated");
+    for (int i = 0; i < 2; ++i) {
+        const auto r = ctl(i, {"reload", off[i]});
+        ASSERT_TRUE(r.ok()) << r.output << logs();
+    }
+    EXPECT_TRUE(contains(port_paths(0, "tap-blue-10"), "fast path off: VPC blue fastpath = false"))
+        << port_paths(0, "tap-blue-10");
+    EXPECT_TRUE(eventually([&] { return counter(0, "dataplane", "encapsulated") > slow_before + 50; }, 5s))
+        << "the pipeline carries the VPC's traffic now\n" << logs();
+    EXPECT_GT(counter(0, "fastpath", "punt_fastpath_off"), 50u);
+    EXPECT_GT(counter(1, "dataplane", "delivered_from_fabric"), 50u) << "and decapsulates it on the far side";
+
+    const std::uint64_t fast_before = counter(0, "fastpath", "encap_packets");
+    for (int i = 0; i < 2; ++i) {
+        const auto r = ctl(i, {"reload", nodes_[i].config});
+        ASSERT_TRUE(r.ok()) << r.output << logs();
+    }
+    EXPECT_TRUE(eventually([&] { return counter(0, "fastpath", "encap_packets") > fast_before + 50; }, 5s))
+        << "back on the fast path\n" << logs();
+    EXPECT_TRUE(ping.running()) << "both reloads must happen while the ping runs";
+    ASSERT_NE(ping.wait(30s), -1);
+    EXPECT_TRUE(contains(ping.output(), "400 packets transmitted, 400 received")) << ping.output() << logs();
+}
+
 }  // namespace
 }  // namespace andromeda::testing

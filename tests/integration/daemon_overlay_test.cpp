@@ -1,6 +1,7 @@
 // andromedad end to end, traffic: two nodes carry a VPC over the overlay between tenant
 // namespaces (ping with no static ARP, 100 MB over TCP byte-exact), while the hosts' own
 // traffic on the underlay keeps flowing through the kernel.
+#include <filesystem>
 #include <string>
 
 #include "daemon_fixture.hpp"
@@ -26,6 +27,33 @@ TEST_F(TwoNodes, TenantsPingThroughTheOverlayWithoutStaticArp) {
     EXPECT_GE(counter(1, overlay_steered_counter()), 6u);
     EXPECT_GE(counter(0, "dataplane", "arp_replies"), 1u);
     EXPECT_EQ(counter(0, "io", "ledger_violations"), 0u);
+}
+
+// Two tenants of one VPC on the same node (t20 and t30 on node2, once a reload adds 10.0.0.30):
+// ping and TCP between them never touch the underlay; on the fast path the tenant port's tc
+// program delivers into the other port (local_packets), on the slow path the pipeline does.
+TEST_F(TwoNodes, TenantsOnOneNodeReachEachOtherLocally) {
+    start_both();
+    const auto r = ctl(1, {"reload", write_config(1, config_with_third_endpoint(1), "-local")});
+    ASSERT_TRUE(r.ok()) << r.output << logs();
+    ASSERT_TRUE(eventually([&] { return ping_once(*t20_, "10.0.0.30"); }, 5s)) << logs();
+    const auto ping = t30_->try_run({"ping", "-c", "20", "-i", "0.05", "-W", "1", "10.0.0.20"});
+    EXPECT_TRUE(ping.ok() && contains(ping.output, " 0% packet loss")) << ping.output << logs();
+
+    Process& server = topo_.spawn(*t30_, {"sh", "-c", "nc -l 5009 </dev/null | sha256sum"});
+    ASSERT_TRUE(eventually([&] { return contains(t30_->try_run({"ss", "-Hltn", "sport = :5009"}).output, "5009"); }, 5s));
+    const std::string blob = "/tmp/" + topo_.prefix() + "local-blob";
+    ASSERT_TRUE(run_command({"sh", "-c", "head -c 20000000 /dev/urandom > " + blob}).ok());
+    const auto digest = run_command({"sha256sum", blob});
+    const auto client = t20_->try_run({"sh", "-c", "nc -N 10.0.0.30 5009 < " + blob}, 30s);
+    std::filesystem::remove(blob);
+    ASSERT_TRUE(client.ok()) << client.output << logs();
+    ASSERT_NE(server.wait(20s), -1);
+    EXPECT_TRUE(contains(server.output(), digest.output.substr(0, 64))) << server.output();
+
+    const PathCounter local = fast_path_on() ? PathCounter{"fastpath", "local_packets"} : PathCounter{"dataplane", "delivered_local"};
+    EXPECT_GT(counter(1, local), 20u);
+    EXPECT_EQ(counter(1, encapsulated_counter()), 0u) << "nothing of it crossed the underlay";
 }
 
 TEST_F(TwoNodes, HundredMegabytesOverTcpArriveByteExact) {

@@ -155,7 +155,7 @@ run bpftool map dump pinned /sys/fs/bpf/andromeda/node1/daemon_stats
 
 step "andromedactl inspect   # a synthesised Andromeda overlay packet, decoded layer by layer"
 run "$CTL" inspect
-CAPTURE=../shared/testdata/light-andromeda/underlay.pcap
+CAPTURE=tests/data/light-andromeda/underlay.pcap
 if [ -r "$CAPTURE" ]; then
   step "andromedactl inspect --pcap $CAPTURE   # real traffic from the reference implementation (first 3 frames)"
   # awk reads to the end and prints up to frame 4: an early `exit` would SIGPIPE inspect (141).

@@ -1,4 +1,4 @@
-// Two andromedad instances on real namespaces, as a user runs them (DESIGN.md section 4):
+// Two andromedad instances on real namespaces, as a user runs them (docs/operations.md):
 //
 //   t10 ns: eth0 10.0.0.10 ──veth── host1 ns: tap-blue-10  eth1 192.168.1.1 ─┐
 //                                                                           bridge (underlay ns)

@@ -1,5 +1,5 @@
 // End to end, scenario 5 of issue 7: traffic from another implementation. The underlay capture
-// of the Light-Andromeda reference (../shared/testdata/light-andromeda/underlay.pcap, Rust, not
+// of the Light-Andromeda reference (tests/data/light-andromeda/underlay.pcap, Rust, not
 // written here) is replayed onto the underlay of an andromedad configured as the capture's
 // 192.168.1.2, and every inner frame meant for tenant 10.0.0.20 reaches that tenant intact.
 //

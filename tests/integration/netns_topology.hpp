@@ -10,7 +10,7 @@
 //     them); so does a SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGABRT handler, and the next Topology
 //     sweeps away namespaces left by a run that was SIGKILLed (its pid is gone).
 // Commands run inside a namespace with `nsenter --net=/run/netns/<name>` (network namespace
-// only: /sys/fs/bpf stays the machine's, see DESIGN.md section 4).
+// only: /sys/fs/bpf stays the machine's, see docs/operations.md, "On a real host").
 #pragma once
 
 #include <sys/types.h>

@@ -1,7 +1,7 @@
 // Hand-built frames for end-to-end tests that inject traffic with an AF_PACKET socket: Ethernet
 // (optionally 802.1Q-tagged), IPv4 with a correct (or deliberately wrong) header checksum, UDP
 // with its checksum, and the Andromeda overlay (outer IPv4/UDP to port 43481, 8-byte header).
-// Written from the RFCs and DESIGN.md section 3, independently of userspace/wire and overlay/,
+// Written from the RFCs and docs/wire-format.md, independently of userspace/wire and overlay/,
 // so a test does not check the daemon against its own encoder.
 #pragma once
 

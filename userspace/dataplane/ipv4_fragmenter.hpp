@@ -1,6 +1,6 @@
 // IPv4 fragmentation (RFC 791 section 3.2, "An Example Fragmentation Procedure") of a tenant packet
 // with DF clear that will not fit the overlay: split before encapsulation, so the outer packet is
-// never fragmented (DESIGN.md section 3) and the receiving tenant reassembles.
+// never fragmented (docs/wire-format.md) and the receiving tenant reassembles.
 //
 // Each fragment is a complete valid IPv4 packet: the first carries all of the original options,
 // later ones only those with the "copied" flag; every fragment but the last carries a multiple of

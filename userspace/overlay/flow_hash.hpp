@@ -1,4 +1,4 @@
-// The overlay flow hash (DESIGN.md section 3). It goes into the Andromeda header and, with the
+// The overlay flow hash (docs/wire-format.md, "The flow hash"). It goes into the Andromeda header and, with the
 // top two bits set, becomes the outer UDP source port, so underlay ECMP keeps one inner flow on
 // one path and spreads different flows.
 #pragma once

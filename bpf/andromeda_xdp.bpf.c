@@ -21,6 +21,8 @@ const volatile __u32 encap_kind = ANDROMEDA_ENCAP_ANDROMEDA;
 #include "fast_path.h"
 
 #define COUNT(s, field) ((s)->field++)
+/* A drop is one call: it counts its reason and is the verdict (`return DROP(s, drop_truncated);`). */
+#define DROP(s, reason) ((s)->reason++, XDP_DROP)
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
@@ -33,8 +35,7 @@ static __always_inline int to_socket(struct xdp_md *ctx, const struct andromeda_
 	__u32 key = port->slot * ANDROMEDA_MAX_QUEUES + ctx->rx_queue_index;
 
 	if (ctx->rx_queue_index >= ANDROMEDA_MAX_QUEUES || !bpf_map_lookup_elem(&andromeda_xsks, &key)) {
-		COUNT(s, drop_no_socket);
-		return XDP_DROP;
+		return DROP(s, drop_no_socket);
 	}
 	return bpf_redirect_map(&andromeda_xsks, key, XDP_DROP);
 }
@@ -51,20 +52,17 @@ static __always_inline struct iphdr *parse_ipv4(struct cursor *c, struct androme
 		return NULL;
 	ip = cursor_pull(c, sizeof(*ip));
 	if (!ip) {
-		COUNT(s, drop_truncated);
-		*verdict = XDP_DROP;
+		*verdict = DROP(s, drop_truncated);
 		return NULL;
 	}
 	ihl = ip->ihl * 4;
 	if (ip->version != 4 || ihl < sizeof(*ip) || bpf_ntohs(ip->tot_len) < ihl) {
-		COUNT(s, drop_bad_ip_header);
-		*verdict = XDP_DROP;
+		*verdict = DROP(s, drop_bad_ip_header);
 		return NULL;
 	}
 	/* Skip IPv4 options; ihl <= 60 keeps this bounded for the verifier. */
 	if (!cursor_pull(c, ihl - sizeof(*ip))) {
-		COUNT(s, drop_truncated);
-		*verdict = XDP_DROP;
+		*verdict = DROP(s, drop_truncated);
 		return NULL;
 	}
 	return ip;
@@ -73,8 +71,8 @@ static __always_inline struct iphdr *parse_ipv4(struct cursor *c, struct androme
 static __always_inline int valid_overlay_header(const __u8 *h)
 {
 	if (encap_kind == ANDROMEDA_ENCAP_VXLAN)
-		return (h[0] & 0x08) != 0;
-	return (h[0] >> 4) == 1 && h[1] == 0;
+		return (h[0] & ANDROMEDA_VXLAN_FLAG_I) != 0;
+	return (h[0] >> 4) == ANDROMEDA_HEADER_VERSION && h[1] == 0;
 }
 
 static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
@@ -102,26 +100,21 @@ static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andr
 	if (udp->dest != bpf_htons(overlay_port))
 		goto pass;
 	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)) {
-		COUNT(s, drop_overlay_fragment);
-		return XDP_DROP;
+		return DROP(s, drop_overlay_fragment);
 	}
 	if (!bpf_map_lookup_elem(&andromeda_peers, &ip->saddr)) {
-		COUNT(s, drop_unknown_peer);
-		return XDP_DROP;
+		return DROP(s, drop_unknown_peer);
 	}
 	overlay = cursor_pull(&c, ANDROMEDA_OVERLAY_HEADER_LEN);
 	if (!overlay || !cursor_pull(&c, ETH_HLEN)) {
-		COUNT(s, drop_truncated);
-		return XDP_DROP;
+		return DROP(s, drop_truncated);
 	}
 	if (!valid_overlay_header(overlay)) {
-		COUNT(s, drop_bad_overlay_header);
-		return XDP_DROP;
+		return DROP(s, drop_bad_overlay_header);
 	}
 	vni = (__u32)overlay[4] << 16 | (__u32)overlay[5] << 8 | overlay[6];
 	if (!bpf_map_lookup_elem(&andromeda_vnis, &vni)) {
-		COUNT(s, drop_unknown_vni);
-		return XDP_DROP;
+		return DROP(s, drop_unknown_vni);
 	}
 	cfg = fp_config();
 	if (cfg && fp_decap_check((void *)(long)ctx->data, (void *)(long)ctx->data_end, bpf_xdp_get_buff_len(ctx),
@@ -154,14 +147,12 @@ static __always_inline int handle_tenant(struct xdp_md *ctx, const struct androm
 	int verdict;
 
 	if (!eth) {
-		COUNT(s, drop_truncated);
-		return XDP_DROP;
+		return DROP(s, drop_truncated);
 	}
 	/* Port security starts here; the IP and ARP sender checks need the fabric and are the
 	 * slow path's (it is authoritative). */
 	if (!mac_equal(eth->h_source, port->mac)) {
-		COUNT(s, drop_spoofed_mac);
-		return XDP_DROP;
+		return DROP(s, drop_spoofed_mac);
 	}
 	verdict = to_socket(ctx, port, s);
 	if (verdict == XDP_REDIRECT)
@@ -282,12 +273,10 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	port = bpf_map_lookup_elem(&andromeda_ports, &ifindex);
 	if (!port || port->role != ANDROMEDA_PORT_TENANT) {
-		FP_COUNT(s, drop_no_port);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_no_port);
 	}
 	if (skb->vlan_present) {
-		FP_COUNT(s, drop_tagged);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_tagged);
 	}
 	bpf_skb_pull_data(skb, len < ETH_HLEN + 40 ? len : ETH_HLEN + 40);
 	data = (void *)(long)skb->data;
@@ -296,13 +285,11 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	if ((void *)(eth + 1) > data_end)
 		return fp_punt(skb, port, s, &s->punt_not_ipv4);
 	if (!fp_mac_equal(eth->h_source, port->mac)) {
-		FP_COUNT(s, drop_spoofed_mac);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_spoofed_mac);
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
 		if (fp_arp_spoofed(data, data_end, port)) {
-			FP_COUNT(s, drop_spoofed_arp);
-			return TC_ACT_SHOT;
+			return FP_DROP(s, drop_spoofed_arp);
 		}
 		return fp_punt(skb, port, s, &s->punt_not_ipv4);
 	}
@@ -312,8 +299,7 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl != 5 || fp_ipv4_header_sum(ip) != 0xffff)
 		return fp_punt(skb, port, s, &s->punt_ip_header);
 	if (ip->saddr != port->ip) {
-		FP_COUNT(s, drop_spoofed_ip);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_spoofed_ip);
 	}
 	cfg = fp_config();
 	if (!cfg || !(port->flags & ANDROMEDA_PORT_F_FASTPATH))
@@ -374,8 +360,7 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
 					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)) ||
 	    bpf_skb_store_bytes(skb, 0, &o, sizeof(o), 0)) {
-		FP_COUNT(s, drop_adjust_failed);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_adjust_failed);
 	}
 	s->encap_packets++;
 	s->encap_bytes += len;
@@ -397,8 +382,7 @@ int andromeda_tc_punt(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	port = bpf_map_lookup_elem(&andromeda_ports, &ifindex);
 	if (!port || port->role != ANDROMEDA_PORT_PUNT) {
-		FP_COUNT(s, drop_no_port);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_no_port);
 	}
 	s->return_packets++;
 	s->return_bytes += skb->len;
@@ -463,8 +447,7 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	if (!s)
 		return TC_ACT_SHOT;
 	if (fp_decap_check(data, data_end, len, overlay_port, cfg, &d) != 0 || (len - ETH_HLEN > 0xffff && !skb->gso_size)) {
-		FP_COUNT(s, drop_decap_mismatch);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_decap_mismatch);
 	}
 	__builtin_memcpy(eth.h_dest, d.target->mac, ETH_ALEN);
 	__builtin_memcpy(eth.h_source, d.vni->gateway_mac, ETH_ALEN);
@@ -473,8 +456,7 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
 				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4) ||
 	    bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0)) {
-		FP_COUNT(s, drop_adjust_failed);
-		return TC_ACT_SHOT;
+		return FP_DROP(s, drop_adjust_failed);
 	}
 	s->decap_packets++;
 	s->decap_bytes += len - ANDROMEDA_ENCAP_OVERHEAD;

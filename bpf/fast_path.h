@@ -32,10 +32,12 @@
 #define FP_HOP_LIMIT 64
 #define FP_OUTER_IP_UDP_HDR (20 + 8 + ANDROMEDA_OVERLAY_HEADER_LEN) /* 36 */
 #define FP_INNER_OFFSET (ETH_HLEN + FP_OUTER_IP_UDP_HDR)             /* 50 */
-#define FP_ANDROMEDA_VERSION_BYTE 0x10 /* version 1, no flags */
-#define FP_VXLAN_FLAG_I 0x08
+#define FP_ANDROMEDA_VERSION_BYTE (ANDROMEDA_HEADER_VERSION << 4) /* no flags */
+#define FP_VXLAN_FLAG_I ANDROMEDA_VXLAN_FLAG_I
 
 #define FP_COUNT(s, field) ((s)->field++)
+/* A fast-path drop: counts its reason and is the tc verdict (`return FP_DROP(s, drop_tagged);`). */
+#define FP_DROP(s, reason) ((s)->reason++, TC_ACT_SHOT)
 
 static __always_inline struct andromeda_fp_stats *fp_stats(void)
 {
@@ -71,7 +73,7 @@ static __always_inline __u32 fp_ipv4_header_sum(const struct iphdr *ip)
 	return sum;
 }
 
-/* The overlay flow hash (DESIGN.md section 3): addresses as big-endian values, ports as
+/* The overlay flow hash (docs/wire-format.md, "The flow hash"): addresses as big-endian values, ports as
  * sport << 16 | dport, all mod 2^32. */
 static __always_inline __u16 fp_flow_hash_words(__u32 src, __u32 dst, __u32 ports, __u32 proto)
 {

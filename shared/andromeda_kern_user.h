@@ -1,16 +1,26 @@
 /* Types and constants shared by the XDP programs (bpf/) and the daemon (userspace/).
- * Fixed-width types only: userspace static_asserts every size and offset it relies on.
+ * Fixed-width types only; userspace/io/kern_user_layout.cpp static_asserts the size and field
+ * offsets of every struct here, so a change that moves a field breaks the build, not the maps.
  * Addresses in map keys and values are in network byte order, as they sit in packets. */
 #ifndef ANDROMEDA_KERN_USER_H
 #define ANDROMEDA_KERN_USER_H
 
 #include <linux/types.h>
 
+/* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
+ * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
+ * from these). */
 #define ANDROMEDA_OVERLAY_PORT 43481
 #define ANDROMEDA_VXLAN_PORT 4789
 #define ANDROMEDA_OVERLAY_HEADER_LEN 8
 /* outer Ethernet 14 + IPv4 20 + UDP 8 + overlay header 8 */
 #define ANDROMEDA_ENCAP_OVERHEAD 50
+/* Andromeda header byte 0: version in the high nibble, flags in the low one. */
+#define ANDROMEDA_HEADER_VERSION 1
+#define ANDROMEDA_HEADER_FLAG_CONTROL 0x8
+#define ANDROMEDA_HEADER_FLAG_OAM 0x4
+/* VXLAN header byte 0: the I flag, "the VNI is valid" (RFC 7348). */
+#define ANDROMEDA_VXLAN_FLAG_I 0x08
 
 /* Sizes of the maps. The XSKMAP holds one socket per (port slot, RX queue). */
 #define ANDROMEDA_MAX_PORTS 256
@@ -138,23 +148,29 @@ struct andromeda_fp_stats {
 };
 
 /* Per-CPU XDP counters: one named field per verdict and drop reason, so that
- * `bpftool map dump` prints them by name. Every field counts packets. */
+ * `bpftool map dump` prints them by name. Every field counts packets. The C++ list of the fields
+ * (userspace/io/xdp_stats.hpp) comes from this X-macro too. */
+#define ANDROMEDA_XDP_STATS(X) \
+	X(rx_packets)              /* every packet the program saw */ \
+	X(pass_host)               /* handed to the kernel untouched: not ours */ \
+	X(pass_unknown_port)       /* arrived on an interface missing from the port map */ \
+	X(redirect_overlay)        /* overlay packet steered to its AF_XDP socket */ \
+	X(redirect_tenant)         /* tenant frame steered to its AF_XDP socket */ \
+	X(redirect_uplink)         /* packet to a NAT address steered to its AF_XDP socket */ \
+	X(drop_truncated)          /* shorter than the headers it claims */ \
+	X(drop_bad_ip_header)      /* IPv4 IHL < 5, version != 4, or total length inconsistent */ \
+	X(drop_overlay_fragment)   /* fragmented overlay packet: tunnels are never fragmented */ \
+	X(drop_unknown_peer)       /* overlay packet from an address that is no peer node */ \
+	X(drop_bad_overlay_header) /* wrong Andromeda version / VXLAN I flag clear */ \
+	X(drop_unknown_vni)        /* VNI of no VPC */ \
+	X(drop_spoofed_mac)        /* tenant frame whose source MAC is not its endpoint's */ \
+	X(drop_no_socket)          /* no AF_XDP socket bound for this port and queue */ \
+	X(pass_fastpath)           /* overlay packet for a local endpoint handed to the tc fast path */
+
 struct andromeda_xdp_stats {
-	__u64 rx_packets;           /* every packet the program saw */
-	__u64 pass_host;            /* handed to the kernel untouched: not ours */
-	__u64 pass_unknown_port;    /* arrived on an interface missing from the port map */
-	__u64 redirect_overlay;     /* overlay packet steered to its AF_XDP socket */
-	__u64 redirect_tenant;      /* tenant frame steered to its AF_XDP socket */
-	__u64 redirect_uplink;      /* packet to a NAT address steered to its AF_XDP socket */
-	__u64 drop_truncated;       /* shorter than the headers it claims */
-	__u64 drop_bad_ip_header;   /* IPv4 IHL < 5, version != 4, or total length inconsistent */
-	__u64 drop_overlay_fragment;/* fragmented overlay packet: tunnels are never fragmented */
-	__u64 drop_unknown_peer;    /* overlay packet from an address that is no peer node */
-	__u64 drop_bad_overlay_header; /* wrong Andromeda version / VXLAN I flag clear */
-	__u64 drop_unknown_vni;     /* VNI of no VPC */
-	__u64 drop_spoofed_mac;     /* tenant frame whose source MAC is not its endpoint's */
-	__u64 drop_no_socket;       /* no AF_XDP socket bound for this port and queue */
-	__u64 pass_fastpath;        /* overlay packet for a local endpoint handed to the tc fast path */
+#define ANDROMEDA_XDP_FIELD(name) __u64 name;
+	ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_FIELD)
+#undef ANDROMEDA_XDP_FIELD
 };
 
 /* The daemon's own counters, written by andromedad into andromeda_daemon_stats so that one

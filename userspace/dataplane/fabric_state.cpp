@@ -10,21 +10,13 @@
 
 namespace andromeda::dataplane::detail {
 
-namespace {
-
-overlay::EncapKind encap_kind_of(fabric::Encap encap) noexcept {
-    return encap == fabric::Encap::vxlan ? overlay::EncapKind::vxlan : overlay::EncapKind::andromeda;
-}
-
-}  // namespace
-
 void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     const auto& local = snapshot.local();
     local_address_ = config.underlay_address ? config.underlay_address : snapshot.local_node().address;
     local_address_word_ = local_address_ ? word_of(*local_address_) : 0;
     underlay_mtu_ = config.underlay_mtu.value_or(local.underlay_mtu);
     underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
-    decap_.kind = encap_kind_of(local.encap);
+    decap_.kind = local.encap;
     decap_.udp_port = local.encap == fabric::Encap::vxlan ? local.vxlan_port : fabric::kAndromedaUdpPort;
     // The port decapsulate() accepts (0 in a DecapConfig means the kind's default).
     const std::uint16_t udp_port = decap_.udp_port != 0 ? decap_.udp_port : overlay::default_udp_port(decap_.kind);
@@ -191,9 +183,6 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
 void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
     vpcs_.clear();
     vpc_by_vni_key_.reset(snapshot.vpcs().size());
-    node_by_address_.reset(snapshot.nodes().size());
-    for (std::uint32_t i = 0; i < snapshot.nodes().size(); ++i)
-        if (const auto& address = snapshot.nodes()[i].address) node_by_address_.insert(address->value(), i);
     nat_gateway_ = false;
     const std::uint32_t default_mtu = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
     for (const fabric::Vpc& vpc : snapshot.vpcs()) {

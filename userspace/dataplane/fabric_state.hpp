@@ -140,10 +140,6 @@ public:
     [[gnu::always_inline]] [[nodiscard]] const VpcState* vpc_by_vni_key(std::uint32_t key) const noexcept {
         return vpc_by_vni_key_.find(key);
     }
-    // The index of the node with underlay address `address`, or fabric::kNoIndex.
-    [[nodiscard]] std::uint32_t node_by_address(wire::Ipv4Address address) const noexcept {
-        return node_by_address_.find(address.value());
-    }
 
     [[nodiscard]] const std::optional<wire::Ipv4Address>& local_address() const noexcept { return local_address_; }
     // The local address as it reads off the wire (network order), 0 when unknown.
@@ -185,7 +181,6 @@ private:
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
     SmallIndex<const VpcState*> vpc_by_vni_key_;  // keyed by OuterTemplate::vni_word(), into vpcs_
-    SmallIndex<std::uint32_t> node_by_address_;
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;
     std::uint64_t overlay_udp_word_ = 0;

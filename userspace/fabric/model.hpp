@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "overlay/encap_kind.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::fabric {
@@ -15,13 +16,16 @@ using wire::Ipv4Address;
 using wire::Ipv4Prefix;
 using wire::MacAddress;
 
-enum class Encap : std::uint8_t { andromeda, vxlan };
+// The encapsulation is the codecs' enum (whose values are the BPF side's), and its constants are
+// theirs: defined once, in shared/andromeda_kern_user.h.
+using Encap = overlay::EncapKind;
+using overlay::to_string;
 enum class NatProtocol : std::uint8_t { tcp, udp };
 
-inline constexpr std::uint16_t kAndromedaUdpPort = 43481;
-inline constexpr std::uint16_t kDefaultVxlanPort = 4789;
+inline constexpr std::uint16_t kAndromedaUdpPort = overlay::kAndromedaUdpPort;
+inline constexpr std::uint16_t kDefaultVxlanPort = overlay::kVxlanUdpPort;
 // Outer Ethernet + IPv4 + UDP + 8-byte overlay header; the same for both encapsulations.
-inline constexpr std::uint32_t kOverlayOverhead = 50;
+inline constexpr std::uint32_t kOverlayOverhead = overlay::kOuterHeadersSize;
 inline constexpr std::uint32_t kDefaultUnderlayMtu = 1500;
 inline constexpr std::uint32_t kMinUnderlayMtu = 626;
 inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
@@ -143,7 +147,6 @@ struct FabricConfig {
     std::vector<Endpoint> endpoints;
 };
 
-[[nodiscard]] inline const char* to_string(Encap e) noexcept { return e == Encap::vxlan ? "vxlan" : "andromeda"; }
 [[nodiscard]] inline const char* to_string(NatProtocol p) noexcept { return p == NatProtocol::udp ? "udp" : "tcp"; }
 
 }  // namespace andromeda::fabric

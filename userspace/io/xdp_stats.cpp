@@ -10,8 +10,7 @@
 
 namespace andromeda::io {
 
-static_assert(sizeof(andromeda_xdp_stats) == kXdpCounterFields.size() * sizeof(__u64),
-              "andromeda_xdp_stats changed: update kXdpCounterFields");
+static_assert(sizeof(andromeda_xdp_stats) == kXdpCounterFields.size() * sizeof(__u64));
 
 XdpStats::XdpStats(std::span<const andromeda_xdp_stats> per_cpu) noexcept {
     for (const auto& cpu : per_cpu)

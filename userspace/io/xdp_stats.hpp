@@ -18,25 +18,13 @@ struct XdpCounterField {
     __u64 andromeda_xdp_stats::*member;
 };
 
-// Every field of struct andromeda_xdp_stats, in declaration order (a static_assert in the .cpp
-// catches a counter added in shared/ but not here).
-inline constexpr std::array<XdpCounterField, 15> kXdpCounterFields = {{
-    {"rx_packets", &andromeda_xdp_stats::rx_packets},
-    {"pass_host", &andromeda_xdp_stats::pass_host},
-    {"pass_unknown_port", &andromeda_xdp_stats::pass_unknown_port},
-    {"redirect_overlay", &andromeda_xdp_stats::redirect_overlay},
-    {"redirect_tenant", &andromeda_xdp_stats::redirect_tenant},
-    {"redirect_uplink", &andromeda_xdp_stats::redirect_uplink},
-    {"drop_truncated", &andromeda_xdp_stats::drop_truncated},
-    {"drop_bad_ip_header", &andromeda_xdp_stats::drop_bad_ip_header},
-    {"drop_overlay_fragment", &andromeda_xdp_stats::drop_overlay_fragment},
-    {"drop_unknown_peer", &andromeda_xdp_stats::drop_unknown_peer},
-    {"drop_bad_overlay_header", &andromeda_xdp_stats::drop_bad_overlay_header},
-    {"drop_unknown_vni", &andromeda_xdp_stats::drop_unknown_vni},
-    {"drop_spoofed_mac", &andromeda_xdp_stats::drop_spoofed_mac},
-    {"drop_no_socket", &andromeda_xdp_stats::drop_no_socket},
-    {"pass_fastpath", &andromeda_xdp_stats::pass_fastpath},
-}};
+// Every field of struct andromeda_xdp_stats, in declaration order, from the X-macro that defines
+// the struct in shared/, so the C++ list can never miss a field.
+inline constexpr std::array kXdpCounterFields = {
+#define ANDROMEDA_XDP_ENTRY(field) XdpCounterField{#field, &andromeda_xdp_stats::field},
+    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_ENTRY)
+#undef ANDROMEDA_XDP_ENTRY
+};
 
 class XdpStats {
 public:
@@ -44,21 +32,11 @@ public:
     // Sums one value per possible CPU.
     explicit XdpStats(std::span<const andromeda_xdp_stats> per_cpu) noexcept;
 
-    [[nodiscard]] std::uint64_t rx_packets() const noexcept { return totals_.rx_packets; }
-    [[nodiscard]] std::uint64_t pass_host() const noexcept { return totals_.pass_host; }
-    [[nodiscard]] std::uint64_t pass_unknown_port() const noexcept { return totals_.pass_unknown_port; }
-    [[nodiscard]] std::uint64_t redirect_overlay() const noexcept { return totals_.redirect_overlay; }
-    [[nodiscard]] std::uint64_t redirect_tenant() const noexcept { return totals_.redirect_tenant; }
-    [[nodiscard]] std::uint64_t redirect_uplink() const noexcept { return totals_.redirect_uplink; }
-    [[nodiscard]] std::uint64_t drop_truncated() const noexcept { return totals_.drop_truncated; }
-    [[nodiscard]] std::uint64_t drop_bad_ip_header() const noexcept { return totals_.drop_bad_ip_header; }
-    [[nodiscard]] std::uint64_t drop_overlay_fragment() const noexcept { return totals_.drop_overlay_fragment; }
-    [[nodiscard]] std::uint64_t drop_unknown_peer() const noexcept { return totals_.drop_unknown_peer; }
-    [[nodiscard]] std::uint64_t drop_bad_overlay_header() const noexcept { return totals_.drop_bad_overlay_header; }
-    [[nodiscard]] std::uint64_t drop_unknown_vni() const noexcept { return totals_.drop_unknown_vni; }
-    [[nodiscard]] std::uint64_t drop_spoofed_mac() const noexcept { return totals_.drop_spoofed_mac; }
-    [[nodiscard]] std::uint64_t drop_no_socket() const noexcept { return totals_.drop_no_socket; }
-    [[nodiscard]] std::uint64_t pass_fastpath() const noexcept { return totals_.pass_fastpath; }
+    // One getter per counter, named as the field.
+#define ANDROMEDA_XDP_GETTER(field) \
+    [[nodiscard]] std::uint64_t field() const noexcept { return totals_.field; }
+    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_GETTER)
+#undef ANDROMEDA_XDP_GETTER
 
     // Sum of every drop_* counter.
     [[nodiscard]] std::uint64_t drops() const noexcept;

@@ -1,4 +1,4 @@
-// The 8-byte Andromeda overlay header (DESIGN.md section 3):
+// The 8-byte Andromeda overlay header (docs/wire-format.md):
 //
 //   byte 0     version (high nibble, always 1) | flags (low nibble: 0x8 control, 0x4 OAM)
 //   byte 1     inner protocol (0 = Ethernet)
@@ -17,9 +17,9 @@
 
 namespace andromeda::overlay {
 
-inline constexpr std::uint8_t kAndromedaVersion = 1;
-inline constexpr std::uint8_t kAndromedaFlagControl = 0x8;
-inline constexpr std::uint8_t kAndromedaFlagOam = 0x4;
+inline constexpr std::uint8_t kAndromedaVersion = ANDROMEDA_HEADER_VERSION;
+inline constexpr std::uint8_t kAndromedaFlagControl = ANDROMEDA_HEADER_FLAG_CONTROL;
+inline constexpr std::uint8_t kAndromedaFlagOam = ANDROMEDA_HEADER_FLAG_OAM;
 inline constexpr std::uint8_t kInnerProtocolEthernet = 0;
 inline constexpr std::uint32_t kMaxVni = 0xffffff;
 

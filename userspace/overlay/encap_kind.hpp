@@ -5,29 +5,31 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string_view>
+
+#include "andromeda_kern_user.h"  // the wire constants BPF and C++ share
 
 namespace andromeda::overlay {
 
+// The values are the BPF side's enum andromeda_encap_kind, so one converts to the other as is.
 enum class EncapKind : std::uint8_t {
-    andromeda,  // DESIGN.md section 3, byte-compatible with Light-Andromeda
-    vxlan,      // RFC 7348
+    andromeda = ANDROMEDA_ENCAP_ANDROMEDA,  // docs/wire-format.md, byte-compatible with Light-Andromeda
+    vxlan = ANDROMEDA_ENCAP_VXLAN,          // RFC 7348
 };
 
-inline constexpr std::uint16_t kAndromedaUdpPort = 43481;
-inline constexpr std::uint16_t kVxlanUdpPort = 4789;         // IANA
+inline constexpr std::uint16_t kAndromedaUdpPort = ANDROMEDA_OVERLAY_PORT;
+inline constexpr std::uint16_t kVxlanUdpPort = ANDROMEDA_VXLAN_PORT;  // IANA
 inline constexpr std::uint16_t kVxlanLinuxLegacyPort = 8472;  // the kernel's pre-IANA default
 
 inline constexpr std::size_t kOuterEthernetSize = 14;
 inline constexpr std::size_t kOuterIpv4Size = 20;
 inline constexpr std::size_t kOuterUdpSize = 8;
-inline constexpr std::size_t kOverlayHeaderSize = 8;
+inline constexpr std::size_t kOverlayHeaderSize = ANDROMEDA_OVERLAY_HEADER_LEN;
 // Everything written in front of the inner frame: the headroom an in-place encap needs and the
 // amount by which the inner MTU is smaller than the underlay MTU.
 inline constexpr std::size_t kOuterHeadersSize =
     kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + kOverlayHeaderSize;
-static_assert(kOuterHeadersSize == 50);
+static_assert(kOuterHeadersSize == ANDROMEDA_ENCAP_OVERHEAD);
 // With [node] underlay_vlan the outer Ethernet header carries one 802.1Q tag (TPID, PCP/DEI/VID)
 // and the outer headers are 54 bytes; the IP MTU and so the inner MTU are the same.
 inline constexpr std::size_t kVlanTagSize = 4;
@@ -45,11 +47,5 @@ inline constexpr std::uint8_t kDefaultHopLimit = 64;
     return kind == EncapKind::vxlan ? "vxlan" : "andromeda";
 }
 
-// "andromeda" or "vxlan" (the node.toml spelling); nullopt otherwise.
-[[nodiscard]] constexpr std::optional<EncapKind> parse_encap_kind(std::string_view text) noexcept {
-    if (text == "andromeda") return EncapKind::andromeda;
-    if (text == "vxlan") return EncapKind::vxlan;
-    return std::nullopt;
-}
 
 }  // namespace andromeda::overlay

@@ -18,7 +18,7 @@
 
 namespace andromeda::overlay {
 
-inline constexpr std::uint8_t kVxlanFlagVniValid = 0x08;
+inline constexpr std::uint8_t kVxlanFlagVniValid = ANDROMEDA_VXLAN_FLAG_I;
 
 struct VxlanHeader {
     std::uint32_t vni = 0;  // 24 bits; higher bits are dropped on encode

@@ -1,0 +1,46 @@
+// The layout of every struct BPF and C++ share (shared/andromeda_kern_user.h), pinned down: the
+// XDP and tc programs and the daemon read the same map bytes, so a field that moves, grows or
+// gains padding must break this build rather than the maps. Nothing here runs.
+#include <cstddef>
+
+#include "andromeda_kern_user.h"
+
+namespace andromeda::io {
+namespace {
+
+static_assert(sizeof(andromeda_port) == 28);
+static_assert(offsetof(andromeda_port, role) == 0 && offsetof(andromeda_port, slot) == 4 &&
+              offsetof(andromeda_port, vni) == 8 && offsetof(andromeda_port, ip) == 12 &&
+              offsetof(andromeda_port, mac) == 16 && offsetof(andromeda_port, flags) == 22 &&
+              offsetof(andromeda_port, link) == 24);
+
+static_assert(sizeof(andromeda_peer) == 12);
+static_assert(offsetof(andromeda_peer, node_id) == 0 && offsetof(andromeda_peer, mac) == 4 &&
+              offsetof(andromeda_peer, mac_known) == 10);
+
+static_assert(sizeof(andromeda_vni) == 20);
+static_assert(offsetof(andromeda_vni, vpc_id) == 0 && offsetof(andromeda_vni, mtu) == 4 &&
+              offsetof(andromeda_vni, gateway) == 8 && offsetof(andromeda_vni, gateway_mac) == 12 &&
+              offsetof(andromeda_vni, flags) == 18);
+
+static_assert(sizeof(andromeda_fabric_key) == 8);
+static_assert(offsetof(andromeda_fabric_key, vni) == 0 && offsetof(andromeda_fabric_key, ip) == 4);
+
+static_assert(sizeof(andromeda_fabric_entry) == 16);
+static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(andromeda_fabric_entry, mac) == 4 &&
+              offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, ifindex) == 12);
+
+static_assert(sizeof(andromeda_fp_config) == 24);
+static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
+              offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
+              offsetof(andromeda_fp_config, underlay_mac) == 16);
+
+// Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
+#define ANDROMEDA_ONE(field) +1
+static_assert(sizeof(andromeda_xdp_stats) == (0 ANDROMEDA_XDP_STATS(ANDROMEDA_ONE)) * sizeof(__u64));
+static_assert(sizeof(andromeda_fp_stats) == (0 ANDROMEDA_FP_STATS(ANDROMEDA_ONE)) * sizeof(__u64));
+#undef ANDROMEDA_ONE
+static_assert(sizeof(andromeda_daemon_stats) == 18 * sizeof(__u64));
+
+}  // namespace
+}  // namespace andromeda::io

@@ -4,16 +4,16 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/control_protocol.hpp"
+#include "control/protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view line(reinterpret_cast<const char*>(data), size);
-    const auto parsed = andromeda::daemon::parse_request(line);
-    if (const auto* request = std::get_if<andromeda::daemon::ControlRequest>(&parsed)) {
-        const auto again = andromeda::daemon::parse_request(andromeda::daemon::render_request(*request));
-        const auto* round = std::get_if<andromeda::daemon::ControlRequest>(&again);
+    const auto parsed = andromeda::control::parse_request(line);
+    if (const auto* request = std::get_if<andromeda::control::ControlRequest>(&parsed)) {
+        const auto again = andromeda::control::parse_request(andromeda::control::render_request(*request));
+        const auto* round = std::get_if<andromeda::control::ControlRequest>(&again);
         if (round == nullptr || !(*round == *request)) __builtin_trap();
     }
-    (void)andromeda::daemon::parse_response(line);
+    (void)andromeda::control::parse_response(line);
     return 0;
 }

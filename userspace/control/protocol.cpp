@@ -1,10 +1,10 @@
-#include "daemon/control_protocol.hpp"
+#include "control/protocol.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
 
-namespace andromeda::daemon {
+namespace andromeda::control {
 
 namespace {
 
@@ -121,4 +121,4 @@ std::variant<ControlResponse, ProtocolError> parse_response(std::string_view lin
     return r;
 }
 
-}  // namespace andromeda::daemon
+}  // namespace andromeda::control

@@ -1,6 +1,8 @@
 // The control-socket protocol between andromedactl and andromedad: one JSON object per line
-// each way, one request per connection. Requests are untrusted bytes (anyone who can reach the
-// socket can send them), so parsing is bounded and every malformed request gets a reason.
+// each way, one request per connection. This library (userspace/control) is what both sides
+// share: the protocol, the socket helpers and the client; the server lives in the daemon.
+// Requests are untrusted bytes (anyone who can reach the socket can send them), so parsing is
+// bounded and every malformed request gets a reason.
 //
 //   request:  {"command": "status" | "stats" | "fabric" | "conntrack" | "reload", "file": "..."}
 //   response: {"ok": true, "result": {...}}  or  {"ok": false, "error": "what went wrong"}
@@ -13,7 +15,7 @@
 #include <string_view>
 #include <variant>
 
-namespace andromeda::daemon {
+namespace andromeda::control {
 
 // Requests longer than this are refused without being parsed.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -49,4 +51,4 @@ struct ControlResponse {
 
 [[nodiscard]] std::variant<ControlResponse, ProtocolError> parse_response(std::string_view line);
 
-}  // namespace andromeda::daemon
+}  // namespace andromeda::control

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/control_socket.hpp"
+#include "control/client.hpp"
 
 namespace andromeda::ctl {
 
@@ -172,7 +172,7 @@ std::string render_reload(const json& r) {
                        r.value("summary", std::string("no changes\n")));
 }
 
-int run_control_command(const Target& target, const daemon::ControlRequest& request, const CommandOptions& options,
+int run_control_command(const Target& target, const control::ControlRequest& request, const CommandOptions& options,
                         std::ostream& out, std::ostream& err) {
     std::string error;
     const auto socket = resolve_socket(target, error);
@@ -182,30 +182,30 @@ int run_control_command(const Target& target, const daemon::ControlRequest& requ
     }
     std::optional<json> previous;
     for (;;) {
-        const auto reply = daemon::send_control_request(*socket, request);
-        if (const auto* e = std::get_if<daemon::ProtocolError>(&reply)) {
+        const auto reply = control::send_control_request(*socket, request);
+        if (const auto* e = std::get_if<control::ProtocolError>(&reply)) {
             err << "andromedactl: " << e->message << '\n';
             return 2;
         }
-        const auto& response = std::get<daemon::ControlResponse>(reply);
+        const auto& response = std::get<control::ControlResponse>(reply);
         if (!response.ok) {
-            err << "andromedactl " << daemon::to_string(request.command) << ": " << response.error << '\n';
+            err << "andromedactl " << control::to_string(request.command) << ": " << response.error << '\n';
             return 1;
         }
         if (options.json) {
             out << response.result.dump(2) << '\n';
         } else {
             switch (request.command) {
-                case daemon::Command::status: out << render_status(response.result); break;
-                case daemon::Command::stats:
+                case control::Command::status: out << render_status(response.result); break;
+                case control::Command::stats:
                     out << render_stats(response.result, previous ? &*previous : nullptr, options.watch_s.value_or(0));
                     break;
-                case daemon::Command::fabric: out << render_fabric(response.result); break;
-                case daemon::Command::conntrack: out << render_conntrack(response.result); break;
-                case daemon::Command::reload: out << render_reload(response.result); break;
+                case control::Command::fabric: out << render_fabric(response.result); break;
+                case control::Command::conntrack: out << render_conntrack(response.result); break;
+                case control::Command::reload: out << render_reload(response.result); break;
             }
         }
-        if (!options.watch_s || request.command != daemon::Command::stats) return 0;
+        if (!options.watch_s || request.command != control::Command::stats) return 0;
         previous = response.result;
         out << std::flush;
         std::this_thread::sleep_for(std::chrono::duration<double>(*options.watch_s));

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/control_protocol.hpp"
+#include "control/protocol.hpp"
 
 namespace andromeda::ctl {
 
@@ -36,7 +36,7 @@ struct CommandOptions {
 };
 
 // Runs one command; returns the exit code (0 ok, 1 the daemon refused, 2 cannot reach it).
-int run_control_command(const Target& target, const daemon::ControlRequest& request, const CommandOptions& options,
+int run_control_command(const Target& target, const control::ControlRequest& request, const CommandOptions& options,
                         std::ostream& out, std::ostream& err);
 
 }  // namespace andromeda::ctl

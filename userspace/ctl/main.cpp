@@ -9,7 +9,7 @@
 
 namespace {
 
-using andromeda::daemon::Command;
+using andromeda::control::Command;
 
 }  // namespace
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     }
     if (!socket.empty()) target.socket = socket;
     if (!node.empty()) target.node = node;
-    andromeda::daemon::ControlRequest request;
+    andromeda::control::ControlRequest request;
     if (status_cmd->parsed()) request.command = Command::status;
     if (stats_cmd->parsed()) {
         request.command = Command::stats;

@@ -1,4 +1,4 @@
-#include "daemon/control_socket.hpp"
+#include "daemon/control_server.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,32 +9,25 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
+
+#include "control/socket_io.hpp"
 
 namespace andromeda::daemon {
 
 namespace {
 
-constexpr int kConnectionTimeoutMs = 5000;
-
-bool fill_address(const std::string& path, sockaddr_un& addr, std::string& error) {
-    addr = {};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path) {
-        error = fmt::format("control socket path '{}' is longer than {} bytes", path, sizeof addr.sun_path - 1);
-        return false;
-    }
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    return true;
-}
+using Clock = std::chrono::steady_clock;
 
 // Whether a live server answers on `path` (a leftover socket file of a crashed daemon does not).
 bool someone_listens(const std::string& path) {
     sockaddr_un addr;
     std::string ignored;
-    if (!fill_address(path, addr, ignored)) return false;
+    if (!control::fill_address(path, addr, ignored)) return false;
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
     const bool live = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
@@ -42,46 +35,69 @@ bool someone_listens(const std::string& path) {
     return live;
 }
 
-// Reads until newline, EOF, `limit` bytes or the deadline. Returns false on timeout/error.
-bool read_line(int fd, std::string& out, std::size_t limit, int timeout_ms) {
-    char buf[4096];
-    while (out.find('\n') == std::string::npos && out.size() <= limit) {
-        pollfd p{fd, POLLIN, 0};
-        const int ready = poll(&p, 1, timeout_ms);
-        if (ready <= 0) return false;
-        const ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    if (const auto nl = out.find('\n'); nl != std::string::npos) out.resize(nl);
-    return true;
+// Only root, or the daemon's own user, may talk to it (the socket's mode says the same; this
+// holds even if someone loosens the mode or passes the socket on).
+bool peer_allowed(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && (cred.uid == 0 || cred.uid == geteuid());
 }
 
-bool write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+// One client: its request as it arrives, then its response as it leaves.
+struct Connection {
+    int fd = -1;
+    std::string in;
+    std::string out;  // non-empty once the request is answered
+    std::size_t sent = 0;
+    Clock::time_point deadline;
+};
+
+enum class Progress { more, done };
+
+// Reads what is there. Once a whole line (or EOF, or too much) has arrived, answers it.
+Progress on_readable(Connection& c, const ControlServer::Handler& handler) {
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return false;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return Progress::more;
+            return Progress::done;  // the peer is gone: nothing to answer
         }
-        data.remove_prefix(static_cast<std::size_t>(n));
+        if (n == 0) break;  // EOF: answer what came
+        c.in.append(buf, static_cast<std::size_t>(n));
+        if (c.in.find('\n') != std::string::npos || c.in.size() > control::kMaxRequestBytes) break;
     }
-    return true;
+    if (const auto nl = c.in.find('\n'); nl != std::string::npos) c.in.resize(nl);
+    const auto parsed = control::parse_request(c.in);
+    if (const auto* e = std::get_if<control::ProtocolError>(&parsed))
+        c.out = control::render_error("bad request: " + e->message);
+    else
+        c.out = handler(std::get<control::ControlRequest>(parsed));
+    c.out += '\n';
+    return Progress::done;
+}
+
+// Sends what the socket takes. done: all sent, or the peer is gone.
+Progress on_writable(Connection& c) {
+    while (c.sent < c.out.size()) {
+        const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? Progress::more : Progress::done;
+        }
+        c.sent += static_cast<std::size_t>(n);
+    }
+    return Progress::done;
 }
 
 }  // namespace
-
-std::string default_control_socket_path(const std::string& node) { return "/run/andromeda/" + node + ".sock"; }
 
 ControlServer::~ControlServer() { stop(); }
 
 bool ControlServer::start(const std::string& path, Handler handler, std::string& error) {
     sockaddr_un addr;
-    if (!fill_address(path, addr, error)) return false;
+    if (!control::fill_address(path, addr, error)) return false;
     const auto dir = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!dir.empty()) {
@@ -100,13 +116,13 @@ bool ControlServer::start(const std::string& path, Handler handler, std::string&
         }
         unlink(path.c_str());  // a crashed instance's leftover
     }
-    listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     // The umask makes the socket owner-only from its first moment, not just after a chmod.
     const mode_t old_mask = umask(0177);
     const bool bound = listen_fd_ >= 0 && bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     umask(old_mask);
-    if (!bound || wake_fd_ < 0 || listen(listen_fd_, 16) != 0) {
+    if (!bound || wake_fd_ < 0 || listen(listen_fd_, 64) != 0) {
         error = fmt::format("cannot serve control socket '{}': {}", path, std::strerror(errno));
         stop();
         return false;
@@ -131,57 +147,60 @@ void ControlServer::stop() {
 }
 
 void ControlServer::serve() {
+    std::vector<Connection> connections;
+    std::vector<pollfd> fds;
     for (;;) {
-        pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-        if (poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            return;
+        // [0] wake, [1] listen (only while there is room), then one per connection.
+        fds.clear();
+        fds.push_back({wake_fd_, POLLIN, 0});
+        fds.push_back({connections.size() < kMaxConnections ? listen_fd_ : -1, POLLIN, 0});
+        auto now = Clock::now();
+        Clock::time_point next = now + kConnectionTimeout;
+        for (const auto& c : connections) {
+            fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
+            next = std::min(next, c.deadline);
         }
-        if (fds[1].revents != 0) return;
-        const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        handle_connection(fd);
-        close(fd);
-    }
-}
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
+        if (poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(wait, 0) + 1)) < 0 && errno != EINTR)
+            break;
+        if (fds[0].revents != 0) break;
 
-void ControlServer::handle_connection(int fd) {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != 0 && cred.uid != geteuid())) {
-        (void)write_all(fd, render_error("permission denied: the control socket is for root only") + "\n");
-        return;
-    }
-    std::string line;
-    if (!read_line(fd, line, kMaxRequestBytes, kConnectionTimeoutMs)) return;
-    const auto parsed = parse_request(line);
-    std::string response;
-    if (const auto* e = std::get_if<ProtocolError>(&parsed)) response = render_error("bad request: " + e->message);
-    else response = handler_(std::get<ControlRequest>(parsed));
-    (void)write_all(fd, response + "\n");
-}
+        now = Clock::now();
+        std::vector<bool> finished(connections.size(), false);
+        for (std::size_t i = 0; i < connections.size(); ++i) {
+            Connection& c = connections[i];
+            const short revents = fds[i + 2].revents;
+            if (revents != 0 && c.out.empty()) {
+                if (on_readable(c, handler_) == Progress::done) {
+                    if (c.out.empty()) finished[i] = true;  // a read error: nothing to answer
+                    else c.deadline = Clock::now() + kConnectionTimeout;  // now it has as long to read
+                }
+            }
+            if (!finished[i] && !c.out.empty() && (revents != 0 || c.sent == 0))
+                finished[i] = on_writable(c) == Progress::done;
+            if (!finished[i] && now >= c.deadline) finished[i] = true;
+        }
+        for (std::size_t i = connections.size(); i-- > 0;) {
+            if (!finished[i]) continue;
+            close(connections[i].fd);
+            connections.erase(connections.begin() + static_cast<std::ptrdiff_t>(i));
+        }
 
-std::variant<ControlResponse, ProtocolError> send_control_request(const std::string& path,
-                                                                  const ControlRequest& request, int timeout_ms) {
-    sockaddr_un addr;
-    std::string error;
-    if (!fill_address(path, addr, error)) return ProtocolError{error};
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return ProtocolError{fmt::format("socket: {}", std::strerror(errno))};
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        const int e = errno;
-        close(fd);
-        if (e == ENOENT || e == ECONNREFUSED)
-            return ProtocolError{fmt::format("no andromedad is listening on '{}' ({}): is it running?", path,
-                                             std::strerror(e))};
-        if (e == EACCES) return ProtocolError{fmt::format("cannot open '{}': permission denied; run as root", path)};
-        return ProtocolError{fmt::format("cannot connect to '{}': {}", path, std::strerror(e))};
+        if (fds[1].fd >= 0 && (fds[1].revents & POLLIN) != 0) {
+            while (connections.size() < kMaxConnections) {
+                const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd < 0) break;
+                if (!peer_allowed(fd)) {
+                    (void)control::write_all(
+                        fd, control::render_error("permission denied: the control socket is for root only") + "\n");
+                    close(fd);
+                    continue;
+                }
+                connections.push_back({fd, {}, {}, 0, Clock::now() + kConnectionTimeout});
+            }
+        }
     }
-    std::string line;
-    const bool ok = write_all(fd, render_request(request) + "\n") && read_line(fd, line, SIZE_MAX / 2, timeout_ms);
-    close(fd);
-    if (!ok) return ProtocolError{fmt::format("no answer from andromedad on '{}' within {} ms", path, timeout_ms)};
-    return parse_response(line);
+    for (const auto& c : connections) close(c.fd);
 }
 
 }  // namespace andromeda::daemon

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "control/client.hpp"
 #include "daemon/daemon_support.hpp"
 #include "io/interfaces.hpp"
 #include "io/neighbour.hpp"
@@ -259,10 +260,10 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
 
 void Daemon::start_control() {
     const std::string path = options_.control_socket.empty()
-                                 ? default_control_socket_path(store_.current()->local().name)
+                                 ? control::default_control_socket_path(store_.current()->local().name)
                                  : options_.control_socket;
     std::string error;
-    if (!control_.start(path, [this](const ControlRequest& r) { return handle(r); }, error))
+    if (!control_.start(path, [this](const control::ControlRequest& r) { return handle(r); }, error))
         throw StartupError("control socket: " + error);
 }
 
@@ -316,24 +317,24 @@ void Daemon::tick() {
     publish_stats();
 }
 
-std::string Daemon::handle(const ControlRequest& request) {
+std::string Daemon::handle(const control::ControlRequest& request) {
     try {
-        if (request.command == Command::reload) {
+        if (request.command == control::Command::reload) {
             const auto outcome = reload(request.file);
-            if (!outcome.applied) return render_error(outcome.message);
-            return render_ok({{"generation", outcome.generation}, {"summary", outcome.message}});
+            if (!outcome.applied) return control::render_error(outcome.message);
+            return control::render_ok({{"generation", outcome.generation}, {"summary", outcome.message}});
         }
         std::lock_guard lock(mutex_);
         switch (request.command) {
-            case Command::status: return render_ok(status_json());
-            case Command::stats: return render_ok(stats_json());
-            case Command::fabric: return render_ok(fabric_json());
-            case Command::conntrack: return render_ok(conntrack_json());
-            case Command::reload: break;
+            case control::Command::status: return control::render_ok(status_json());
+            case control::Command::stats: return control::render_ok(stats_json());
+            case control::Command::fabric: return control::render_ok(fabric_json());
+            case control::Command::conntrack: return control::render_ok(conntrack_json());
+            case control::Command::reload: break;
         }
-        return render_error("unknown command");
+        return control::render_error("unknown command");
     } catch (const std::exception& e) {
-        return render_error(e.what());
+        return control::render_error(e.what());
     }
 }
 

@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/control_protocol.hpp"
-#include "daemon/control_socket.hpp"
+#include "control/protocol.hpp"
+#include "daemon/control_server.hpp"
 #include "daemon/host_checks.hpp"
 #include "daemon/next_hops.hpp"
 #include "daemon/worker_pool.hpp"
@@ -69,7 +69,7 @@ public:
 
     ReloadOutcome reload(const std::optional<std::string>& file);
     // One control request; the full response line.
-    std::string handle(const ControlRequest& request);
+    std::string handle(const control::ControlRequest& request);
 
 private:
     void start_bpf(const fabric::FabricSnapshot& snapshot);

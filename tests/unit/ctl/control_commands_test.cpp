@@ -7,7 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/control_socket.hpp"
+#include "control/client.hpp"
+#include "daemon/control_server.hpp"
 
 namespace andromeda::ctl {
 namespace {
@@ -92,26 +93,26 @@ TEST_F(CtlTest, CommandsTalkToTheDaemonAndReportItsRefusal) {
     const auto path = (dir_ / "node1.sock").string();
     ASSERT_TRUE(server.start(
         path,
-        [](const daemon::ControlRequest& r) {
-            if (r.command == daemon::Command::reload)
-                return daemon::render_error("node.toml:4: vpc[0].vni: 16777216 is out of range; use 1-16777215");
-            return daemon::render_ok({{"generation", 7}, {"local_node", "node1"}, {"nodes", json::array()},
+        [](const control::ControlRequest& r) {
+            if (r.command == control::Command::reload)
+                return control::render_error("node.toml:4: vpc[0].vni: 16777216 is out of range; use 1-16777215");
+            return control::render_ok({{"generation", 7}, {"local_node", "node1"}, {"nodes", json::array()},
                                       {"vpcs", json::array()}});
         },
         error))
         << error;
     std::ostringstream out, err;
-    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::fabric, std::nullopt}, {}, out, err), 0);
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::fabric, std::nullopt}, {}, out, err), 0);
     EXPECT_NE(out.str().find("fabric generation 7  local node node1"), std::string::npos) << out.str();
     out.str("");
-    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::fabric, std::nullopt}, {true, {}}, out, err),
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::fabric, std::nullopt}, {true, {}}, out, err),
               0);
     EXPECT_EQ(json::parse(out.str())["generation"], 7);
-    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::reload, std::nullopt}, {}, out, err), 1);
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::reload, std::nullopt}, {}, out, err), 1);
     EXPECT_EQ(err.str(), "andromedactl reload: node.toml:4: vpc[0].vni: 16777216 is out of range; use 1-16777215\n");
     server.stop();
     err.str("");
-    EXPECT_EQ(run_control_command({path, std::nullopt}, {daemon::Command::status, std::nullopt}, {}, out, err), 2);
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::status, std::nullopt}, {}, out, err), 2);
     EXPECT_NE(err.str().find("is it running?"), std::string::npos);
 }
 

@@ -5,14 +5,24 @@
 
 #include <cstring>
 
-#include <filesystem>
-#include <random>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
-#include "daemon/control_protocol.hpp"
-#include "daemon/control_socket.hpp"
+#include <filesystem>
+#include <future>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "control/client.hpp"
+#include "control/protocol.hpp"
+#include "daemon/control_server.hpp"
+#include "support/root.hpp"
 
 namespace andromeda::daemon {
 namespace {
+
+using namespace andromeda::control;
 
 ControlRequest request_of(std::string_view line) {
     auto parsed = parse_request(line);
@@ -163,6 +173,107 @@ TEST_F(ControlSocketTest, NoDaemonIsAClearError) {
     auto r = send_control_request(path_, {Command::status, std::nullopt});
     ASSERT_TRUE(std::holds_alternative<ProtocolError>(r));
     EXPECT_NE(std::get<ProtocolError>(r).message.find("is it running?"), std::string::npos);
+}
+
+
+// Opens a connection and sends nothing: the client a stuck script or a half-open tool leaves.
+int connect_silently(const std::string& path) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+    return fd;
+}
+
+TEST_F(ControlSocketTest, SilentClientsHoldUpNoOneElse) {
+    ControlServer server;
+    std::string error;
+    int served = 0;  // the handler runs on the server's one thread: no lock needed
+    ASSERT_TRUE(server.start(path_, [&](const ControlRequest&) { return render_ok({{"served", ++served}}); }, error))
+        << error;
+    std::vector<int> silent;
+    for (int i = 0; i < 4; ++i) silent.push_back(connect_silently(path_));
+    // The server closes a silent client after 5 s; a client that waits behind them would need
+    // that long. 1.5 s is what a served request may take here, on a loaded machine too.
+    auto r = send_control_request(path_, {Command::status, std::nullopt}, 1500);
+    ASSERT_TRUE(std::holds_alternative<ControlResponse>(r)) << std::get<ProtocolError>(r).message;
+    EXPECT_EQ(std::get<ControlResponse>(r).result["served"], 1);
+    // A request sent in pieces, with another client served in between.
+    const int slow = connect_silently(path_);
+    ASSERT_EQ(write(slow, "{\"command\":", 11), 11);
+    auto between = send_control_request(path_, {Command::stats, std::nullopt}, 1500);
+    ASSERT_TRUE(std::holds_alternative<ControlResponse>(between));
+    EXPECT_EQ(std::get<ControlResponse>(between).result["served"], 2);
+    ASSERT_EQ(write(slow, "\"fabric\"}\n", 10), 10);
+    char buf[128] = {};
+    ssize_t got = 0, n;
+    while (got < static_cast<ssize_t>(sizeof buf) - 1 && (n = read(slow, buf + got, sizeof buf - 1 - static_cast<std::size_t>(got))) > 0) got += n;
+    EXPECT_STREQ(buf, "{\"ok\":true,\"result\":{\"served\":3}}\n");
+    close(slow);
+    for (int fd : silent) close(fd);
+}
+
+TEST_F(ControlSocketTest, ManyClientsAtOnceEachGetTheirOwnAnswer) {
+    ControlServer server;
+    std::string error;
+    ASSERT_TRUE(server.start(
+        path_, [](const ControlRequest& r) { return render_ok({{"file", r.file.value_or("")}}); }, error))
+        << error;
+    std::vector<std::future<std::string>> answers;
+    for (int i = 0; i < 24; ++i) {
+        answers.push_back(std::async(std::launch::async, [this, i] {
+            auto r = send_control_request(path_, {Command::reload, "/tmp/" + std::to_string(i) + ".toml"});
+            if (const auto* e = std::get_if<ProtocolError>(&r)) return "error: " + e->message;
+            return std::get<ControlResponse>(r).result.value("file", std::string("?"));
+        }));
+    }
+    for (int i = 0; i < 24; ++i) EXPECT_EQ(answers[static_cast<std::size_t>(i)].get(), "/tmp/" + std::to_string(i) + ".toml");
+}
+
+// The socket is owner-only, but the server also checks the peer's credentials (SO_PEERCRED):
+// with the socket's mode opened to everyone, a client running as another user is still refused,
+// and the handler never runs.
+TEST_F(ControlSocketTest, PeerOfAnotherUserIsRefused) {
+    ANDROMEDA_REQUIRE_ROOT();
+    ControlServer server;
+    std::string error;
+    bool handler_called = false;
+    ASSERT_TRUE(server.start(
+        path_,
+        [&](const ControlRequest&) {
+            handler_called = true;
+            return render_ok({});
+        },
+        error))
+        << error;
+    ASSERT_EQ(chmod(path_.c_str(), 0666), 0);
+    ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    static constexpr char kRequest[] = "{\"command\":\"status\"}\n";
+    static constexpr char kRefusal[] = "{\"error\":\"permission denied: the control socket is for root only\",\"ok\":false}\n";
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Only async-signal-safe calls from here: the parent has threads.
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) _exit(11);
+        (void)!write(fd, kRequest, sizeof kRequest - 1);
+        char buf[256];
+        ssize_t got = 0, n;
+        while (got < static_cast<ssize_t>(sizeof buf) && (n = read(fd, buf + got, sizeof buf - static_cast<std::size_t>(got))) > 0) got += n;
+        _exit(got == static_cast<ssize_t>(sizeof kRefusal - 1) && std::memcmp(buf, kRefusal, sizeof kRefusal - 1) == 0 ? 0 : 12);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: could not drop to nobody, 11: could not connect, 12: not refused as expected";
+    server.stop();
+    EXPECT_FALSE(handler_called);
 }
 
 }  // namespace

@@ -1,16 +1,6 @@
 #include "daemon/packet_worker.hpp"
 
-#include <arpa/inet.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <system_error>
-
-#include "wire/bytes.hpp"
 
 namespace andromeda::daemon {
 
@@ -36,43 +26,27 @@ GlueCounters& GlueCounters::operator+=(const GlueCounters& o) noexcept {
 
 PacketWorker::PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat,
                            const dataplane::UplinkConfig& uplink)
-    : pipeline_(std::move(config)), stage_(pipeline_, nat, uplink), reader_(std::move(reader)) {
-    // Protocol 0: this socket only sends; it never receives a copy of anyone's traffic.
-    packet_socket_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-    if (packet_socket_ < 0) throw std::system_error(errno, std::generic_category(), "opening an AF_PACKET socket");
-}
+    : pipeline_(std::move(config)), stage_(pipeline_, nat, uplink), reader_(std::move(reader)) {}
 
-PacketWorker::~PacketWorker() {
-    if (packet_socket_ >= 0) close(packet_socket_);
-}
+PacketWorker::~PacketWorker() = default;
 
 void PacketWorker::set_sockets(std::vector<PortId> socket_ports) {
     socket_ports_ = std::move(socket_ports);
-    socket_of_port_.clear();
+    socket_of_port_.reset(socket_ports_.size());
     // A port with several sockets here (several of its queues) sends on the first.
-    for (std::uint32_t i = 0; i < socket_ports_.size(); ++i) socket_of_port_.emplace(socket_ports_[i], i);
+    for (std::uint32_t i = 0; i < socket_ports_.size(); ++i) socket_of_port_.insert(socket_ports_[i], i);
 }
 
-dataplane::PipelineCounters PacketWorker::pipeline_counters() const {
-    std::lock_guard lock(published_mutex_);
-    return published_pipeline_;
-}
+dataplane::PipelineCounters PacketWorker::pipeline_counters() const { return published_pipeline_.load(); }
 
-GlueCounters PacketWorker::glue_counters() const {
-    std::lock_guard lock(published_mutex_);
-    return published_glue_;
-}
+GlueCounters PacketWorker::glue_counters() const { return published_glue_.load(); }
 
-dataplane::NatStageCounters PacketWorker::nat_stage_counters() const {
-    std::lock_guard lock(published_mutex_);
-    return published_stage_;
-}
+dataplane::NatStageCounters PacketWorker::nat_stage_counters() const { return published_stage_.load(); }
 
 void PacketWorker::publish_counters() noexcept {
-    std::lock_guard lock(published_mutex_);
-    published_pipeline_ = pipeline_.counters();
-    published_glue_ = glue_;
-    published_stage_ = stage_.counters();
+    published_pipeline_.store(pipeline_.counters());
+    published_glue_.store(glue_);
+    published_stage_.store(stage_.counters());
 }
 
 void PacketWorker::handle(std::uint32_t socket, std::span<io::Frame> frames, io::FrameOutput& out) noexcept {
@@ -98,9 +72,11 @@ void PacketWorker::process(std::span<io::Frame> frames, const fabric::FabricSnap
                            io::FrameOutput& out) noexcept {
     const std::size_t n = frames.size();
     std::fill_n(fated_.begin(), n, false);
-    const std::size_t spares = take_spares(n + kExtraSpares, out);
-    dataplane::FrameSink sink(emissions_, std::span(spare_buffers_.data(), spares));
+    spare_count_ = 0;
+    out_ = &out;
+    dataplane::FrameSink sink(emissions_, spare_buffers_, *this);
     stage_.process_batch(std::span(rx_.data(), n), fabric, sink, std::span(results_.data(), n), nat::Clock::now());
+    out_ = nullptr;
     emit_all(sink, frames, out);
     release_spares(sink.spares_used(), out);
     for (std::size_t i = 0; i < n; ++i) {
@@ -112,17 +88,15 @@ void PacketWorker::process(std::span<io::Frame> frames, const fabric::FabricSnap
     }
 }
 
-std::size_t PacketWorker::take_spares(std::size_t wanted, io::FrameOutput& out) noexcept {
-    wanted = std::min(wanted, kMaxSpares);
+std::size_t PacketWorker::supply(std::span<dataplane::PacketBuffer> into) noexcept {
     std::size_t got = 0;
-    for (; got < wanted; ++got) {
-        io::Frame* f = out.allocate();
+    for (; got < into.size() && spare_count_ < kMaxSpares; ++got) {
+        io::Frame* f = out_ != nullptr ? out_->allocate() : nullptr;
         if (f == nullptr) break;
-        spare_frames_[got] = f;
-        spare_buffers_[got] = buffer_of(*f);
+        spare_frames_[spare_count_++] = f;
+        into[got] = buffer_of(*f);
     }
-    if (got < wanted) ++glue_.spare_shortfall;
-    spare_count_ = got;
+    if (got < into.size()) ++glue_.spare_shortfall;
     return got;
 }
 
@@ -139,9 +113,9 @@ void PacketWorker::emit_all(const dataplane::FrameSink& sink, std::span<io::Fram
         if (e.input_index >= 0 && static_cast<std::size_t>(e.input_index) < inputs.size()) {
             const auto i = static_cast<std::size_t>(e.input_index);
             if (fated_[i]) {  // a second output from one input chunk: send a copy of it
-                const auto it = socket_of_port_.find(e.port);
-                if (it == socket_of_port_.end() ||
-                    !out.transmit_copy(std::span(e.frame.chunk + e.frame.offset, e.frame.length), it->second))
+                const std::uint32_t socket = socket_of(e.port);
+                if (socket == kNoSocket ||
+                    !out.transmit_copy(std::span(e.frame.chunk + e.frame.offset, e.frame.length), socket))
                     ++glue_.tx_copy_failed;
                 continue;
             }
@@ -166,26 +140,18 @@ void PacketWorker::emit_all(const dataplane::FrameSink& sink, std::span<io::Fram
 }
 
 void PacketWorker::send(io::Frame& frame, PortId port, io::FrameOutput& out) noexcept {
-    if (const auto it = socket_of_port_.find(port); it != socket_of_port_.end()) {
-        out.transmit(frame, it->second);
+    if (const std::uint32_t socket = socket_of(port); socket != kNoSocket) {
+        out.transmit(frame, socket);
         return;
     }
-    if (port == dataplane::kNoPort || frame.length() < ETH_HLEN) {
+    if (port == dataplane::kNoPort) {
         ++glue_.tx_no_port;
         out.drop(frame);
         return;
     }
     // A port whose queues all belong to other workers (a single-queue tenant veth on a
     // multi-queue underlay): hand the kernel a copy.
-    sockaddr_ll addr{};
-    addr.sll_family = AF_PACKET;
-    addr.sll_ifindex = static_cast<int>(port);
-    addr.sll_protocol = htons(wire::load_be16(frame.data() + 12));
-    addr.sll_halen = ETH_ALEN;
-    std::copy_n(frame.data(), ETH_ALEN, addr.sll_addr);
-    const ssize_t sent = sendto(packet_socket_, frame.data(), frame.length(), MSG_DONTWAIT,
-                                reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
-    if (sent == static_cast<ssize_t>(frame.length())) {
+    if (packet_socket_.send(port, frame.bytes())) {
         ++glue_.tx_copied;
         out.release(frame);
     } else {

@@ -2,22 +2,25 @@
 // socket goes through the pipeline (with its NAT stage, dataplane::NatPipeline) in place, and
 // each emission leaves on the socket of its port — or, when this worker has no socket on that
 // port (a single-queue tenant veth on a multi-queue underlay), as a copy through a packet
-// socket. One PacketWorker per worker thread; everything but the counter getters is that
-// thread's alone (the setters' callers pause the thread first).
+// socket. Spare frames are taken from the UMEM only when the pipeline asks for one; ports are
+// resolved to sockets once, when the sockets are set. One PacketWorker per worker thread;
+// everything but the counter getters is that thread's alone (the setters' callers pause the
+// thread first), and the counters are published without a lock (Published<T>).
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
+#include "daemon/published.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
+#include "dataplane/small_index.hpp"
 #include "fabric/publisher.hpp"
 #include "io/frame.hpp"
+#include "io/packet_socket.hpp"
 #include "nat/nat_engine.hpp"
 #include "wire/addresses.hpp"
 
@@ -27,7 +30,7 @@ namespace andromeda::daemon {
 struct GlueCounters {
     std::uint64_t batches = 0;
     std::uint64_t no_fabric = 0;        // frames dropped before the first snapshot was published
-    std::uint64_t spare_shortfall = 0;  // batches that got fewer spare frames than asked for
+    std::uint64_t spare_shortfall = 0;  // times the pipeline asked for spare frames and the UMEM had none
     std::uint64_t tx_copied = 0;        // sent through the packet socket: no AF_XDP socket here
     std::uint64_t tx_copy_failed = 0;   // ... and the kernel refused it
     std::uint64_t tx_no_port = 0;       // an emission for a port this node does not own
@@ -45,10 +48,10 @@ struct GlueCounters {
     }
 };
 
-class PacketWorker final : public io::FrameHandler {
+class PacketWorker final : public io::FrameHandler, private dataplane::SpareSupply {
 public:
     // `nat` may be null (this node is no NAT gateway). Opens the packet socket used for ports
-    // this worker has no AF_XDP socket on; throws std::system_error when it cannot.
+    // this worker has no AF_XDP socket on; throws io::IoError when it cannot.
     PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat,
                  const dataplane::UplinkConfig& uplink);
     ~PacketWorker() override;
@@ -69,24 +72,28 @@ public:
     [[nodiscard]] dataplane::NatStageCounters nat_stage_counters() const;
 
 private:
-    static constexpr std::size_t kExtraSpares = 4;
-    static constexpr std::size_t kMaxSpares = dataplane::kMaxBatch + kExtraSpares;
+    static constexpr std::size_t kMaxSpares = dataplane::kMaxBatch + 4;
     static constexpr std::size_t kMaxEmissions = 4 * dataplane::kMaxBatch;
 
     void process(std::span<io::Frame> frames, const fabric::FabricSnapshot& fabric, io::FrameOutput& out) noexcept;
-    std::size_t take_spares(std::size_t wanted, io::FrameOutput& out) noexcept;
+    // dataplane::SpareSupply: frames from the UMEM, while a batch runs (out_ is set).
+    std::size_t supply(std::span<dataplane::PacketBuffer> into) noexcept override;
     // Gives back the spares from index `used` on: those no emission went into.
     void release_spares(std::size_t used, io::FrameOutput& out) noexcept;
     void emit_all(const dataplane::FrameSink& sink, std::span<io::Frame> inputs, io::FrameOutput& out) noexcept;
     void send(io::Frame& frame, dataplane::PortId port, io::FrameOutput& out) noexcept;
+    // The socket (index in this worker) a port's frames leave on, or kNoSocket.
+    [[nodiscard]] std::uint32_t socket_of(dataplane::PortId port) const noexcept { return socket_of_port_.find(port); }
     void publish_counters() noexcept;
+
+    static constexpr std::uint32_t kNoSocket = dataplane::detail::SmallIndex<std::uint32_t>::kMissing;
 
     dataplane::Pipeline pipeline_;
     dataplane::NatPipeline stage_;  // borrows pipeline_
     fabric::FabricReader reader_;
-    int packet_socket_ = -1;
+    io::PacketSocket packet_socket_;
     std::vector<dataplane::PortId> socket_ports_;
-    std::unordered_map<dataplane::PortId, std::uint32_t> socket_of_port_;
+    dataplane::detail::SmallIndex<std::uint32_t> socket_of_port_;  // port (ifindex) -> socket index
     GlueCounters glue_;
 
     // Per-batch scratch, sized once: the per-packet path never allocates.
@@ -97,11 +104,11 @@ private:
     std::array<dataplane::PacketBuffer, kMaxSpares> spare_buffers_{};
     std::array<io::Frame*, kMaxSpares> spare_frames_{};
     std::size_t spare_count_ = 0;
+    io::FrameOutput* out_ = nullptr;  // while a batch runs: where supply() takes frames from
 
-    mutable std::mutex published_mutex_;
-    dataplane::PipelineCounters published_pipeline_;
-    GlueCounters published_glue_;
-    dataplane::NatStageCounters published_stage_;
+    Published<dataplane::PipelineCounters> published_pipeline_;
+    Published<GlueCounters> published_glue_;
+    Published<dataplane::NatStageCounters> published_stage_;
 };
 
 }  // namespace andromeda::daemon

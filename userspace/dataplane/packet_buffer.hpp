@@ -48,15 +48,31 @@ struct RxFrame {
     PacketBuffer buffer;
 };
 
+// Where a FrameSink gets spare chunks on demand (the daemon's workers: from the UMEM's free
+// frames), so a batch that needs none, the common case, takes none.
+class SpareSupply {
+public:
+    // Fills up to into.size() spares (each an empty frame at its offset) into `into`; returns how
+    // many it could.
+    virtual std::size_t supply(std::span<PacketBuffer> into) noexcept = 0;
+
+protected:
+    ~SpareSupply() = default;
+};
+
 // Where the pipeline puts its output: emission slots and spare chunks, both lent by the caller
 // and reused across calls (reset()). Spares are taken strictly in order and only when a frame is
 // emitted into one, so after a call spares()[0, spares_used()) are exactly the chunks in use by
-// emissions and the rest can go back to the caller's pool untouched.
+// emissions and the rest can go back to the caller's pool untouched. The spares are either all
+// lent up front, or taken from a SpareSupply as they are needed (into the caller's storage).
 class FrameSink {
 public:
     FrameSink() = default;
     FrameSink(std::span<Emission> slots, std::span<const PacketBuffer> spares) noexcept
-        : slots_(slots), spares_(spares) {}
+        : slots_(slots), spares_(spares.data()), available_(spares.size()) {}
+    // Spares on demand: up to storage.size() of them, asked of `supply` when first needed.
+    FrameSink(std::span<Emission> slots, std::span<PacketBuffer> storage, SpareSupply& supply) noexcept
+        : slots_(slots), spares_(storage.data()), storage_(storage), supply_(&supply) {}
 
     void reset() noexcept {
         emitted_ = 0;
@@ -65,13 +81,19 @@ public:
 
     [[nodiscard]] std::span<const Emission> emissions() const noexcept { return slots_.first(emitted_); }
     [[nodiscard]] std::size_t spares_used() const noexcept { return spares_used_; }
-    [[nodiscard]] std::span<const PacketBuffer> spares() const noexcept { return spares_; }
+    // The spares lent so far (all of them, or those the supply gave).
+    [[nodiscard]] std::span<const PacketBuffer> spares() const noexcept { return {spares_, available_}; }
 
     [[nodiscard]] std::size_t free_slots() const noexcept { return slots_.size() - emitted_; }
-    [[nodiscard]] std::size_t free_spares() const noexcept { return spares_.size() - spares_used_; }
-    // Whether `frames` more frames can be emitted into spare chunks.
-    [[nodiscard]] bool can_emit_spares(std::size_t frames) const noexcept {
-        return free_slots() >= frames && free_spares() >= frames;
+    // Spares left to emit into, after asking the supply for one more if none is left.
+    [[nodiscard]] std::size_t free_spares() noexcept {
+        (void)has_spares(1);
+        return available_ - spares_used_;
+    }
+    // Whether `frames` more frames can be emitted into spare chunks (asking the supply for what
+    // is missing).
+    [[nodiscard]] bool can_emit_spares(std::size_t frames) noexcept {
+        return free_slots() >= frames && has_spares(frames);
     }
     // The i-th spare not yet used (precondition: i < free_spares()), its frame empty at its offset.
     [[nodiscard]] PacketBuffer peek_spare(std::size_t i = 0) const noexcept {
@@ -92,6 +114,15 @@ public:
     }
 
 private:
+    bool has_spares(std::size_t count) noexcept {
+        if (available_ - spares_used_ >= count) return true;
+        if (supply_ == nullptr) return false;
+        const std::size_t missing = count - (available_ - spares_used_);
+        if (missing > storage_.size() - available_) return false;
+        available_ += supply_->supply(storage_.subspan(available_, missing));
+        return available_ - spares_used_ >= count;
+    }
+
     // Field by field: a freshly built Emission copied as a whole was reloaded 16 bytes at a time
     // over its 4-byte stores, stalling on store forwarding.
     static void store(Emission& e, PortId port, const PacketBuffer& frame, std::int32_t input_index) noexcept {
@@ -104,7 +135,10 @@ private:
     }
 
     std::span<Emission> slots_;
-    std::span<const PacketBuffer> spares_;
+    const PacketBuffer* spares_ = nullptr;
+    std::size_t available_ = 0;       // spares_[0, available_) are lent
+    std::span<PacketBuffer> storage_;  // on demand: where the supply's spares go
+    SpareSupply* supply_ = nullptr;
     std::size_t emitted_ = 0;
     std::size_t spares_used_ = 0;
 };

@@ -109,6 +109,70 @@ TEST_F(BatchTest, AFullSinkDropsWithNoTxBuffer) {
     EXPECT_TRUE(std::equal(frame.begin(), frame.end(), second.chunk.begin() + 256));  // a dropped frame is untouched
 }
 
+// A sink whose spares come from a SpareSupply on demand, as the daemon's workers run it: a
+// batch that forwards in place, delivers and answers ARP asks for none; a frame fragmented into
+// three asks for exactly three; a supply that runs dry drops with no_tx_buffer.
+class CountingSupply final : public dataplane::SpareSupply {
+public:
+    explicit CountingSupply(std::size_t frames) : chunks_(frames, Bytes(4096)) {}
+    std::size_t supply(std::span<dataplane::PacketBuffer> into) noexcept override {
+        ++calls;
+        std::size_t got = 0;
+        for (; got < into.size() && given < chunks_.size(); ++got, ++given)
+            into[got] = {chunks_[given].data(), 4096, 256, 0};
+        return got;
+    }
+    std::size_t calls = 0;
+    std::size_t given = 0;
+
+private:
+    std::vector<Bytes> chunks_;
+};
+
+TEST_F(BatchTest, OnDemandSparesAreTakenOnlyForFramesEmittedIntoThem) {
+    std::vector<dataplane::Emission> slots(256);
+    std::vector<dataplane::PacketBuffer> storage(16);
+    CountingSupply supply(16);
+    std::vector<ChunkFrame> chunks;
+    chunks.emplace_back(ipv4_frame(blue10_to("10.0.0.20")));
+    chunks.emplace_back(ipv4_frame(blue10_to("10.0.0.11")));
+    chunks.emplace_back(arp_request(kBlue10Mac, ipv4("10.0.0.10"), ipv4("10.0.0.20")));
+    std::vector<RxFrame> burst;
+    for (auto& c : chunks) burst.push_back({kBlue10Port, c.buffer});
+    std::vector<FrameResult> results(burst.size());
+    {
+        dataplane::FrameSink sink(slots, storage, supply);
+        ASSERT_EQ(pipeline_.process_batch(burst, *fabric_, sink, results), burst.size());
+        EXPECT_EQ(sink.emissions().size(), 3u);
+        EXPECT_EQ(supply.calls, 0u) << "nothing went into a spare";
+        EXPECT_TRUE(sink.spares().empty());
+    }
+    Ipv4Spec big = blue10_to("10.0.0.20");
+    big.payload = 3000;
+    ChunkFrame fragmented(ipv4_frame(big));
+    std::vector<RxFrame> one{{kBlue10Port, fragmented.buffer}};
+    std::vector<FrameResult> result(1);
+    {
+        dataplane::FrameSink sink(slots, storage, supply);
+        ASSERT_EQ(pipeline_.process_batch(one, *fabric_, sink, result), 1u);
+        EXPECT_EQ(result[0].verdict, Verdict::forward);
+        EXPECT_EQ(result[0].emissions, 3);
+        EXPECT_EQ(supply.given, 3u) << "exactly the fragments' spares";
+        EXPECT_EQ(sink.spares().size(), 3u);
+        EXPECT_EQ(sink.spares_used(), 3u);
+    }
+    CountingSupply dry(2);
+    {
+        dataplane::FrameSink sink(slots, storage, dry);
+        ChunkFrame again(ipv4_frame(big));
+        std::vector<RxFrame> rx{{kBlue10Port, again.buffer}};
+        ASSERT_EQ(pipeline_.process_batch(rx, *fabric_, sink, result), 1u);
+        EXPECT_EQ(result[0].drop_reason, DropReason::no_tx_buffer);
+        EXPECT_EQ(sink.spares_used(), 0u) << "the two spares it got go back unused";
+        EXPECT_EQ(sink.spares().size(), 2u);
+    }
+}
+
 TEST_F(BatchTest, TooSmallSparesDropWithTxBufferTooSmall) {
     SinkStorage tiny(4, 256 + 100);
     const Bytes frame = ipv4_frame(blue10_to("10.0.0.20"));

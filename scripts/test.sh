@@ -6,7 +6,8 @@
 #                     (benches off; about 5 min on 2 cores)
 #   3. build-asan/    clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again,
 #                     plus every libFuzzer target run for a bounded time over its seed corpus
-#   4. build-tsan/    clang with ThreadSanitizer: the concurrency tests
+#   4. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
+#                     (workers, control server, reloads) carrying traffic in three daemon tests
 # Options: --quick (only build 1), --fuzz-seconds N (default 20 per target).
 # Tests needing root skip without it; ANDROMEDA_REQUIRE_ROOT_TESTS=1 makes such a skip a failure.
 set -euo pipefail
@@ -32,7 +33,14 @@ started=$(date +%s)
 step "dependencies"
 scripts/install-deps.sh
 
-CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test)
+CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test daemon_control_test daemon_published_test)
+# test binary:gtest filter, run against a TSan-instrumented andromedad (see the TSan step).
+DAEMON_TSAN_RUNS=(
+  "daemon_lifecycle_test:TwoNodes.ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing:TwoNodes.BadReloadChangesNothingAndSaysWhy"
+  "daemon_overlay_test:TwoNodesTwoQueues.*"
+  "daemon_nat_test:NatGateway.TenantsFetchOverTcpAndQueryUdpAsTheNatAddress"
+)
+DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test)
 
 configure_and_build() {
   local dir=$1; shift
@@ -83,14 +91,27 @@ done
 
 step "configure build-tsan (ThreadSanitizer)"
 cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_BPF=OFF \
+  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON -DANDROMEDA_BENCH=OFF \
   > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; exit 1; }
 step "build and run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
-ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}"
+ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}" andromedad andromedactl "${DAEMON_TSAN_TESTS[@]}"
+tsan_exe() {
+  local exe
+  exe=$(find build-tsan/tests -type f -name "$1" -perm -u+x -print -quit)  # no `| head`: pipefail
+  if [ -z "$exe" ]; then echo "test.sh: TSan test $1 was not built" >&2; return 1; fi
+  echo "$exe"
+}
+export TSAN_OPTIONS=halt_on_error=1
 for t in "${CONCURRENCY_TESTS[@]}"; do
-  exe=$(find build-tsan/tests -type f -name "$t" -perm -u+x -print -quit)  # no `| head`: pipefail
-  if [ -z "$exe" ]; then echo "test.sh: TSan test $t was not built" >&2; exit 1; fi
-  TSAN_OPTIONS=halt_on_error=1 "$exe"
+  "$(tsan_exe "$t")"
+done
+# The daemon's own threads (packet workers, the control server, reloads that pause the workers,
+# the NAT engine shared by workers) under TSan: instrumented andromedad instances carry real
+# traffic; the fixtures fail a test whose daemon printed a sanitizer report. Slow path, so the
+# workers carry every packet.
+step "the daemon under TSan: ${DAEMON_TSAN_RUNS[*]}"
+for run in "${DAEMON_TSAN_RUNS[@]}"; do
+  ANDROMEDA_TEST_FASTPATH=off "$(tsan_exe "${run%%:*}")" --gtest_filter="${run#*:}"
 done
 
 step "all tests passed ($(( $(date +%s) - started )) s)"

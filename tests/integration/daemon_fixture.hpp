@@ -71,6 +71,26 @@ inline void sweep_stale_control_sockets() {
     }
 }
 
+// A sanitizer's report in a daemon's output (the ASan+UBSan and TSan builds run the daemons
+// instrumented too): its first line, or empty.
+inline std::string sanitizer_report(const std::string& output) {
+    for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
+        if (const auto at = output.find(marker); at != std::string::npos)
+            return output.substr(at, output.find('\n', at) - at);
+    }
+    return "";
+}
+
+// Stops a daemon the test left running (SIGTERM, as an operator would; the sanitizers report
+// on the way out too) and fails the test if a sanitizer reported anything while it ran.
+inline void stop_and_check_daemon(Process* daemon, const std::string& name) {
+    if (daemon == nullptr) return;
+    if (daemon->running()) daemon->stop(std::chrono::seconds(20));
+    const std::string output = daemon->output();
+    if (const auto report = sanitizer_report(output); !report.empty())
+        ADD_FAILURE() << name << ": " << report << "\n" << output;
+}
+
 class TwoNodes : public ::testing::Test {
 protected:
     struct Node {
@@ -103,6 +123,7 @@ protected:
     virtual bool fast_path() const { return fast_path_on(); }
 
     void TearDown() override {
+        for (const auto& n : nodes_) stop_and_check_daemon(n.daemon, n.name);
         for (const auto& path : files_) std::filesystem::remove(path);
     }
 

@@ -76,6 +76,7 @@ protected:
     virtual bool fast_path() const { return fast_path_on(); }
 
     void TearDown() override {
+        for (int i = 0; i < 2; ++i) stop_and_check_daemon(daemons_[i], names_[i]);
         for (const auto& path : configs_)
             if (!path.empty()) std::filesystem::remove(path);
     }

@@ -55,6 +55,7 @@ protected:
     }
 
     void TearDown() override {
+        for (const auto& n : nodes_) stop_and_check_daemon(n.daemon, n.name);
         for (const auto& path : files_) std::filesystem::remove(path);
     }
 

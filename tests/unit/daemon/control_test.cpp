@@ -87,6 +87,20 @@ protected:
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 
+    // Starts `server` on path_ with a handler that answers ok and records that it ran.
+    ::testing::AssertionResult start_recording(ControlServer& server, bool& handler_called) {
+        std::string error;
+        if (server.start(
+                path_,
+                [&handler_called](const ControlRequest&) {
+                    handler_called = true;
+                    return render_ok({});
+                },
+                error))
+            return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure() << error;
+    }
+
     std::filesystem::path dir_;
     std::string path_;
 };
@@ -154,15 +168,8 @@ TEST_F(ControlSocketTest, StaleSocketOfACrashedInstanceIsReplaced) {
 
 TEST_F(ControlSocketTest, BadRequestGetsAnErrorResponse) {
     ControlServer server;
-    std::string error;
     bool handler_called = false;
-    ASSERT_TRUE(server.start(
-        path_,
-        [&](const ControlRequest&) {
-            handler_called = true;
-            return render_ok({});
-        },
-        error));
+    ASSERT_TRUE(start_recording(server, handler_called));
     const auto response = exchange_raw(path_, "this is not json\n");
     EXPECT_EQ(response, "{\"error\":\"bad request: request is not valid JSON\",\"ok\":false}\n");
     server.stop();
@@ -237,16 +244,8 @@ TEST_F(ControlSocketTest, ManyClientsAtOnceEachGetTheirOwnAnswer) {
 TEST_F(ControlSocketTest, PeerOfAnotherUserIsRefused) {
     ANDROMEDA_REQUIRE_ROOT();
     ControlServer server;
-    std::string error;
     bool handler_called = false;
-    ASSERT_TRUE(server.start(
-        path_,
-        [&](const ControlRequest&) {
-            handler_called = true;
-            return render_ok({});
-        },
-        error))
-        << error;
+    ASSERT_TRUE(start_recording(server, handler_called));
     ASSERT_EQ(chmod(path_.c_str(), 0666), 0);
     ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
 

@@ -17,11 +17,11 @@
 #include "daemon/published.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
-#include "dataplane/small_index.hpp"
 #include "fabric/publisher.hpp"
 #include "io/frame.hpp"
 #include "io/packet_socket.hpp"
 #include "nat/nat_engine.hpp"
+#include "util/flat_table.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {
@@ -86,14 +86,15 @@ private:
     [[nodiscard]] std::uint32_t socket_of(dataplane::PortId port) const noexcept { return socket_of_port_.find(port); }
     void publish_counters() noexcept;
 
-    static constexpr std::uint32_t kNoSocket = dataplane::detail::SmallIndex<std::uint32_t>::kMissing;
+    using SocketIndex = util::FlatTable<dataplane::PortId, std::uint32_t, util::Fibonacci32>;
+    static constexpr std::uint32_t kNoSocket = SocketIndex::kMissing;
 
     dataplane::Pipeline pipeline_;
     dataplane::NatPipeline stage_;  // borrows pipeline_
     fabric::FabricReader reader_;
     io::PacketSocket packet_socket_;
     std::vector<dataplane::PortId> socket_ports_;
-    dataplane::detail::SmallIndex<std::uint32_t> socket_of_port_;  // port (ifindex) -> socket index
+    SocketIndex socket_of_port_;  // port (ifindex) -> socket index
     GlueCounters glue_;
 
     // Per-batch scratch, sized once: the per-packet path never allocates.

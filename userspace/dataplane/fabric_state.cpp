@@ -40,12 +40,12 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
     ports_.clear();
     port_by_id_.clear();
     port_by_id_count_ = 0;
-    port_index_.reserve(config.ports.size());
+    port_index_.reset(config.ports.size());
     underlay_port_ = kNoPort;
     endpoints_base_ = snapshot.endpoints().data();
     routes_.assign(snapshot.endpoints().size(), EndpointRoute{});
     for (const PortBinding& binding : config.ports) {
-        if (port_index_.find(binding.id) != fabric::FlatIndex::kEmpty) continue;  // first binding wins
+        if (port_index_.find(binding.id) != fabric::FlatIndex::kMissing) continue;  // first binding wins
         PortState state;
         state.id = binding.id;
         state.role = binding.role;

@@ -12,12 +12,11 @@
 #include "dataplane/fast_path.hpp"
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/pipeline_config.hpp"
-#include "dataplane/small_index.hpp"
-#include "fabric/flat_index.hpp"
 #include "fabric/snapshot.hpp"
 #include "gateway/gateway_address.hpp"
 #include "overlay/decap.hpp"
 #include "overlay/outer_template.hpp"
+#include "util/flat_table.hpp"
 
 namespace andromeda::dataplane::detail {
 
@@ -114,7 +113,7 @@ public:
         // Interface indexes are small: a direct table is one load; the hash index is the fallback.
         if (id < port_by_id_count_) [[likely]] return port_by_id_[id];
         const std::uint32_t i = port_index_.find(id);
-        return i == fabric::FlatIndex::kEmpty ? nullptr : &ports_[i];
+        return i == fabric::FlatIndex::kMissing ? nullptr : &ports_[i];
     }
     // The template towards node `node_index`, or null when its address or next-hop MAC is unknown.
     [[nodiscard]] overlay::OuterTemplate* outer_template(std::uint32_t node_index) noexcept {
@@ -180,7 +179,7 @@ private:
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
-    SmallIndex<const VpcState*> vpc_by_vni_key_;  // keyed by OuterTemplate::vni_word(), into vpcs_
+    util::FlatTable<std::uint32_t, const VpcState*, util::Fibonacci32> vpc_by_vni_key_;  // keyed by OuterTemplate::vni_word(), into vpcs_
     std::optional<wire::Ipv4Address> local_address_;
     std::uint32_t local_address_word_ = 0;
     std::uint64_t overlay_udp_word_ = 0;

@@ -2,22 +2,6 @@
 
 namespace andromeda::fabric {
 
-void FlatIndex::reserve(std::size_t count) {
-    std::size_t capacity = 8;
-    while (capacity < count * 2) capacity *= 2;
-    slots_.assign(capacity, Slot{});
-    mask_ = capacity - 1;
-}
-
-void FlatIndex::insert(std::uint64_t key, std::uint32_t value) {
-    for (std::uint64_t i = mix(key) & mask_;; i = (i + 1) & mask_) {
-        if (slots_[i].value == kEmpty) {
-            slots_[i] = {key, value};
-            return;
-        }
-    }
-}
-
 FabricSnapshot::FabricSnapshot(FabricConfig config, std::uint64_t generation, const PortResolver& ports)
     : source_name_(std::move(config.source_name)),
       generation_(generation),
@@ -30,31 +14,30 @@ FabricSnapshot::FabricSnapshot(FabricConfig config, std::uint64_t generation, co
 
 // On duplicate keys (only possible in an unvalidated config) the first entry wins.
 void FabricSnapshot::build_indexes(const PortResolver& ports) {
-    endpoint_by_vni_ip_.reserve(endpoints_.size());
+    endpoint_by_vni_ip_.reset(endpoints_.size());
     std::size_t local_count = 0;
     for (const auto& e : endpoints_) local_count += e.is_local ? 1 : 0;
-    local_by_port_.reserve(local_count);
-    local_by_ifindex_.reserve(local_count);
+    local_by_port_.reset(local_count);
+    local_by_ifindex_.reset(local_count);
     for (std::uint32_t i = 0; i < endpoints_.size(); ++i) {
         Endpoint& e = endpoints_[i];
         const std::uint64_t key = std::uint64_t{e.vni} << 32 | e.ip.value();
-        if (endpoint_by_vni_ip_.find(key) == FlatIndex::kEmpty) endpoint_by_vni_ip_.insert(key, i);
+        endpoint_by_vni_ip_.insert(key, i);
         if (!e.is_local || e.port.empty() || find_local_endpoint(e.port) != nullptr) continue;
-        local_by_port_.insert(hash_name(e.port), i);
+        local_by_port_.insert_another(hash_name(e.port), i);
         if (auto ifindex = ports ? ports(e.port) : std::nullopt; ifindex && *ifindex != 0) {
             e.port_ifindex = *ifindex;
-            if (local_by_ifindex_.find(*ifindex) == FlatIndex::kEmpty) local_by_ifindex_.insert(*ifindex, i);
+            local_by_ifindex_.insert(*ifindex, i);
         }
     }
-    vpc_by_vni_.reserve(vpcs_.size());
+    vpc_by_vni_.reset(vpcs_.size());
     for (std::uint32_t i = 0; i < vpcs_.size(); ++i)
-        if (vpc_by_vni_.find(vpcs_[i].vni) == FlatIndex::kEmpty) vpc_by_vni_.insert(vpcs_[i].vni, i);
-    node_by_name_.reserve(nodes_.size());
-    node_by_address_.reserve(nodes_.size());
+        vpc_by_vni_.insert(vpcs_[i].vni, i);
+    node_by_name_.reset(nodes_.size());
+    node_by_address_.reset(nodes_.size());
     for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-        if (find_node(nodes_[i].name) == nullptr) node_by_name_.insert(hash_name(nodes_[i].name), i);
-        if (const auto& a = nodes_[i].address; a && node_by_address_.find(a->value()) == FlatIndex::kEmpty)
-            node_by_address_.insert(a->value(), i);
+        if (find_node(nodes_[i].name) == nullptr) node_by_name_.insert_another(hash_name(nodes_[i].name), i);
+        if (const auto& a = nodes_[i].address) node_by_address_.insert(a->value(), i);
     }
 }
 

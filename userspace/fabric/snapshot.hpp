@@ -9,10 +9,14 @@
 #include <span>
 #include <string_view>
 
-#include "fabric/flat_index.hpp"
 #include "fabric/model.hpp"
+#include "util/flat_table.hpp"
 
 namespace andromeda::fabric {
+
+// The snapshot's indexes: 64-bit keys (VNI << 32 | address, ifindexes, hashes of names) to
+// positions in its vectors.
+using FlatIndex = util::FlatTable<std::uint64_t, std::uint32_t, util::Mix64>;
 
 // Binds a tenant port name to its interface index; supplied by the daemon (netlink), so the
 // library itself does no I/O. Returns nullopt for a port that does not exist (yet).
@@ -57,7 +61,7 @@ public:
 private:
     template <class T>
     static const T* at(const std::vector<T>& items, std::uint32_t index) noexcept {
-        return index == FlatIndex::kEmpty ? nullptr : &items[index];
+        return index == FlatIndex::kMissing ? nullptr : &items[index];
     }
     static std::uint64_t hash_name(std::string_view name) noexcept { return std::hash<std::string_view>{}(name); }
     void build_indexes(const PortResolver& ports);

@@ -33,10 +33,10 @@ void check_vpc(const VpcNatConfig& vpc) {
 NatRules::NatRules(std::vector<VpcNatConfig> vpcs) : vpcs_(std::move(vpcs)) {
     std::size_t forward_count = 0;
     for (const VpcNatConfig& vpc : vpcs_) forward_count += vpc.forwards.size();
-    vpc_by_vni_ = FlatLookup<std::uint64_t, U64Hash>(vpcs_.size());
-    address_users_ = FlatLookup<std::uint64_t, U64Hash>(vpcs_.size());
-    forward_by_nat_port_ = FlatLookup<std::uint64_t, U64Hash>(forward_count);
-    forward_by_endpoint_ = FlatLookup<EndpointKey, EndpointHash>(forward_count);
+    vpc_by_vni_ = Lookup<std::uint64_t, U64Hash>(vpcs_.size());
+    address_users_ = Lookup<std::uint64_t, U64Hash>(vpcs_.size());
+    forward_by_nat_port_ = Lookup<std::uint64_t, U64Hash>(forward_count);
+    forward_by_endpoint_ = Lookup<EndpointKey, EndpointHash>(forward_count);
     forwards_.reserve(forward_count);
     check_and_index();
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "nat/flat_lookup.hpp"
 #include "nat/types.hpp"
+#include "util/flat_table.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::nat {
@@ -86,9 +86,9 @@ public:
 private:
     static constexpr std::uint32_t kMissing = 0xFFFFFFFF;
 
-    struct U64Hash {
-        std::uint64_t operator()(std::uint64_t k) const noexcept { return mix64(k); }
-    };
+    using U64Hash = util::Mix64;
+    template <class Key, class Hash>
+    using Lookup = util::FlatTable<Key, std::uint32_t, Hash>;
     struct EndpointKey {
         std::uint64_t high = 0;  // vni << 8 | protocol
         std::uint64_t low = 0;   // ip << 16 | port
@@ -98,7 +98,7 @@ private:
         friend bool operator==(const EndpointKey&, const EndpointKey&) = default;
     };
     struct EndpointHash {
-        std::uint64_t operator()(const EndpointKey& k) const noexcept { return mix64(k.high * 0x9E3779B97F4A7C15ULL ^ k.low); }
+        std::uint64_t operator()(const EndpointKey& k) const noexcept { return util::Mix64{}(k.high * 0x9E3779B97F4A7C15ULL ^ k.low); }
     };
     static std::uint64_t nat_port_key(Ipv4Address a, Protocol p, std::uint16_t port) noexcept {
         return std::uint64_t{a.value()} << 24 | std::uint64_t{static_cast<std::uint8_t>(p)} << 16 | port;
@@ -107,10 +107,10 @@ private:
 
     std::vector<VpcNatConfig> vpcs_;
     std::vector<ForwardMatch> forwards_;
-    FlatLookup<std::uint64_t, U64Hash> vpc_by_vni_;
-    FlatLookup<std::uint64_t, U64Hash> address_users_;
-    FlatLookup<std::uint64_t, U64Hash> forward_by_nat_port_;
-    FlatLookup<EndpointKey, EndpointHash> forward_by_endpoint_;
+    Lookup<std::uint64_t, U64Hash> vpc_by_vni_;
+    Lookup<std::uint64_t, U64Hash> address_users_;
+    Lookup<std::uint64_t, U64Hash> forward_by_nat_port_;
+    Lookup<EndpointKey, EndpointHash> forward_by_endpoint_;
     bool has_forwards_ = false;
 };
 

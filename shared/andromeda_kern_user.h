@@ -7,6 +7,8 @@
 
 #include <linux/types.h>
 
+#include "andromeda_drops.h"
+
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
  * from these). */
@@ -109,10 +111,15 @@ struct andromeda_fp_config {
 	__u8 pad[2];
 };
 
+/* How the counter X-macros below become struct fields: X(name) is a field `name`, and each drop
+ * reason D(name, id, description) of andromeda_drops.h a field `drop_<name>`. */
+#define ANDROMEDA_STATS_FIELD(name) __u64 name;
+#define ANDROMEDA_STATS_DROP_FIELD(name, id, description) __u64 drop_##name;
+
 /* Per-CPU counters of the kernel fast path (tc programs, and the underlay XDP's hand-over),
  * one named field each: packets and bytes per path and every punt and drop reason. Bytes count
  * the frame as the program saw it (a GSO packet counts once, with all its bytes). */
-#define ANDROMEDA_FP_STATS(X) \
+#define ANDROMEDA_FP_STATS(X, D) \
 	X(encap_packets)        /* tenant frame encapsulated and sent on the underlay */ \
 	X(encap_bytes) \
 	X(encap_gso_packets)    /* ... of them GSO packets, kept whole */ \
@@ -133,44 +140,27 @@ struct andromeda_fp_config {
 	X(punt_no_next_hop)     /* peer node's underlay MAC not resolved yet */ \
 	X(punt_too_big)         /* larger than the path MTU: PMTUD or fragmentation */ \
 	X(punt_gso)             /* a GSO type the fast path does not keep whole */ \
-	X(drop_spoofed_mac)     /* tenant frame whose source MAC is not its endpoint's */ \
-	X(drop_spoofed_ip)      /* tenant IPv4 packet whose source is not its endpoint's */ \
-	X(drop_spoofed_arp)     /* tenant ARP whose sender is not its endpoint */ \
-	X(drop_tagged)          /* tenant frame with an 802.1Q tag: tenant ports are untagged */ \
-	X(drop_no_port)         /* a tc program ran on an interface missing from the port map */ \
-	X(drop_adjust_failed)   /* the kernel refused to add or remove the outer headers */ \
-	X(drop_decap_mismatch)  /* handed over by the underlay XDP, refused by tc (never expected) */
+	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */
 
 struct andromeda_fp_stats {
-#define ANDROMEDA_FP_FIELD(name) __u64 name;
-	ANDROMEDA_FP_STATS(ANDROMEDA_FP_FIELD)
-#undef ANDROMEDA_FP_FIELD
+	ANDROMEDA_FP_STATS(ANDROMEDA_STATS_FIELD, ANDROMEDA_STATS_DROP_FIELD)
 };
 
 /* Per-CPU XDP counters: one named field per verdict and drop reason, so that
  * `bpftool map dump` prints them by name. Every field counts packets. The C++ list of the fields
  * (userspace/io/xdp_stats.hpp) comes from this X-macro too. */
-#define ANDROMEDA_XDP_STATS(X) \
+#define ANDROMEDA_XDP_STATS(X, D) \
 	X(rx_packets)              /* every packet the program saw */ \
 	X(pass_host)               /* handed to the kernel untouched: not ours */ \
 	X(pass_unknown_port)       /* arrived on an interface missing from the port map */ \
 	X(redirect_overlay)        /* overlay packet steered to its AF_XDP socket */ \
 	X(redirect_tenant)         /* tenant frame steered to its AF_XDP socket */ \
 	X(redirect_uplink)         /* packet to a NAT address steered to its AF_XDP socket */ \
-	X(drop_truncated)          /* shorter than the headers it claims */ \
-	X(drop_bad_ip_header)      /* IPv4 IHL < 5, version != 4, or total length inconsistent */ \
-	X(drop_overlay_fragment)   /* fragmented overlay packet: tunnels are never fragmented */ \
-	X(drop_unknown_peer)       /* overlay packet from an address that is no peer node */ \
-	X(drop_bad_overlay_header) /* wrong Andromeda version / VXLAN I flag clear */ \
-	X(drop_unknown_vni)        /* VNI of no VPC */ \
-	X(drop_spoofed_mac)        /* tenant frame whose source MAC is not its endpoint's */ \
-	X(drop_no_socket)          /* no AF_XDP socket bound for this port and queue */ \
+	ANDROMEDA_DROPS_XDP(D)     /* drop_<name>, andromeda_drops.h */ \
 	X(pass_fastpath)           /* overlay packet for a local endpoint handed to the tc fast path */
 
 struct andromeda_xdp_stats {
-#define ANDROMEDA_XDP_FIELD(name) __u64 name;
-	ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_FIELD)
-#undef ANDROMEDA_XDP_FIELD
+	ANDROMEDA_XDP_STATS(ANDROMEDA_STATS_FIELD, ANDROMEDA_STATS_DROP_FIELD)
 };
 
 /* The daemon's own counters, written by andromedad into andromeda_daemon_stats so that one

@@ -524,7 +524,9 @@ struct FpField {
 };
 constexpr FpField kFpFields[] = {
 #define ANDROMEDA_FP_ROW(n) {#n, &andromeda_fp_stats::n},
-    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ROW)
+#define ANDROMEDA_FP_DROP_ROW(n, id, description) {"drop_" #n, &andromeda_fp_stats::drop_##n},
+    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ROW, ANDROMEDA_FP_DROP_ROW)
+#undef ANDROMEDA_FP_DROP_ROW
 #undef ANDROMEDA_FP_ROW
 };
 static_assert(std::size(kFpFields) * sizeof(__u64) == sizeof(andromeda_fp_stats));

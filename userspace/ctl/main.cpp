@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ctl/control_commands.hpp"
+#include "ctl/drops_command.hpp"
 #include "ctl/inspect_command.hpp"
 
 namespace {
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
     std::string reload_file;
     reload_cmd->add_option("file", reload_file, "the new node.toml");
 
+    bool drops_json = false;
+    auto* drops_cmd = app.add_subcommand("drops", "Every drop reason of every layer: stable id, meaning, the stats counter that counts it");
+    drops_cmd->add_flag("--json", drops_json, "print JSON instead of a table");
+
     andromeda::ctl::InspectRequest inspect;
     std::string hex, pcap;
     auto* inspect_cmd = app.add_subcommand(
@@ -54,6 +59,7 @@ int main(int argc, char** argv) {
 
     CLI11_PARSE(app, argc, argv);
 
+    if (drops_cmd->parsed()) return andromeda::ctl::run_drops(drops_json, std::cout);
     if (inspect_cmd->parsed()) {
         if (!hex.empty()) inspect.hex = hex;
         if (!pcap.empty()) inspect.pcap = pcap;

@@ -37,10 +37,10 @@ void for_each_pipeline_counter(const dataplane::PipelineCounters& c, F&& f) {
     f("fragments_sent", c.fragments_sent);
     f("in_place_fallback_copies", c.in_place_fallback_copies);
     f("fabric_rebuilds", c.fabric_rebuilds);
-#define ANDROMEDA_DAEMON_DROP(name, description) f("drop_" #name, c.drops.name);
+#define ANDROMEDA_DAEMON_DROP(name, id, description) f("drop_" #name, c.drops.name);
     ANDROMEDA_DROP_REASONS(ANDROMEDA_DAEMON_DROP)
 #undef ANDROMEDA_DAEMON_DROP
-#define ANDROMEDA_DAEMON_DECAP(name) f("decap_" #name, c.decap_errors.name);
+#define ANDROMEDA_DAEMON_DECAP(name, id, description) f("decap_" #name, c.decap_errors.name);
     ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DAEMON_DECAP)
 #undef ANDROMEDA_DAEMON_DECAP
 }

@@ -24,7 +24,7 @@ void add_fields(Struct& into, const Struct& from) noexcept {
 std::uint64_t* drop_counter(DropCounters& counters, DropReason reason) noexcept {
     switch (reason) {
         case DropReason::none: return nullptr;
-#define ANDROMEDA_DROP_CASE(name, description) \
+#define ANDROMEDA_DROP_CASE(name, id, description) \
     case DropReason::name: return &counters.name;
         ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_CASE)
 #undef ANDROMEDA_DROP_CASE
@@ -40,7 +40,7 @@ std::uint64_t drop_count(const DropCounters& counters, DropReason reason) noexce
 std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapError error) noexcept {
     switch (error) {
         case overlay::DecapError::ok: return nullptr;
-#define ANDROMEDA_DECAP_CASE(name) \
+#define ANDROMEDA_DECAP_CASE(name, id, description) \
     case overlay::DecapError::name: return &counters.name;
         ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_CASE)
 #undef ANDROMEDA_DECAP_CASE
@@ -50,7 +50,7 @@ std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapE
 
 std::uint64_t total_drops(const DropCounters& counters) noexcept {
     std::uint64_t total = 0;
-#define ANDROMEDA_DROP_SUM(name, description) total += counters.name;
+#define ANDROMEDA_DROP_SUM(name, id, description) total += counters.name;
     ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_SUM)
 #undef ANDROMEDA_DROP_SUM
     return total;

@@ -12,21 +12,18 @@
 namespace andromeda::dataplane {
 
 struct DropCounters {
-#define ANDROMEDA_DROP_FIELD(name, description) std::uint64_t name = 0;
+#define ANDROMEDA_DROP_FIELD(name, id, description) std::uint64_t name = 0;
     ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_FIELD)
 #undef ANDROMEDA_DROP_FIELD
 };
 static_assert(sizeof(DropCounters) == kDropReasonCount * sizeof(std::uint64_t));
 
 // One field per overlay::DecapError but ok: why a packet on the underlay port was refused.
-#define ANDROMEDA_DECAP_ERRORS(X)                                                                             \
-    X(truncated_ethernet) X(too_many_vlan_tags) X(not_ipv4) X(truncated_ipv4) X(bad_ip_version)             \
-    X(bad_ip_header_length) X(bad_ip_total_length) X(bad_ip_checksum) X(ip_fragment) X(not_udp)             \
-    X(truncated_udp) X(bad_udp_length) X(wrong_udp_port) X(bad_udp_checksum) X(truncated_overlay_header)   \
-    X(bad_overlay_version) X(unsupported_inner_protocol) X(vxlan_vni_flag_clear) X(inner_frame_too_short)
+// X(name, id, description), from shared/andromeda_drops.h.
+#define ANDROMEDA_DECAP_ERRORS(X) ANDROMEDA_DROPS_DECAP(X)
 
 struct DecapErrorCounters {
-#define ANDROMEDA_DECAP_FIELD(name) std::uint64_t name = 0;
+#define ANDROMEDA_DECAP_FIELD(name, id, description) std::uint64_t name = 0;
     ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_FIELD)
 #undef ANDROMEDA_DECAP_FIELD
 };

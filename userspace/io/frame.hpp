@@ -5,21 +5,34 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "andromeda_drops.h"
+
 namespace andromeda::io {
 
-// Why the I/O layer let go of a frame without sending it.
+// Why the I/O layer let go of a frame without sending it: shared/andromeda_drops.h, ANDROMEDA_DROPS_IO.
 enum class DropReason : std::uint8_t {
-    handler,             // the handler said drop (its own counters say why)
-    unhandled,           // the handler gave the frame no fate
-    tx_ring_full,        // the target TX ring had no room, even after reclaiming completions
-    no_such_socket,      // transmit() named a socket this worker does not have
-    invalid_descriptor,  // the kernel handed back an address outside the UMEM or a chunk
+#define ANDROMEDA_IO_DROP_ENUM(name, id, description) name,
+    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_ENUM)
+#undef ANDROMEDA_IO_DROP_ENUM
 };
-inline constexpr std::size_t kDropReasonCount = 5;
-[[nodiscard]] const char* to_string(DropReason reason) noexcept;
+inline constexpr std::size_t kDropReasonCount = 0
+#define ANDROMEDA_IO_DROP_COUNT(name, id, description) +1
+    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_COUNT)
+#undef ANDROMEDA_IO_DROP_COUNT
+    ;
+[[nodiscard]] constexpr const char* to_string(DropReason reason) noexcept {
+    switch (reason) {
+#define ANDROMEDA_IO_DROP_NAME(name, id, description) \
+    case DropReason::name: return #name;
+        ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_NAME)
+#undef ANDROMEDA_IO_DROP_NAME
+    }
+    return "?";
+}
 
 inline constexpr std::uint32_t kNoSocket = 0xFFFFFFFF;
 

@@ -37,8 +37,10 @@ static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_
 
 // Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
 #define ANDROMEDA_ONE(field) +1
-static_assert(sizeof(andromeda_xdp_stats) == (0 ANDROMEDA_XDP_STATS(ANDROMEDA_ONE)) * sizeof(__u64));
-static_assert(sizeof(andromeda_fp_stats) == (0 ANDROMEDA_FP_STATS(ANDROMEDA_ONE)) * sizeof(__u64));
+#define ANDROMEDA_ONE_DROP(name, id, description) +1
+static_assert(sizeof(andromeda_xdp_stats) == (0 ANDROMEDA_XDP_STATS(ANDROMEDA_ONE, ANDROMEDA_ONE_DROP)) * sizeof(__u64));
+static_assert(sizeof(andromeda_fp_stats) == (0 ANDROMEDA_FP_STATS(ANDROMEDA_ONE, ANDROMEDA_ONE_DROP)) * sizeof(__u64));
+#undef ANDROMEDA_ONE_DROP
 #undef ANDROMEDA_ONE
 static_assert(sizeof(andromeda_daemon_stats) == 18 * sizeof(__u64));
 

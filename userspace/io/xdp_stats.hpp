@@ -22,7 +22,9 @@ struct XdpCounterField {
 // the struct in shared/, so the C++ list can never miss a field.
 inline constexpr std::array kXdpCounterFields = {
 #define ANDROMEDA_XDP_ENTRY(field) XdpCounterField{#field, &andromeda_xdp_stats::field},
-    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_ENTRY)
+#define ANDROMEDA_XDP_DROP_ENTRY(name, id, description) XdpCounterField{"drop_" #name, &andromeda_xdp_stats::drop_##name},
+    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_ENTRY, ANDROMEDA_XDP_DROP_ENTRY)
+#undef ANDROMEDA_XDP_DROP_ENTRY
 #undef ANDROMEDA_XDP_ENTRY
 };
 
@@ -35,7 +37,10 @@ public:
     // One getter per counter, named as the field.
 #define ANDROMEDA_XDP_GETTER(field) \
     [[nodiscard]] std::uint64_t field() const noexcept { return totals_.field; }
-    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_GETTER)
+#define ANDROMEDA_XDP_DROP_GETTER(name, id, description) \
+    [[nodiscard]] std::uint64_t drop_##name() const noexcept { return totals_.drop_##name; }
+    ANDROMEDA_XDP_STATS(ANDROMEDA_XDP_GETTER, ANDROMEDA_XDP_DROP_GETTER)
+#undef ANDROMEDA_XDP_DROP_GETTER
 #undef ANDROMEDA_XDP_GETTER
 
     // Sum of every drop_* counter.
@@ -57,7 +62,9 @@ struct FastPathCounterField {
 
 inline constexpr std::array kFastPathCounterFields = {
 #define ANDROMEDA_FP_ENTRY(field) FastPathCounterField{#field, &andromeda_fp_stats::field},
-    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ENTRY)
+#define ANDROMEDA_FP_DROP_ENTRY(name, id, description) FastPathCounterField{"drop_" #name, &andromeda_fp_stats::drop_##name},
+    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ENTRY, ANDROMEDA_FP_DROP_ENTRY)
+#undef ANDROMEDA_FP_DROP_ENTRY
 #undef ANDROMEDA_FP_ENTRY
 };
 

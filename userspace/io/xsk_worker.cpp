@@ -43,17 +43,6 @@ std::string bind_hint(int error, BindMode mode, const SocketSpec& spec) {
 
 }  // namespace
 
-const char* to_string(DropReason reason) noexcept {
-    switch (reason) {
-    case DropReason::handler: return "handler";
-    case DropReason::unhandled: return "unhandled";
-    case DropReason::tx_ring_full: return "tx_ring_full";
-    case DropReason::no_such_socket: return "no_such_socket";
-    case DropReason::invalid_descriptor: return "invalid_descriptor";
-    }
-    return "?";
-}
-
 struct XskWorker::AtomicCounters {
     std::atomic<std::uint64_t> rx_frames{0}, rx_batches{0}, tx_frames{0}, tx_completed{0}, allocated{0}, released{0},
         alloc_failed{0}, tx_wakeups{0}, ledger_violations{0}, fate_errors{0};

@@ -2,50 +2,36 @@
 // drop reason, so `andromedactl stats` and the BPF counter map can show them by name.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "andromeda_drops.h"
+
 namespace andromeda::nat {
 
-// Why a packet was not translated. A dropped packet is never forwarded: a tenant's private
-// address must not leak to the uplink.
+// Why a packet was not translated: shared/andromeda_drops.h, ANDROMEDA_DROPS_NAT. A dropped
+// packet is never forwarded: a tenant's private address must not leak to the uplink.
 enum class DropReason : std::uint8_t {
     none,
-    malformed,              // IPv4/TCP/UDP/ICMP header truncated or inconsistent
-    fragment,               // IP fragments are not translated (no reassembly)
-    unsupported_protocol,   // neither TCP, UDP nor ICMP
-    unsupported_icmp,       // an ICMP message that is neither echo nor a known error
-    no_nat_config,          // the tenant's VPC has no NAT (or no rules are loaded)
-    not_nat_address,        // inbound packet not addressed to any NAT address
-    no_flow,                // inbound packet matching no flow, mapping or port forward
-    tcp_not_syn,            // a new TCP flow must start with a SYN
-    icmp_error_no_flow,     // ICMP error quoting a packet of no known flow
-    table_full,             // the flow table is at its configured size
-    ports_exhausted,        // no free port (or ICMP id) left in the VPC's range
-    nat_address_limit,      // too many NAT addresses in use at once (max_nat_addresses)
-    tuple_conflict,         // the translated tuple is already used by another flow
-    stale_flow,             // the flow's VPC no longer NATs to the flow's address
+#define ANDROMEDA_NAT_DROP_ENUM(name, id, description) name,
+    ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_ENUM)
+#undef ANDROMEDA_NAT_DROP_ENUM
 };
 
-inline constexpr std::size_t kDropReasonCount = 15;
+inline constexpr std::size_t kDropReasonCount = 1
+#define ANDROMEDA_NAT_DROP_COUNT(name, id, description) +1
+    ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_COUNT)
+#undef ANDROMEDA_NAT_DROP_COUNT
+    ;  // none included
 
 [[nodiscard]] constexpr std::string_view to_string(DropReason r) noexcept {
     switch (r) {
         case DropReason::none: return "none";
-        case DropReason::malformed: return "malformed";
-        case DropReason::fragment: return "fragment";
-        case DropReason::unsupported_protocol: return "unsupported_protocol";
-        case DropReason::unsupported_icmp: return "unsupported_icmp";
-        case DropReason::no_nat_config: return "no_nat_config";
-        case DropReason::not_nat_address: return "not_nat_address";
-        case DropReason::no_flow: return "no_flow";
-        case DropReason::tcp_not_syn: return "tcp_not_syn";
-        case DropReason::icmp_error_no_flow: return "icmp_error_no_flow";
-        case DropReason::table_full: return "table_full";
-        case DropReason::ports_exhausted: return "ports_exhausted";
-        case DropReason::nat_address_limit: return "nat_address_limit";
-        case DropReason::tuple_conflict: return "tuple_conflict";
-        case DropReason::stale_flow: return "stale_flow";
+#define ANDROMEDA_NAT_DROP_NAME(name, id, description) \
+    case DropReason::name: return #name;
+        ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_NAME)
+#undef ANDROMEDA_NAT_DROP_NAME
     }
     return "unknown";
 }
@@ -65,20 +51,9 @@ struct NatCounters {
     std::uint64_t mappings_released = 0;
     std::uint64_t ports_preserved = 0;        // new mapping kept the tenant's own port / id
     // Drops, one per DropReason (none excluded).
-    std::uint64_t drop_malformed = 0;
-    std::uint64_t drop_fragment = 0;
-    std::uint64_t drop_unsupported_protocol = 0;
-    std::uint64_t drop_unsupported_icmp = 0;
-    std::uint64_t drop_no_nat_config = 0;
-    std::uint64_t drop_not_nat_address = 0;
-    std::uint64_t drop_no_flow = 0;
-    std::uint64_t drop_tcp_not_syn = 0;
-    std::uint64_t drop_icmp_error_no_flow = 0;
-    std::uint64_t drop_table_full = 0;
-    std::uint64_t drop_ports_exhausted = 0;
-    std::uint64_t drop_nat_address_limit = 0;
-    std::uint64_t drop_tuple_conflict = 0;
-    std::uint64_t drop_stale_flow = 0;
+#define ANDROMEDA_NAT_DROP_FIELD(name, id, description) std::uint64_t drop_##name = 0;
+    ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_FIELD)
+#undef ANDROMEDA_NAT_DROP_FIELD
 
     void count_drop(DropReason reason, std::uint64_t n = 1) noexcept;
     [[nodiscard]] std::uint64_t drops(DropReason reason) const noexcept;

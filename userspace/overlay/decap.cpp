@@ -104,25 +104,10 @@ DecapResult decapsulate(wire::ByteSpan packet, const DecapConfig& config) noexce
 std::string_view to_string(DecapError error) noexcept {
     switch (error) {
         case DecapError::ok: return "ok";
-        case DecapError::truncated_ethernet: return "truncated_ethernet";
-        case DecapError::too_many_vlan_tags: return "too_many_vlan_tags";
-        case DecapError::not_ipv4: return "not_ipv4";
-        case DecapError::truncated_ipv4: return "truncated_ipv4";
-        case DecapError::bad_ip_version: return "bad_ip_version";
-        case DecapError::bad_ip_header_length: return "bad_ip_header_length";
-        case DecapError::bad_ip_total_length: return "bad_ip_total_length";
-        case DecapError::bad_ip_checksum: return "bad_ip_checksum";
-        case DecapError::ip_fragment: return "ip_fragment";
-        case DecapError::not_udp: return "not_udp";
-        case DecapError::truncated_udp: return "truncated_udp";
-        case DecapError::bad_udp_length: return "bad_udp_length";
-        case DecapError::wrong_udp_port: return "wrong_udp_port";
-        case DecapError::bad_udp_checksum: return "bad_udp_checksum";
-        case DecapError::truncated_overlay_header: return "truncated_overlay_header";
-        case DecapError::bad_overlay_version: return "bad_overlay_version";
-        case DecapError::unsupported_inner_protocol: return "unsupported_inner_protocol";
-        case DecapError::vxlan_vni_flag_clear: return "vxlan_vni_flag_clear";
-        case DecapError::inner_frame_too_short: return "inner_frame_too_short";
+#define ANDROMEDA_DECAP_NAME(name, id, description) \
+    case DecapError::name: return #name;
+        ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_NAME)
+#undef ANDROMEDA_DECAP_NAME
     }
     return "unknown";
 }

@@ -6,33 +6,19 @@
 #include <cstdint>
 #include <string_view>
 
+#include "andromeda_drops.h"
 #include "overlay/encap_kind.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 
 namespace andromeda::overlay {
 
+// Why decapsulation refused a packet: shared/andromeda_drops.h, ANDROMEDA_DROPS_DECAP.
 enum class DecapError : std::uint8_t {
     ok,
-    truncated_ethernet,          // shorter than an Ethernet header (and its VLAN tags)
-    too_many_vlan_tags,          // more than two stacked 802.1Q/802.1ad tags
-    not_ipv4,                    // outer ethertype is not IPv4
-    truncated_ipv4,              // fewer than 20 bytes after the Ethernet header
-    bad_ip_version,              // version nibble is not 4
-    bad_ip_header_length,        // IHL < 5
-    bad_ip_total_length,         // total length below the header length or beyond the frame
-    bad_ip_checksum,             // header checksum does not verify
-    ip_fragment,                 // MF set or offset != 0: tunnels are never fragmented (section 3)
-    not_udp,                     // IPv4 protocol is not UDP
-    truncated_udp,               // IP payload shorter than a UDP header
-    bad_udp_length,              // UDP length below 8 or beyond the IP payload
-    wrong_udp_port,              // destination port is not the configured overlay port
-    bad_udp_checksum,            // a nonzero UDP checksum that does not verify
-    truncated_overlay_header,    // UDP payload shorter than the 8-byte overlay header
-    bad_overlay_version,         // Andromeda header version is not 1
-    unsupported_inner_protocol,  // Andromeda inner protocol is not 0 (Ethernet)
-    vxlan_vni_flag_clear,        // VXLAN I flag (0x08) not set
-    inner_frame_too_short,       // inner frame shorter than an Ethernet header
+#define ANDROMEDA_DECAP_ENUM(name, id, description) name,
+    ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_ENUM)
+#undef ANDROMEDA_DECAP_ENUM
 };
 
 [[nodiscard]] std::string_view to_string(DecapError error) noexcept;

@@ -66,4 +66,5 @@ for name in "${TARGETS[@]}"; do
   echo "$line"
   summary+=("$line")
 done
-printf '\n%s\n' "${summary[@]}"
+printf '\nsummary:\n'
+printf '%s\n' "${summary[@]}"

@@ -403,13 +403,11 @@ static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct an
 {
 	struct ethhdr eth;
 	__u8 first;
-	int i;
 
 	if (bpf_skb_load_bytes_relative(skb, 0, &eth, sizeof(eth), BPF_HDR_START_MAC))
 		return -1;
-	for (i = 0; i < ETH_ALEN; i++)
-		if (eth.h_dest[i] != cfg->underlay_mac[i])
-			return -1;
+	if (!fp_mac_equal(eth.h_dest, cfg->underlay_mac))
+		return -1;
 	if (bpf_skb_load_bytes(skb, 0, &first, 1))
 		return -1;
 	if (first != 0x45)

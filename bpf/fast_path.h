@@ -134,9 +134,8 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 		return -1;
 	/* Only frames to this node's own MAC: tc restores and accepts nothing else (fp_restore_mac),
 	 * so a broadcast, multicast or foreign-unicast overlay packet stays with the pipeline. */
-	for (int i = 0; i < ETH_ALEN; i++)
-		if (eth->h_dest[i] != cfg->underlay_mac[i])
-			return -1;
+	if (!fp_mac_equal(eth->h_dest, cfg->underlay_mac))
+		return -1;
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 || ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
 	    (ip->frag_off & bpf_htons(FP_IP_MF | FP_IP_OFFSET)) || udp->dest != bpf_htons(port) || udp->check != 0 ||
 	    ip->daddr != cfg->underlay_ip)

@@ -64,6 +64,7 @@
 #include "fabric/fabric.hpp"
 #include "io/map_plan.hpp"
 #include "io/port_table.hpp"
+#include "io/xdp_stats.hpp"
 #include "support/root.hpp"
 #include "support/xdp_skeleton.hpp"
 
@@ -518,62 +519,10 @@ std::string diff_encapsulated(Bytes bpf, const Bytes& reference) {
 
 // ---- counters ----------------------------------------------------------------------------------
 
-struct FpField {
-    const char* name;
-    __u64 andromeda_fp_stats::*member;
-};
-constexpr FpField kFpFields[] = {
-#define ANDROMEDA_FP_ROW(n) {#n, &andromeda_fp_stats::n},
-#define ANDROMEDA_FP_DROP_ROW(n, id, description) {"drop_" #n, &andromeda_fp_stats::drop_##n},
-    ANDROMEDA_FP_STATS(ANDROMEDA_FP_ROW, ANDROMEDA_FP_DROP_ROW)
-#undef ANDROMEDA_FP_DROP_ROW
-#undef ANDROMEDA_FP_ROW
-};
-static_assert(std::size(kFpFields) * sizeof(__u64) == sizeof(andromeda_fp_stats));
-
-struct XdpField {
-    const char* name;
-    __u64 andromeda_xdp_stats::*member;
-};
-constexpr XdpField kXdpFields[] = {
-    {"rx_packets", &andromeda_xdp_stats::rx_packets},
-    {"pass_host", &andromeda_xdp_stats::pass_host},
-    {"pass_unknown_port", &andromeda_xdp_stats::pass_unknown_port},
-    {"redirect_overlay", &andromeda_xdp_stats::redirect_overlay},
-    {"redirect_tenant", &andromeda_xdp_stats::redirect_tenant},
-    {"redirect_uplink", &andromeda_xdp_stats::redirect_uplink},
-    {"drop_truncated", &andromeda_xdp_stats::drop_truncated},
-    {"drop_bad_ip_header", &andromeda_xdp_stats::drop_bad_ip_header},
-    {"drop_overlay_fragment", &andromeda_xdp_stats::drop_overlay_fragment},
-    {"drop_unknown_peer", &andromeda_xdp_stats::drop_unknown_peer},
-    {"drop_bad_overlay_header", &andromeda_xdp_stats::drop_bad_overlay_header},
-    {"drop_unknown_vni", &andromeda_xdp_stats::drop_unknown_vni},
-    {"drop_spoofed_mac", &andromeda_xdp_stats::drop_spoofed_mac},
-    {"drop_no_socket", &andromeda_xdp_stats::drop_no_socket},
-    {"pass_fastpath", &andromeda_xdp_stats::pass_fastpath},
-};
-static_assert(std::size(kXdpFields) * sizeof(__u64) == sizeof(andromeda_xdp_stats));
-
-// The per-CPU counters of a PERCPU_ARRAY's entry 0, summed over the CPUs.
-template <class Stats>
-Stats read_percpu(int fd) {
-    constexpr std::size_t n = sizeof(Stats) / sizeof(__u64);
-    static_assert(sizeof(Stats) == n * sizeof(__u64));
-    static const int cpus = libbpf_num_possible_cpus();
-    std::vector<Stats> per_cpu(static_cast<std::size_t>(std::max(cpus, 1)));
-    const __u32 key = 0;
-    std::array<__u64, n> total{};
-    if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) == 0) {
-        for (const Stats& s : per_cpu) {
-            std::array<__u64, n> one{};
-            std::memcpy(one.data(), &s, sizeof s);
-            for (std::size_t i = 0; i < n; ++i) total[i] += one[i];
-        }
-    }
-    Stats out{};
-    std::memcpy(&out, total.data(), sizeof out);
-    return out;
-}
+// The counter structs and their named field lists are io's (io/xdp_stats.hpp): the same X-macros
+// as the BPF side, summed over the CPUs the same way the daemon sums them.
+using andromeda::io::kFastPathCounterFields;
+using andromeda::io::kXdpCounterFields;
 
 template <class Stats>
 Stats minus(const Stats& after, const Stats& before) {
@@ -588,11 +537,11 @@ Stats minus(const Stats& after, const Stats& before) {
 }
 
 // The packet counters that moved (not the *_bytes ones), in struct order, "name" or "name xN".
-template <class Stats, class Field, std::size_t N>
-std::vector<std::string> moved(const Stats& delta, const Field (&fields)[N], const char* skip = "") {
+template <class Stats, class Fields>
+std::vector<std::string> moved(const Stats& delta, const Fields& fields, const char* skip = "") {
     std::vector<std::string> names;
-    for (const Field& f : fields) {
-        const std::string name = f.name;
+    for (const auto& f : fields) {
+        const std::string name(f.name);
         const __u64 d = delta.*(f.member);
         if (d == 0 || name == skip || name.ends_with("_bytes")) continue;
         names.push_back(d == 1 ? name : name + " x" + std::to_string(d));
@@ -664,7 +613,7 @@ Outcome tenant_outcome(const TenantBpf& b, const Bytes& input) {
     const std::size_t length = input.size();
     if (kernel_refuses(input, b.run)) return {"untestable", ""};
     if (b.run.error != 0) return {"", "BPF_PROG_TEST_RUN failed: " + std::string(std::strerror(b.run.error))};
-    const auto m = moved(b.delta, kFpFields);
+    const auto m = moved(b.delta, kFastPathCounterFields);
     const auto& d = b.delta;
     const bool redirect = b.run.retval == TC_ACT_REDIRECT;
     if (m == std::vector<std::string>{"encap_packets"} && redirect && d.encap_bytes == length) return {"encap", ""};
@@ -677,7 +626,7 @@ Outcome tenant_outcome(const TenantBpf& b, const Bytes& input) {
 
 Outcome xdp_outcome(const UnderlayBpf& b) {
     if (b.xdp.error != 0) return {"", "BPF_PROG_TEST_RUN (XDP) failed: " + std::string(std::strerror(b.xdp.error))};
-    const auto m = moved(b.xdp_delta, kXdpFields, "rx_packets");
+    const auto m = moved(b.xdp_delta, kXdpCounterFields, "rx_packets");
     const std::uint32_t r = b.xdp.retval;
     if (b.xdp_delta.rx_packets == 1 && m.size() == 1) {
         if (m[0] == "pass_fastpath" && r == XDP_PASS) return {"fastpath", ""};
@@ -694,7 +643,7 @@ Outcome tc_underlay_outcome(const UnderlayBpf& b, const Bytes& input) {
     const std::size_t length = input.size();
     if (kernel_refuses(input, b.tc)) return {"untestable", ""};
     if (b.tc.error != 0) return {"", "BPF_PROG_TEST_RUN (tc underlay) failed: " + std::string(std::strerror(b.tc.error))};
-    const auto m = moved(b.tc_delta, kFpFields);
+    const auto m = moved(b.tc_delta, kFastPathCounterFields);
     if (m.empty() && b.tc.retval == TC_ACT_OK) return {"pass", ""};
     if (m == std::vector<std::string>{"decap_packets"} && b.tc.retval == TC_ACT_REDIRECT &&
         b.tc_delta.decap_bytes == length - ANDROMEDA_ENCAP_OVERHEAD)
@@ -912,9 +861,9 @@ public:
 
     UnderlayBpf run_underlay(const Bytes& frame) {
         UnderlayBpf b;
-        const auto xdp_before = read_percpu<andromeda_xdp_stats>(fd(skel_->maps.andromeda_stats));
+        const auto xdp_before = andromeda::io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals();
         b.xdp = test_run_xdp(bpf_program__fd(skel_->progs.andromeda_xdp), dev_.underlay, frame);
-        b.xdp_delta = minus(read_percpu<andromeda_xdp_stats>(fd(skel_->maps.andromeda_stats)), xdp_before);
+        b.xdp_delta = minus(andromeda::io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals(), xdp_before);
         if (b.xdp.error == 0 && b.xdp.retval == XDP_PASS) {
             b.tc_ran = true;
             const auto before = fp_stats();
@@ -1000,7 +949,7 @@ private:
         return entry.ifindex;
     }
 
-    andromeda_fp_stats fp_stats() const { return read_percpu<andromeda_fp_stats>(fd(skel_->maps.andromeda_fp_stats)); }
+    andromeda_fp_stats fp_stats() const { return andromeda::io::read_fast_path_stats(fd(skel_->maps.andromeda_fp_stats)).totals(); }
 
     static TestRun test_run_tc(int prog, std::uint32_t ifindex, const Bytes& frame) {
         TestRun r;

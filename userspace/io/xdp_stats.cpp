@@ -10,8 +10,6 @@
 
 namespace andromeda::io {
 
-static_assert(sizeof(andromeda_xdp_stats) == kXdpCounterFields.size() * sizeof(__u64));
-
 XdpStats::XdpStats(std::span<const andromeda_xdp_stats> per_cpu) noexcept {
     for (const auto& cpu : per_cpu)
         for (const auto& field : kXdpCounterFields) totals_.*(field.member) += cpu.*(field.member);
@@ -29,8 +27,6 @@ std::optional<std::uint64_t> XdpStats::value(std::string_view name) const noexce
         if (field.name == name) return totals_.*(field.member);
     return std::nullopt;
 }
-
-static_assert(sizeof(andromeda_fp_stats) == kFastPathCounterFields.size() * sizeof(__u64));
 
 FastPathStats::FastPathStats(std::span<const andromeda_fp_stats> per_cpu) noexcept {
     for (const auto& cpu : per_cpu)

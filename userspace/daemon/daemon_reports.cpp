@@ -38,10 +38,10 @@ void for_each_pipeline_counter(const dataplane::PipelineCounters& c, F&& f) {
     f("in_place_fallback_copies", c.in_place_fallback_copies);
     f("fabric_rebuilds", c.fabric_rebuilds);
 #define ANDROMEDA_DAEMON_DROP(name, id, description) f("drop_" #name, c.drops.name);
-    ANDROMEDA_DROP_REASONS(ANDROMEDA_DAEMON_DROP)
+    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DAEMON_DROP)
 #undef ANDROMEDA_DAEMON_DROP
 #define ANDROMEDA_DAEMON_DECAP(name, id, description) f("decap_" #name, c.decap_errors.name);
-    ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DAEMON_DECAP)
+    ANDROMEDA_DROPS_DECAP(ANDROMEDA_DAEMON_DECAP)
 #undef ANDROMEDA_DAEMON_DECAP
 }
 // A counter added to PipelineCounters but not above would be missing from `andromedactl stats`.

@@ -26,7 +26,7 @@ std::uint64_t* drop_counter(DropCounters& counters, DropReason reason) noexcept 
         case DropReason::none: return nullptr;
 #define ANDROMEDA_DROP_CASE(name, id, description) \
     case DropReason::name: return &counters.name;
-        ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_CASE)
+        ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_CASE)
 #undef ANDROMEDA_DROP_CASE
     }
     return nullptr;
@@ -42,7 +42,7 @@ std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapE
         case overlay::DecapError::ok: return nullptr;
 #define ANDROMEDA_DECAP_CASE(name, id, description) \
     case overlay::DecapError::name: return &counters.name;
-        ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_CASE)
+        ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_CASE)
 #undef ANDROMEDA_DECAP_CASE
     }
     return nullptr;
@@ -51,7 +51,7 @@ std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapE
 std::uint64_t total_drops(const DropCounters& counters) noexcept {
     std::uint64_t total = 0;
 #define ANDROMEDA_DROP_SUM(name, id, description) total += counters.name;
-    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_SUM)
+    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_SUM)
 #undef ANDROMEDA_DROP_SUM
     return total;
 }

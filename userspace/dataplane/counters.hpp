@@ -13,18 +13,15 @@ namespace andromeda::dataplane {
 
 struct DropCounters {
 #define ANDROMEDA_DROP_FIELD(name, id, description) std::uint64_t name = 0;
-    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_FIELD)
+    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_FIELD)
 #undef ANDROMEDA_DROP_FIELD
 };
 static_assert(sizeof(DropCounters) == kDropReasonCount * sizeof(std::uint64_t));
 
 // One field per overlay::DecapError but ok: why a packet on the underlay port was refused.
-// X(name, id, description), from shared/andromeda_drops.h.
-#define ANDROMEDA_DECAP_ERRORS(X) ANDROMEDA_DROPS_DECAP(X)
-
 struct DecapErrorCounters {
 #define ANDROMEDA_DECAP_FIELD(name, id, description) std::uint64_t name = 0;
-    ANDROMEDA_DECAP_ERRORS(ANDROMEDA_DECAP_FIELD)
+    ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_FIELD)
 #undef ANDROMEDA_DECAP_FIELD
 };
 

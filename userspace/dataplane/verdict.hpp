@@ -30,20 +30,16 @@ enum class Verdict : std::uint8_t {
     return "unknown";
 }
 
-// Every reason the pipeline drops a frame: X(name, id, description), defined once with every
-// other layer's in shared/andromeda_drops.h.
-#define ANDROMEDA_DROP_REASONS(X) ANDROMEDA_DROPS_PIPELINE(X)
-
 enum class DropReason : std::uint8_t {
     none,
 #define ANDROMEDA_DROP_ENUM(name, id, description) name,
-    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_ENUM)
+    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_ENUM)
 #undef ANDROMEDA_DROP_ENUM
 };
 
 inline constexpr std::size_t kDropReasonCount = 0
 #define ANDROMEDA_DROP_COUNT(name, id, description) +1
-    ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_COUNT)
+    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_COUNT)
 #undef ANDROMEDA_DROP_COUNT
     ;
 
@@ -52,7 +48,7 @@ inline constexpr std::size_t kDropReasonCount = 0
         case DropReason::none: return "none";
 #define ANDROMEDA_DROP_NAME(name, id, description) \
     case DropReason::name: return #name;
-        ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_NAME)
+        ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_NAME)
 #undef ANDROMEDA_DROP_NAME
     }
     return "unknown";
@@ -63,7 +59,7 @@ inline constexpr std::size_t kDropReasonCount = 0
         case DropReason::none: return "not dropped";
 #define ANDROMEDA_DROP_DESCRIPTION(name, id, description) \
     case DropReason::name: return description;
-        ANDROMEDA_DROP_REASONS(ANDROMEDA_DROP_DESCRIPTION)
+        ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DROP_DESCRIPTION)
 #undef ANDROMEDA_DROP_DESCRIPTION
     }
     return "unknown";

@@ -84,11 +84,10 @@ public:
     [[nodiscard]] const std::vector<VpcNatConfig>& vpcs() const noexcept { return vpcs_; }
 
 private:
-    static constexpr std::uint32_t kMissing = 0xFFFFFFFF;
-
     using U64Hash = util::Mix64;
     template <class Key, class Hash>
     using Lookup = util::FlatTable<Key, std::uint32_t, Hash>;
+    static constexpr std::uint32_t kMissing = Lookup<std::uint64_t, U64Hash>::kMissing;
     struct EndpointKey {
         std::uint64_t high = 0;  // vni << 8 | protocol
         std::uint64_t low = 0;   // ip << 16 | port

@@ -1,6 +1,7 @@
 #include "control/client.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +12,30 @@
 #include "control/socket_io.hpp"
 
 namespace andromeda::control {
+
+namespace {
+
+// Reads until newline, EOF, `limit` bytes or `timeout_ms` without data; `out` holds the line
+// without its newline. False on timeout or error.
+bool read_line(int fd, std::string& out, std::size_t limit, int timeout_ms) {
+    char buf[4096];
+    while (out.find('\n') == std::string::npos && out.size() <= limit) {
+        pollfd p{fd, POLLIN, 0};
+        const int ready = poll(&p, 1, timeout_ms);
+        if (ready <= 0) return false;
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    if (const auto nl = out.find('\n'); nl != std::string::npos) out.resize(nl);
+    return true;
+}
+
+}  // namespace
 
 std::string default_control_socket_path(const std::string& node) { return "/run/andromeda/" + node + ".sock"; }
 

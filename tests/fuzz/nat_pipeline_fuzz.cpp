@@ -49,21 +49,22 @@ std::shared_ptr<const fabric::FabricSnapshot> load_or_die(const std::string& tex
     return snapshot;
 }
 
-// The fabric snapshots, loaded once for the whole campaign (parsing and validating TOML was most
-// of an input's cost): node1's, and node2's at each generation, with endpoint 10.0.0.10 dropped at
-// the odd ones. Snapshots are immutable, so sharing them keeps each input reproducible.
+// The fabric snapshots, loaded once for the whole campaign (parsing and validating TOML per input
+// was about a third of an input's cost): node1's, and node2's at each generation, with endpoint
+// 10.0.0.10 dropped at the even ones. Snapshots are immutable, so sharing them keeps each input
+// reproducible.
 const std::shared_ptr<const fabric::FabricSnapshot>& node1_fabric() {
     static const auto snapshot = load_or_die(nat_fabric_text("node1"), 1);
     return snapshot;
 }
 
 std::shared_ptr<const fabric::FabricSnapshot> node2_fabric(std::uint64_t generation) {
-    static std::vector<std::shared_ptr<const fabric::FabricSnapshot>> cache;
-    constexpr std::uint64_t kCached = 256;
-    const bool drop_blue10 = generation % 2 == 0;
-    if (generation >= kCached) return load_or_die(nat_fabric_text("node2", "[61000, 61063]", drop_blue10), generation);
-    if (cache.size() <= generation) cache.resize(generation + 1);
-    if (!cache[generation]) cache[generation] = load_or_die(nat_fabric_text("node2", "[61000, 61063]", drop_blue10), generation);
+    const auto load = [generation] {
+        return load_or_die(nat_fabric_text("node2", "[61000, 61063]", generation % 2 == 0), generation);
+    };
+    static std::vector<std::shared_ptr<const fabric::FabricSnapshot>> cache(256);  // generations 0-255
+    if (generation >= cache.size()) return load();
+    if (!cache[generation]) cache[generation] = load();
     return cache[generation];
 }
 

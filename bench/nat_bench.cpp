@@ -22,8 +22,8 @@
 
 #include "nat/nat_engine.hpp"
 #include "overlay/outer_template.hpp"
+#include "support/frame_builder.hpp"
 #include "wire/ipv4.hpp"
-#include "wire/udp.hpp"
 
 namespace {
 
@@ -39,19 +39,15 @@ TimePoint at(std::int64_t seconds) { return TimePoint{} + std::chrono::seconds(s
 
 // Ethernet + IPv4 + UDP frame of `size` bytes from tenant:port to remote:53.
 Bytes udp_frame(std::size_t size, std::uint32_t tenant, std::uint16_t port, std::uint32_t remote) {
-    Bytes f(size, 0x5a);
-    f[12] = 0x08;
-    f[13] = 0x00;
-    const auto ip = wire::MutableByteSpan(f).subspan(kEthernet);
-    wire::Ipv4Header h;
-    h.total_length = static_cast<std::uint16_t>(ip.size());
-    h.protocol = wire::ip_protocol::kUdp;
-    h.source = wire::Ipv4Address(tenant);
-    h.destination = wire::Ipv4Address(remote);
-    wire::write_ipv4_header(ip, h);
-    wire::write_udp_header(ip.subspan(20), {port, 53, static_cast<std::uint16_t>(ip.size() - 20), 0});
-    wire::MutableUdpView::parse(ip.subspan(20))->update_checksum(h.source, h.destination);
-    return f;
+    test_support::Ipv4Frame f;
+    f.src = tenant;
+    f.dst = remote;
+    f.src_port = port;
+    f.dst_port = 53;
+    f.id = 0;
+    f.fill = 0x5a;
+    f.fill_step = 0;
+    return test_support::ipv4_frame(f.frame_length(size));
 }
 
 // `flows` live flows: 1000 tenant endpoints (EIM: 1000 mappings) each to flows/1000 remotes.

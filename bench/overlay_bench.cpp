@@ -11,7 +11,7 @@
 #include "overlay/flow_hash.hpp"
 #include "overlay/outer_template.hpp"
 #include "wire/bytes.hpp"
-#include "wire/checksum.hpp"
+#include "support/frame_builder.hpp"
 
 namespace {
 
@@ -23,23 +23,8 @@ constexpr std::size_t kBurst = 32;
 
 // A UDP 10.0.0.10:40000 -> 10.0.0.20:4242 frame of exactly `size` bytes.
 Bytes inner_udp_frame(std::size_t size) {
-    Bytes f(size, 0x5a);
-    const std::uint8_t head[] = {2, 0, 0, 0, 0, 0x20, 2, 0, 0, 0, 0, 0x10, 0x08, 0x00, 0x45, 0};
-    std::copy(std::begin(head), std::end(head), f.begin());
-    wire::store_be16(&f[16], static_cast<std::uint16_t>(size - 14));
-    wire::store_be16(&f[18], 1);
-    wire::store_be16(&f[20], 0x4000);
-    f[22] = 64;
-    f[23] = 17;
-    f[24] = f[25] = 0;
-    wire::store_be32(&f[26], 0x0a00000a);
-    wire::store_be32(&f[30], 0x0a000014);
-    wire::store_be16(&f[24], wire::internet_checksum(wire::ByteSpan(&f[14], 20)));
-    wire::store_be16(&f[34], 40000);
-    wire::store_be16(&f[36], 4242);
-    wire::store_be16(&f[38], static_cast<std::uint16_t>(size - 34));
-    wire::store_be16(&f[40], 0);
-    return f;
+    return test_support::udp_frame(size, test_support::mac("02:00:00:00:00:10"), test_support::mac("02:00:00:00:00:20"),
+                                   0x0a00000a, 0x0a000014);
 }
 
 overlay::OuterTemplate make_template() {

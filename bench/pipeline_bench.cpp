@@ -16,10 +16,11 @@
 
 #include "dataplane/pipeline.hpp"
 #include "fabric/loader.hpp"
+#include "support/fabric_builder.hpp"
+#include "support/frame_builder.hpp"
 #include "io/config.hpp"
 #include "overlay/outer_template.hpp"
 #include "wire/bytes.hpp"
-#include "wire/checksum.hpp"
 
 namespace {
 
@@ -36,55 +37,20 @@ constexpr std::size_t kBurst = 32;
 constexpr dataplane::PortId kUnderlay = 1;
 constexpr dataplane::PortId kTenant = 10;
 
-const char* const kFabric = R"([node]
-name = "node1"
-underlay = "eth1"
-address = "192.168.1.1"
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-mac = "02:00:00:00:a1:02"
-[[vpc]]
-name = "blue"
-vni = 100
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:10"
-node = "node1"
-port = "tap-blue-10"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:20"
-node = "node2"
-)";
+// node1's view: 10.0.0.10 is local, 10.0.0.20 is on node2 (next-hop MAC known).
+const std::string kFabric = test_support::FabricBuilder("node1", "192.168.1.1")
+                                .peer("node2", "192.168.1.2", "02:00:00:00:a1:02")
+                                .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+                                .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap-blue-10")
+                                .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                                .toml();
 
 const wire::MacAddress kGatewayMac{{2, 0, 0, 0, 0, 0xff}};
 
 // A UDP frame of exactly `size` bytes from `src` to `dst` with the given MACs.
-Bytes udp_frame(std::size_t size, const wire::MacAddress& dst_mac, const wire::MacAddress& src_mac,
-                std::uint32_t src, std::uint32_t dst) {
-    Bytes f(size, 0x5a);
-    dst_mac.copy_to(&f[0]);
-    src_mac.copy_to(&f[6]);
-    wire::store_be16(&f[12], 0x0800);
-    f[14] = 0x45;
-    f[15] = 0;
-    wire::store_be16(&f[16], static_cast<std::uint16_t>(size - 14));
-    wire::store_be16(&f[18], 1);
-    wire::store_be16(&f[20], 0x4000);
-    f[22] = 64;
-    f[23] = 17;
-    f[24] = f[25] = 0;
-    wire::store_be32(&f[26], src);
-    wire::store_be32(&f[30], dst);
-    wire::store_be16(&f[24], wire::internet_checksum(wire::ByteSpan(&f[14], 20)));
-    wire::store_be16(&f[34], 40000);
-    wire::store_be16(&f[36], 4242);
-    wire::store_be16(&f[38], static_cast<std::uint16_t>(size - 34));
-    wire::store_be16(&f[40], 0);
-    return f;
+Bytes udp_frame(std::size_t size, const wire::MacAddress& dst_mac, const wire::MacAddress& src_mac, std::uint32_t src,
+                std::uint32_t dst) {
+    return test_support::udp_frame(size, src_mac.bytes(), dst_mac.bytes(), src, dst);
 }
 
 Bytes tenant_frame(std::size_t size) {

@@ -49,6 +49,7 @@
 #include "fabric/loader.hpp"
 #include "io/map_plan.hpp"
 #include "io/port_table.hpp"
+#include "support/fabric_builder.hpp"
 #include "support/xdp_skeleton.hpp"
 #include "wire/bytes.hpp"
 #include "wire/checksum.hpp"
@@ -70,38 +71,15 @@ constexpr std::uint32_t kUnderlaySlot = 0, kUplinkSlot = 1, kTenantSlot = 2, kUn
 const std::uint8_t kTenantMac[6] = {2, 0, 0, 0, 0, 0x10};
 
 // node1 of a two-node fabric; node1 is also the NAT gateway of VPC blue.
-const char* const kFabric = R"([node]
-name = "node1"
-underlay = "eth1"
-address = "192.168.1.1"
-[node.uplink]
-interface = "eth2"
-address = "203.0.113.2"
-next_hop = "203.0.113.1"
-[[nodes]]
-name = "node1"
-address = "192.168.1.1"
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-[[vpc]]
-name = "blue"
-vni = 100
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[vpc.nat]
-gateway_node = "node1"
-address = "203.0.113.10"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:10"
-node = "node1"
-port = "tap-blue-10"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:20"
-node = "node2"
-)";
+const std::string kFabric = andromeda::test_support::FabricBuilder("node1", "192.168.1.1")
+                                .uplink("eth2", "203.0.113.2", "203.0.113.1")
+                                .peer("node1", "192.168.1.1")
+                                .peer("node2", "192.168.1.2")
+                                .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+                                .nat("node1", "203.0.113.10")
+                                .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap-blue-10")
+                                .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                                .toml();
 
 [[noreturn]] void die(const std::string& message) {
     std::cerr << "xdp_cost: " << message << "\n";

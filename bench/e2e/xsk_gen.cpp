@@ -24,11 +24,13 @@
 #include <cstring>
 #include <string>
 
-#include "udp_frame.hpp"
+#include "support/frame_builder.hpp"
 
 namespace {
 
-using namespace andromeda::bench;
+using andromeda::test_support::Ipv4Frame;
+constexpr std::size_t kHeadersLength = 14 + 20 + 8;
+
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
@@ -59,7 +61,8 @@ double cpu_s() {
 
 struct Options {
     std::string dev;
-    UdpFrameSpec frame;
+    Ipv4Frame frame;  // UDP, DF, counting payload, valid checksums
+    std::size_t length = 60;
     bool have_dst_mac = false, have_src_ip = false, have_dst_ip = false, have_src_mac = false;
     std::uint32_t flows = 1, queue = 0, batch = 64;
     double duration = 0;
@@ -72,6 +75,9 @@ Options parse(int argc, char** argv) {
     Options o;
     o.frame.src_port = 10000;
     o.frame.dst_port = 9;
+    o.frame.dont_fragment = true;
+    o.frame.id = 0;
+    o.frame.fill = 8;  // UDP byte i is i
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -81,16 +87,16 @@ Options parse(int argc, char** argv) {
         auto number = [&]() { return std::strtoull(value().c_str(), nullptr, 10); };
         if (a == "--dev") o.dev = value();
         else if (a == "--src-mac" || a == "--dst-mac") {
-            const auto m = parse_mac(value());
+            const auto m = andromeda::test_support::parse_mac(value());
             if (!m) usage("bad MAC address");
             (a == "--src-mac" ? o.frame.src_mac : o.frame.dst_mac) = *m;
             (a == "--src-mac" ? o.have_src_mac : o.have_dst_mac) = true;
         } else if (a == "--src-ip" || a == "--dst-ip") {
-            const auto ip = parse_ipv4(value());
+            const auto ip = andromeda::test_support::parse_ipv4(value());
             if (!ip) usage("bad IPv4 address");
-            (a == "--src-ip" ? o.frame.src_ip : o.frame.dst_ip) = *ip;
+            (a == "--src-ip" ? o.frame.src : o.frame.dst) = *ip;
             (a == "--src-ip" ? o.have_src_ip : o.have_dst_ip) = true;
-        } else if (a == "--length") o.frame.frame_length = static_cast<std::uint32_t>(number());
+        } else if (a == "--length") o.length = number();
         else if (a == "--sport") o.frame.src_port = static_cast<std::uint16_t>(number());
         else if (a == "--dport") o.frame.dst_port = static_cast<std::uint16_t>(number());
         else if (a == "--flows") o.flows = static_cast<std::uint32_t>(number());
@@ -107,7 +113,7 @@ Options parse(int argc, char** argv) {
     if (o.duration <= 0 && o.count == 0) usage("give --duration or --count");
     if (o.flows == 0 || o.flows > 4096) usage("--flows must be 1..4096");
     if (o.batch == 0 || o.batch > 1024) usage("--batch must be 1..1024");
-    if (o.frame.frame_length < kHeadersLength || o.frame.frame_length > 2048 - XDP_PACKET_HEADROOM)
+    if (o.length < kHeadersLength || o.length > 2048 - XDP_PACKET_HEADROOM)
         usage("--length must be 42..1792");
     return o;
 }
@@ -143,9 +149,9 @@ int main(int argc, char** argv) {
     }
     auto* bytes = static_cast<std::uint8_t*>(area);
     for (std::uint32_t i = 0; i < kFrames; ++i) {
-        UdpFrameSpec spec = o.frame;
+        Ipv4Frame spec = o.frame;
         spec.src_port = static_cast<std::uint16_t>(o.frame.src_port + i % o.flows);
-        const auto frame = build_udp_frame(spec);
+        const auto frame = andromeda::test_support::ipv4_frame(spec.frame_length(o.length));
         std::memcpy(bytes + std::size_t{i} * kFrameSize, frame.data(), frame.size());
     }
 
@@ -208,7 +214,7 @@ int main(int argc, char** argv) {
                 for (std::uint32_t i = 0; i < got; ++i) {
                     xdp_desc* d = xsk_ring_prod__tx_desc(&tx, idx + i);
                     d->addr = std::uint64_t{next_chunk} * kFrameSize;
-                    d->len = o.frame.frame_length;
+                    d->len = static_cast<std::uint32_t>(o.length);
                     d->options = 0;
                     next_chunk = next_chunk + 1 == kFrames ? 0 : next_chunk + 1;
                 }
@@ -241,7 +247,7 @@ int main(int argc, char** argv) {
         "{\"sent\":%llu,\"posted\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"frame_length\":%u,\"flows\":%u,"
         "\"kicks\":%llu,\"kicks_busy\":%llu,\"tx_invalid_descs\":%llu,\"cpu_seconds\":%.4f,\"mode\":\"%s\"}\n",
         static_cast<unsigned long long>(completed), static_cast<unsigned long long>(posted), elapsed,
-        static_cast<double>(completed) / elapsed, o.frame.frame_length, o.flows, static_cast<unsigned long long>(kicks),
+        static_cast<double>(completed) / elapsed, static_cast<unsigned>(o.length), o.flows, static_cast<unsigned long long>(kicks),
         static_cast<unsigned long long>(busy), static_cast<unsigned long long>(stats.tx_invalid_descs), cpu,
         (opts.flags & XDP_OPTIONS_ZEROCOPY) ? "zero-copy" : "copy");
     std::fflush(stdout);

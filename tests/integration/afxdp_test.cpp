@@ -27,6 +27,7 @@
 #include "io/xsk_worker.hpp"
 #include "io_test_support.hpp"
 #include "raw_socket.hpp"
+#include "support/fabric_builder.hpp"
 #include "support/root.hpp"
 #include "wire/bytes.hpp"
 #include "wire/checksum.hpp"
@@ -177,12 +178,12 @@ protected:
     // The maps a daemon would write for this host: the peer, VNI 100, the tenant's endpoint
     // and both ports.
     void sync_fabric() {
-        const std::string toml = "[node]\nname = \"" + bpf_->config().node_name +
-                                 "\"\nunderlay = \"eth1\"\naddress = \"192.168.50.1\"\n"
-                                 "[[nodes]]\nname = \"peer\"\naddress = \"192.168.50.2\"\n"
-                                 "[[vpc]]\nname = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"
-                                 "[[vpc.endpoint]]\nip = \"10.0.0.10\"\nmac = \"" + std::string(kTenantMac) +
-                                 "\"\nnode = \"" + bpf_->config().node_name + "\"\nport = \"tap0\"\n";
+        const std::string& self = bpf_->config().node_name;
+        const std::string toml = test_support::FabricBuilder(self, "192.168.50.1")
+                                     .peer("peer", "192.168.50.2")
+                                     .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+                                     .endpoint("10.0.0.10", kTenantMac, self, "tap0")
+                                     .toml();
         fabric::LoadOptions options;
         options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
             if (auto link = find_interface(port)) return link->ifindex;

@@ -9,6 +9,7 @@
 #include "io/map_plan.hpp"
 #include "io/map_sync.hpp"
 #include "io_test_support.hpp"
+#include "support/fabric_builder.hpp"
 #include "support/root.hpp"
 
 namespace andromeda::io {
@@ -17,16 +18,14 @@ namespace {
 using testing::contains;
 
 std::string fabric_text(const std::string& node, bool with_fourth) {
-    std::string text = "[node]\nname = \"" + node +
-                       "\"\nunderlay = \"eth1\"\naddress = \"192.168.1.1\"\n"
-                       "[[nodes]]\nname = \"node2\"\naddress = \"192.168.1.2\"\n"
-                       "[[vpc]]\nname = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"
-                       "[[vpc.endpoint]]\nip = \"10.0.0.10\"\nmac = \"02:00:00:00:00:10\"\nnode = \"" + node +
-                       "\"\nport = \"tap1\"\n"
-                       "[[vpc.endpoint]]\nip = \"10.0.0.20\"\nmac = \"02:00:00:00:00:20\"\nnode = \"node2\"\n"
-                       "[[vpc.endpoint]]\nip = \"10.0.0.30\"\nmac = \"02:00:00:00:00:30\"\nnode = \"node2\"\n";
-    if (with_fourth) text += "[[vpc.endpoint]]\nip = \"10.0.0.40\"\nmac = \"02:00:00:00:00:40\"\nnode = \"node2\"\n";
-    return text;
+    test_support::FabricBuilder b(node, "192.168.1.1");
+    b.peer("node2", "192.168.1.2")
+        .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+        .endpoint("10.0.0.10", "02:00:00:00:00:10", node, "tap1")
+        .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+        .endpoint("10.0.0.30", "02:00:00:00:00:30", "node2");
+    if (with_fourth) b.endpoint("10.0.0.40", "02:00:00:00:00:40", "node2");
+    return b.toml();
 }
 
 std::size_t entries(int map_fd, std::size_t key_size) {

@@ -4,6 +4,7 @@
 #include <pcap/pcap.h>
 
 #include "overlay/decap.hpp"
+#include "support/fabric_builder.hpp"
 #include "unit/dataplane/pipeline_fixture.hpp"
 #include "unit/dataplane/reassembly.hpp"
 
@@ -146,30 +147,13 @@ std::vector<Bytes> read_pcap(const std::string& path) {
 }
 
 // The reference topology (testdata/light-andromeda/README.md) from node 192.168.1.2's side.
-const std::string kReferenceNode2 = R"([node]
-name = "node2"
-underlay = "eth1"
-address = "192.168.1.2"
-[[nodes]]
-name = "node1"
-address = "192.168.1.1"
-mac = "02:00:00:00:a1:01"
-[[vpc]]
-name = "reference"
-vni = 100
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-gateway_mac = "02:00:00:00:00:ff"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:10"
-node = "node1"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:20"
-node = "node2"
-port = "tap20"
-)";
+const std::string kReferenceNode2 = test_support::FabricBuilder("node2", "192.168.1.2")
+                                         .peer("node1", "192.168.1.1", "02:00:00:00:a1:01")
+                                         .vpc("reference", 100, "10.0.0.0/24", "10.0.0.1")
+                                         .vpc_key("gateway_mac = \"02:00:00:00:00:ff\"")
+                                         .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1")
+                                         .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2", "tap20")
+                                         .toml();
 
 constexpr dataplane::PortId kTap20 = 5;
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fabric/fabric.hpp"
+#include "support/fabric_builder.hpp"
 
 namespace andromeda::fabric {
 namespace {
@@ -17,25 +18,22 @@ constexpr int kStableEndpoints = 64;
 constexpr int kVariants = 8;
 
 std::string fabric_variant(int variant) {
-    std::string text = "[node]\nname = \"node1\"\nunderlay = \"eth1\"\naddress = \"192.168.1.1\"\n"
-                       "[[nodes]]\nname = \"node2\"\naddress = \"192.168.1.2\"\n"
-                       "[[vpc]]\nname = \"variant-" + std::to_string(variant) + "\"\nvni = 100\n"
-                       "cidr = \"10.0.0.0/16\"\ngateway = \"10.0.0.1\"\n";
-    char entry[200];
+    test_support::FabricBuilder b("node1", "192.168.1.1");
+    b.peer("node2", "192.168.1.2").vpc("variant-" + std::to_string(variant), 100, "10.0.0.0/16", "10.0.0.1");
+    char ip[32], mac[32];
     // Stable endpoints exist in every variant; their MAC's last byte names the variant.
     for (int i = 0; i < kStableEndpoints; ++i) {
-        std::snprintf(entry, sizeof entry,
-                      "[[vpc.endpoint]]\nip = \"10.0.1.%d\"\nmac = \"02:00:00:00:%02x:%02x\"\nnode = \"%s\"\n%s", i + 1,
-                      i, variant, i % 2 ? "node2" : "node1", i % 2 ? "" : ("port = \"t" + std::to_string(i) + "\"\n").c_str());
-        text += entry;
+        std::snprintf(ip, sizeof ip, "10.0.1.%d", i + 1);
+        std::snprintf(mac, sizeof mac, "02:00:00:00:%02x:%02x", i, variant);
+        b.endpoint(ip, mac, i % 2 ? "node2" : "node1", i % 2 ? "" : "t" + std::to_string(i));
     }
     // Endpoints that come and go between variants.
     for (int i = 0; i < variant * 4; ++i) {
-        std::snprintf(entry, sizeof entry, "[[vpc.endpoint]]\nip = \"10.0.2.%d\"\nmac = \"02:00:00:01:%02x:%02x\"\nnode = \"node2\"\n",
-                      i + 1, i, variant);
-        text += entry;
+        std::snprintf(ip, sizeof ip, "10.0.2.%d", i + 1);
+        std::snprintf(mac, sizeof mac, "02:00:00:01:%02x:%02x", i, variant);
+        b.endpoint(ip, mac, "node2");
     }
-    return text;
+    return b.toml();
 }
 
 // Returns an empty string when the snapshot is whole and of one variant, else what is wrong.

@@ -10,6 +10,7 @@
 #include "fake_map_writer.hpp"
 #include "io/map_plan.hpp"
 #include "io/map_sync.hpp"
+#include "support/fabric_builder.hpp"
 
 namespace andromeda::io {
 namespace {
@@ -19,22 +20,11 @@ using testing::FakeMapWriter;
 
 const LocalContext kLocal{wire::Ipv4Address(0xc0a80101), {}};  // 192.168.1.1
 
-const std::string kHead = R"([node]
-name = "node1"
-underlay = "eth1"
-address = "192.168.1.1"
-
-[node.uplink]
-interface = "eth2"
-
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-
-[[nodes]]
-name = "node3"
-address = "192.168.1.3"
-)";
+const std::string kHead = test_support::FabricBuilder("node1", "192.168.1.1")
+                              .uplink("eth2")
+                              .peer("node2", "192.168.1.2")
+                              .peer("node3", "192.168.1.3")
+                              .toml();
 
 const std::string kBlue = R"(
 [[vpc]]

@@ -7,48 +7,17 @@
 #include "fabric/fabric.hpp"
 #include "fake_map_writer.hpp"
 #include "io/port_table.hpp"
+#include "support/fabric_builder.hpp"
 
 namespace andromeda::io {
 namespace {
 
-const std::string kFabric = R"([node]
-name = "node1"
-underlay = "eth1"
-address = "192.168.1.1"
-
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-
-[[vpc]]
-name = "blue"
-vni = 100
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:10"
-node = "node1"
-port = "tap-a"
-
-[[vpc.endpoint]]
-ip = "10.0.0.11"
-mac = "02:00:00:00:00:11"
-node = "node1"
-port = "tap-b"
-
-[[vpc.endpoint]]
-ip = "10.0.0.12"
-mac = "02:00:00:00:00:12"
-node = "node1"
-port = "tap-missing"
-
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:20"
-node = "node2"
-)";
+const std::string kFabric = test_support::two_node_blue("node1")
+                                .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap-a")
+                                .endpoint("10.0.0.11", "02:00:00:00:00:11", "node1", "tap-b")
+                                .endpoint("10.0.0.12", "02:00:00:00:00:12", "node1", "tap-missing")
+                                .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                                .toml();
 
 std::shared_ptr<const fabric::FabricSnapshot> load(const std::string& text) {
     fabric::LoadOptions options;

@@ -1,0 +1,274 @@
+// Test and benchmark frames, built byte by byte: Ethernet (with 802.1Q tags), IPv4 (options,
+// fragments), UDP/TCP/ICMP with their checksums, and ARP. Nothing here includes userspace/, so the
+// code under test never makes its own expected input. Addresses are host byte order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace andromeda::test_support {
+
+using Bytes = std::vector<std::uint8_t>;
+using Mac = std::array<std::uint8_t, 6>;
+
+inline constexpr Mac kBroadcastMac = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+// "02:00:00:00:00:10"; nullopt when it is not six hex bytes.
+inline std::optional<Mac> parse_mac(std::string_view text) {
+    Mac m{};
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < 6; ++i) {
+        unsigned value = 0;
+        std::size_t digits = 0;
+        for (; at < text.size() && text[at] != ':'; ++at, ++digits) {
+            const char c = text[at];
+            const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (d < 0) return std::nullopt;
+            value = value * 16 + static_cast<unsigned>(d);
+        }
+        if (digits == 0 || digits > 2 || (i < 5 && at == text.size()) || (i == 5 && at != text.size())) return std::nullopt;
+        m[i] = static_cast<std::uint8_t>(value);
+        ++at;  // the ':'
+    }
+    return m;
+}
+
+// "10.0.0.10" in host byte order; nullopt when it is not a dotted quad.
+inline std::optional<std::uint32_t> parse_ipv4(std::string_view text) {
+    std::uint32_t address = 0;
+    std::size_t at = 0;
+    for (int part = 0; part < 4; ++part) {
+        unsigned value = 0;
+        std::size_t digits = 0;
+        for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) value = value * 10 + static_cast<unsigned>(text[at] - '0');
+        if (digits == 0 || digits > 3 || value > 255) return std::nullopt;
+        address = address << 8 | value;
+        if (part < 3) {
+            if (at >= text.size() || text[at] != '.') return std::nullopt;
+            ++at;
+        }
+    }
+    if (at != text.size()) return std::nullopt;
+    return address;
+}
+
+inline Mac mac(std::string_view text) { return parse_mac(text).value(); }
+inline std::uint32_t ipv4(std::string_view text) { return parse_ipv4(text).value(); }
+
+inline void put16(std::uint8_t* p, std::uint16_t v) {
+    p[0] = static_cast<std::uint8_t>(v >> 8);
+    p[1] = static_cast<std::uint8_t>(v);
+}
+inline void put32(std::uint8_t* p, std::uint32_t v) {
+    put16(p, static_cast<std::uint16_t>(v >> 16));
+    put16(p + 2, static_cast<std::uint16_t>(v));
+}
+
+// RFC 1071: the one's-complement sum of big-endian 16-bit words (an odd last byte padded with
+// zero), not yet folded; `checksum_of` folds and inverts it.
+inline std::uint32_t ones_sum(const std::uint8_t* p, std::size_t n, std::uint32_t sum = 0) {
+    for (; n > 1; p += 2, n -= 2) sum += static_cast<std::uint32_t>(p[0] << 8 | p[1]);
+    if (n == 1) sum += static_cast<std::uint32_t>(p[0] << 8);
+    return sum;
+}
+inline std::uint16_t checksum_of(std::uint32_t sum) {
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum & 0xffff);
+}
+
+namespace protocol {
+inline constexpr std::uint8_t kIcmp = 1;
+inline constexpr std::uint8_t kTcp = 6;
+inline constexpr std::uint8_t kUdp = 17;
+}  // namespace protocol
+
+struct VlanTag {
+    std::uint16_t tpid = 0x8100;
+    std::uint16_t vid = 0;
+    std::uint8_t pcp = 0;
+    bool dei = false;
+};
+
+// An Ethernet header (and its tags) for `payload` bytes of `ethertype`; the payload is zeroed.
+inline Bytes ethernet_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t payload,
+                            const std::vector<VlanTag>& tags = {}) {
+    Bytes f(14 + 4 * tags.size() + payload, 0);
+    std::copy(dst.begin(), dst.end(), f.begin());
+    std::copy(src.begin(), src.end(), f.begin() + 6);
+    std::size_t at = 12;
+    for (const VlanTag& tag : tags) {
+        put16(&f[at], tag.tpid);
+        put16(&f[at + 2], static_cast<std::uint16_t>(tag.pcp << 13 | (tag.dei ? 0x1000 : 0) | (tag.vid & 0x0fff)));
+        at += 4;
+    }
+    put16(&f[at], ethertype);
+    return f;
+}
+
+// An IPv4 packet in an Ethernet frame. The transport header gets the ports (TCP: seq 1000, PSH
+// ACK, window 64240; ICMP: type, code, id 0x0b0c, sequence 1) and a correct checksum, fragment or
+// not; payload byte i is fill + i * fill_step.
+struct Ipv4Frame {
+    Mac src_mac{};
+    Mac dst_mac{};
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    std::uint8_t protocol = protocol::kUdp;
+    std::size_t payload = 32;  // bytes after the transport header
+    std::uint16_t src_port = 40000;
+    std::uint16_t dst_port = 4242;
+    std::uint8_t icmp_type = 8;  // echo request
+    std::uint8_t icmp_code = 0;
+    std::uint8_t ttl = 64;
+    std::uint8_t tos = 0;
+    std::uint16_t id = 0x1234;
+    bool dont_fragment = false;
+    bool more_fragments = false;
+    std::uint16_t fragment_offset = 0;  // 8-byte units
+    bool udp_checksum = true;           // false: UDP checksum 0 (none)
+    Bytes options;                      // a multiple of 4 bytes
+    std::vector<VlanTag> tags;
+    std::uint8_t fill = 0;
+    std::uint8_t fill_step = 1;
+
+    // The whole Ethernet frame is `length` bytes (no FCS): sets `payload` accordingly.
+    Ipv4Frame& frame_length(std::size_t length);
+    std::size_t transport_header() const {
+        return protocol == protocol::kTcp ? 20 : (protocol == protocol::kUdp || protocol == protocol::kIcmp) ? 8 : 0;
+    }
+};
+
+inline Ipv4Frame& Ipv4Frame::frame_length(std::size_t length) {
+    const std::size_t headers = 14 + 4 * tags.size() + 20 + options.size() + transport_header();
+    payload = length > headers ? length - headers : 0;
+    return *this;
+}
+
+inline Bytes ipv4_frame(const Ipv4Frame& s) {
+    const std::size_t l4_header = s.transport_header();
+    const std::size_t ihl = 20 + s.options.size();
+    const std::size_t ip_length = ihl + l4_header + s.payload;
+    Bytes f = ethernet_frame(s.src_mac, s.dst_mac, 0x0800, ip_length, s.tags);
+    std::uint8_t* ip = f.data() + (f.size() - ip_length);
+    ip[0] = static_cast<std::uint8_t>(0x40 | ihl / 4);
+    ip[1] = s.tos;
+    put16(ip + 2, static_cast<std::uint16_t>(ip_length));
+    put16(ip + 4, s.id);
+    put16(ip + 6, static_cast<std::uint16_t>((s.dont_fragment ? 0x4000 : 0) | (s.more_fragments ? 0x2000 : 0) |
+                                             (s.fragment_offset & 0x1fff)));
+    ip[8] = s.ttl;
+    ip[9] = s.protocol;
+    put32(ip + 12, s.src);
+    put32(ip + 16, s.dst);
+    std::copy(s.options.begin(), s.options.end(), ip + 20);
+    put16(ip + 10, checksum_of(ones_sum(ip, ihl)));
+
+    std::uint8_t* l4 = ip + ihl;
+    const std::size_t l4_length = l4_header + s.payload;
+    for (std::size_t i = 0; i < s.payload; ++i) l4[l4_header + i] = static_cast<std::uint8_t>(s.fill + i * s.fill_step);
+    if (l4_header == 0) return f;
+    std::uint32_t pseudo = ones_sum(ip + 12, 8) + s.protocol + static_cast<std::uint32_t>(l4_length);
+    if (s.protocol == protocol::kUdp) {
+        put16(l4, s.src_port);
+        put16(l4 + 2, s.dst_port);
+        put16(l4 + 4, static_cast<std::uint16_t>(l4_length));
+        if (s.udp_checksum) {
+            const std::uint16_t check = checksum_of(ones_sum(l4, l4_length, pseudo));
+            put16(l4 + 6, check == 0 ? 0xffff : check);
+        }
+    } else if (s.protocol == protocol::kTcp) {
+        put16(l4, s.src_port);
+        put16(l4 + 2, s.dst_port);
+        put32(l4 + 4, 1000);
+        l4[12] = 5 << 4;
+        l4[13] = 0x18;  // PSH ACK
+        put16(l4 + 14, 64240);
+        put16(l4 + 16, checksum_of(ones_sum(l4, l4_length, pseudo)));
+    } else {  // ICMP: no pseudo-header
+        l4[0] = s.icmp_type;
+        l4[1] = s.icmp_code;
+        put16(l4 + 4, 0x0b0c);
+        put16(l4 + 6, 1);
+        put16(l4 + 2, checksum_of(ones_sum(l4, l4_length)));
+    }
+    return f;
+}
+
+// A UDP frame of exactly `length` bytes, DF set, ID 1, payload all 0x5a and no UDP checksum: what
+// the pipeline benchmarks send.
+inline Bytes udp_frame(std::size_t length, const Mac& src_mac, const Mac& dst_mac, std::uint32_t src, std::uint32_t dst,
+                       std::uint16_t src_port = 40000, std::uint16_t dst_port = 4242) {
+    Ipv4Frame s;
+    s.src_mac = src_mac;
+    s.dst_mac = dst_mac;
+    s.src = src;
+    s.dst = dst;
+    s.src_port = src_port;
+    s.dst_port = dst_port;
+    s.dont_fragment = true;
+    s.id = 1;
+    s.fill = 0x5a;
+    s.fill_step = 0;
+    s.udp_checksum = false;
+    return ipv4_frame(s.frame_length(length));
+}
+
+using Ipv6Address = std::array<std::uint8_t, 16>;
+
+// Ethernet + IPv6 (hop limit 64) + UDP 5000 -> 6000 with `payload` counting bytes, checksum filled in.
+inline Bytes ipv6_udp_frame(const Mac& src_mac, const Mac& dst_mac, const Ipv6Address& src, const Ipv6Address& dst,
+                            std::size_t payload) {
+    const std::size_t udp_length = 8 + payload;
+    Bytes f = ethernet_frame(src_mac, dst_mac, 0x86dd, 40 + udp_length);
+    std::uint8_t* ip = f.data() + 14;
+    ip[0] = 0x60;
+    put16(ip + 4, static_cast<std::uint16_t>(udp_length));
+    ip[6] = protocol::kUdp;
+    ip[7] = 64;
+    std::copy(src.begin(), src.end(), ip + 8);
+    std::copy(dst.begin(), dst.end(), ip + 24);
+    std::uint8_t* udp = ip + 40;
+    put16(udp, 5000);
+    put16(udp + 2, 6000);
+    put16(udp + 4, static_cast<std::uint16_t>(udp_length));
+    for (std::size_t i = 0; i < payload; ++i) udp[8 + i] = static_cast<std::uint8_t>(i);
+    const std::uint32_t pseudo = ones_sum(ip + 8, 32) + protocol::kUdp + static_cast<std::uint32_t>(udp_length);
+    const std::uint16_t check = checksum_of(ones_sum(udp, udp_length, pseudo));
+    put16(udp + 6, check == 0 ? 0xffff : check);
+    return f;
+}
+
+// An Ethernet/IPv4 ARP packet (operation 1 request, 2 reply).
+struct ArpPacket {
+    std::uint16_t operation = 1;
+    Mac sender_mac{};
+    std::uint32_t sender_ip = 0;
+    Mac target_mac{};
+    std::uint32_t target_ip = 0;
+};
+
+inline Bytes arp_frame(const Mac& eth_src, const Mac& eth_dst, const ArpPacket& a, const std::vector<VlanTag>& tags = {}) {
+    Bytes f = ethernet_frame(eth_src, eth_dst, 0x0806, 28, tags);
+    std::uint8_t* p = f.data() + (f.size() - 28);
+    put16(p, 1);       // Ethernet
+    put16(p + 2, 0x0800);
+    p[4] = 6;
+    p[5] = 4;
+    put16(p + 6, a.operation);
+    std::copy(a.sender_mac.begin(), a.sender_mac.end(), p + 8);
+    put32(p + 14, a.sender_ip);
+    std::copy(a.target_mac.begin(), a.target_mac.end(), p + 18);
+    put32(p + 24, a.target_ip);
+    return f;
+}
+
+// "Who has target_ip? Tell sender_ip", broadcast.
+inline Bytes arp_request(const Mac& sender_mac, std::uint32_t sender_ip, std::uint32_t target_ip) {
+    return arp_frame(sender_mac, kBroadcastMac, {1, sender_mac, sender_ip, Mac{}, target_ip});
+}
+
+}  // namespace andromeda::test_support

@@ -16,11 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string text_of(const json& v) {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_null()) return "-";
-    return v.dump();
-}
+std::string text_of(const std::optional<std::string>& v) { return v ? *v : "-"; }
 
 std::string duration_text(std::uint64_t s) {
     if (s >= 86400) return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
@@ -69,50 +65,36 @@ std::optional<std::string> resolve_socket(const Target& target, std::string& err
     return std::nullopt;
 }
 
-std::string render_status(const json& r) {
-    std::string s = fmt::format("node {}  pid {}  up {}  fabric generation {}  workers {}\nconfig {}\npins {}\n",
-                                text_of(r.value("node", json())), text_of(r.value("pid", json())),
-                                duration_text(r.value("uptime_s", std::uint64_t{0})),
-                                text_of(r.value("fabric_generation", json())), text_of(r.value("workers", json())),
-                                text_of(r.value("config", json())), text_of(r.value("pin_dir", json())));
+std::string render_status(const control::StatusReply& r) {
+    std::string s = fmt::format("node {}  pid {}  up {}  fabric generation {}  workers {}\nconfig {}\npins {}\n", r.node, r.pid,
+                                duration_text(r.uptime_s), r.fabric_generation, r.workers, r.config, r.pin_dir);
     // "underlay eth1 VLAN 100 192.168.1.1  encap andromeda": the VLAN only when the daemon tags.
-    if (r.contains("underlay")) {
-        const auto vlan = r.value("underlay_vlan", std::uint64_t{0});
-        s += fmt::format("underlay {}{} {}  encap {}\n", text_of(r.value("underlay", json())),
-                         vlan != 0 ? " VLAN " + std::to_string(vlan) : std::string(),
-                         text_of(r.value("underlay_address", json())), text_of(r.value("encap", json())));
-    }
+    if (!r.underlay.empty())
+        s += fmt::format("underlay {}{} {}  encap {}\n", r.underlay,
+                         r.underlay_vlan != 0 ? " VLAN " + std::to_string(r.underlay_vlan) : std::string(),
+                         r.underlay_address, r.encap);
     // "worker cpus 0:cpu1 1:cpu0(not pinned)" when [node] worker_cpus pins them.
     std::string cpus;
-    const json worker_cpus = r.value("worker_cpus", json::array());
-    for (std::size_t w = 0; w < worker_cpus.size(); ++w) {
-        const json& c = worker_cpus[w];
-        if (!c.is_object()) continue;
-        cpus += fmt::format(" {}:cpu{}{}", w, text_of(c.value("cpu", json())), c.value("pinned", false) ? "" : "(not pinned)");
-    }
+    for (std::size_t w = 0; w < r.worker_cpus.size(); ++w)
+        if (const auto& c = r.worker_cpus[w]) cpus += fmt::format(" {}:cpu{}{}", w, c->cpu, c->pinned ? "" : "(not pinned)");
     if (!cpus.empty()) s += "worker cpus" + cpus + "\n";
     std::vector<std::vector<std::string>> rows;
-    for (const auto& p : r.value("ports", json::array()))
-        rows.push_back({text_of(p.value("name", json())), text_of(p.value("role", json())),
-                        text_of(p.value("xdp_mode", json())), text_of(p.value("bind", json())),
-                        text_of(p.value("queues", json())), text_of(p.value("endpoint", json())),
-                        text_of(p.value("paths", json()))});
+    for (const auto& p : r.ports)
+        rows.push_back({p.name, p.role, text_of(p.xdp_mode), text_of(p.bind), std::to_string(p.queue_ids.size()),
+                        text_of(p.endpoint), p.paths});
     if (!rows.empty()) s += "\n" + table({"PORT", "ROLE", "XDP", "AF_XDP", "QUEUES", "ENDPOINT", "PATHS"}, rows);
     return s;
 }
 
-std::string render_stats(const json& r, const json* previous, double interval_s) {
+std::string render_stats(const control::StatsReply& r, const control::StatsReply* previous, double interval_s) {
     std::string s;
-    for (const auto& [group, counters] : r.items()) {
-        if (!counters.is_object()) continue;
+    for (const auto& [group, counters] : r.groups) {
         std::vector<std::vector<std::string>> rows;
-        for (const auto& [name, value] : counters.items()) {
-            if (!value.is_number_unsigned() && !value.is_number_integer()) continue;
-            const auto v = value.get<std::uint64_t>();
+        for (const auto& [name, v] : counters) {
             if (v == 0 && previous == nullptr) continue;  // a terminal's worth: only what happened
-            std::vector<std::string> row = {name, std::to_string(v)};
+            std::vector<std::string> row = {"  " + name, std::to_string(v)};
             if (previous != nullptr && interval_s > 0) {
-                const auto before = previous->value(json::json_pointer("/" + group + "/" + name), std::uint64_t{0});
+                const std::uint64_t before = previous->value(group, name);
                 row.push_back(fmt::format("{:.0f}/s", static_cast<double>(v - std::min(v, before)) / interval_s));
             }
             rows.push_back(std::move(row));
@@ -124,53 +106,58 @@ std::string render_stats(const json& r, const json* previous, double interval_s)
         }
         std::vector<std::string> header = {"  COUNTER", "VALUE"};
         if (previous != nullptr && interval_s > 0) header.push_back("RATE");
-        for (auto& row : rows) row[0] = "  " + row[0];
         s += table(header, rows);
     }
     return s;
 }
 
-std::string render_fabric(const json& r) {
-    std::string s = fmt::format("fabric generation {}  local node {}\n", text_of(r.value("generation", json())),
-                                text_of(r.value("local_node", json())));
+std::string render_fabric(const control::FabricReply& r) {
+    std::string s = fmt::format("fabric generation {}  local node {}\n", r.generation, r.local_node);
     std::vector<std::vector<std::string>> nodes;
-    for (const auto& n : r.value("nodes", json::array()))
-        nodes.push_back({text_of(n.value("name", json())), text_of(n.value("address", json())),
-                         text_of(n.value("mac", json()))});
+    for (const auto& n : r.nodes) nodes.push_back({n.name, text_of(n.address), text_of(n.mac)});
     s += "\nnodes:\n" + table({"NAME", "ADDRESS", "MAC"}, nodes);
-    for (const auto& v : r.value("vpcs", json::array())) {
-        s += fmt::format("\nvpc {}  vni {}  cidr {}  gateway {}  mtu {}{}\n", text_of(v.value("name", json())),
-                         text_of(v.value("vni", json())), text_of(v.value("cidr", json())),
-                         text_of(v.value("gateway", json())), text_of(v.value("mtu", json())),
-                         v.contains("nat") ? fmt::format("  nat {} via {}", text_of(v["nat"].value("address", json())),
-                                                         text_of(v["nat"].value("gateway_node", json())))
-                                           : "");
+    for (const auto& v : r.vpcs) {
+        s += fmt::format("\nvpc {}  vni {}  cidr {}  gateway {}  mtu {}{}\n", v.name, v.vni, v.cidr, v.gateway, v.mtu,
+                         v.nat ? fmt::format("  nat {} via {}", v.nat->address, v.nat->gateway_node) : "");
         std::vector<std::vector<std::string>> eps;
-        for (const auto& e : v.value("endpoints", json::array()))
-            eps.push_back({text_of(e.value("ip", json())), text_of(e.value("mac", json())),
-                           text_of(e.value("node", json())), text_of(e.value("port", json()))});
-        s += table({"  IP", "MAC", "NODE", "PORT"}, [&] {
-            for (auto& e : eps) e[0] = "  " + e[0];
-            return eps;
-        }());
+        for (const auto& e : v.endpoints) eps.push_back({"  " + e.ip, e.mac, e.node, text_of(e.port)});
+        s += table({"  IP", "MAC", "NODE", "PORT"}, eps);
     }
     return s;
 }
 
-std::string render_conntrack(const json& r) {
+std::string render_conntrack(const control::ConntrackReply& r) {
+    auto tuple = [](const control::FlowTuple& t) {
+        return fmt::format("{}:{} -> {}:{}", t.source, t.source_port, t.destination, t.destination_port);
+    };
+    auto whole = [](double seconds) { return std::to_string(static_cast<std::uint64_t>(std::max(seconds, 0.0))); };
     std::vector<std::vector<std::string>> rows;
-    for (const auto& f : r.value("flows", json::array()))
-        rows.push_back({text_of(f.value("protocol", json())), text_of(f.value("original", json())),
-                        text_of(f.value("translated", json())), text_of(f.value("state", json())),
-                        text_of(f.value("age_s", json())), text_of(f.value("expires_in_s", json()))});
+    for (const auto& f : r.flows)
+        rows.push_back({f.protocol, tuple(f.original), tuple(f.translated), f.state, whole(f.age_seconds),
+                        whole(f.expires_in_seconds)});
     return table({"PROTO", "ORIGINAL", "TRANSLATED", "STATE", "AGE", "EXPIRES"}, rows) +
            fmt::format("{} flows\n", rows.size());
 }
 
-std::string render_reload(const json& r) {
-    return fmt::format("reloaded: fabric generation {}\n{}", text_of(r.value("generation", json())),
-                       r.value("summary", std::string("no changes\n")));
+std::string render_reload(const control::ReloadReply& r) {
+    return fmt::format("reloaded: fabric generation {}\n{}", r.generation, r.summary.empty() ? "no changes\n" : r.summary);
 }
+
+namespace {
+
+// Decodes the result as `Reply` and renders it; a result that does not fit is an error.
+template <class Reply, class Render>
+bool render_as(const json& result, Render&& render, std::ostream& out, std::ostream& err) {
+    auto decoded = control::decode<Reply>(result);
+    if (const auto* e = std::get_if<control::ProtocolError>(&decoded)) {
+        err << "andromedactl: " << e->message << '\n';
+        return false;
+    }
+    out << render(std::get<Reply>(decoded));
+    return true;
+}
+
+}  // namespace
 
 int run_control_command(const Target& target, const control::ControlRequest& request, const CommandOptions& options,
                         std::ostream& out, std::ostream& err) {
@@ -180,7 +167,7 @@ int run_control_command(const Target& target, const control::ControlRequest& req
         err << "andromedactl: " << error << '\n';
         return 2;
     }
-    std::optional<json> previous;
+    std::optional<control::StatsReply> previous;
     for (;;) {
         const auto reply = control::send_control_request(*socket, request);
         if (const auto* e = std::get_if<control::ProtocolError>(&reply)) {
@@ -192,21 +179,36 @@ int run_control_command(const Target& target, const control::ControlRequest& req
             err << "andromedactl " << control::to_string(request.command) << ": " << response.error << '\n';
             return 1;
         }
+        bool rendered = true;
         if (options.json) {
             out << response.result.dump(2) << '\n';
         } else {
             switch (request.command) {
-                case control::Command::status: out << render_status(response.result); break;
-                case control::Command::stats:
-                    out << render_stats(response.result, previous ? &*previous : nullptr, options.watch_s.value_or(0));
+                case control::Command::status:
+                    rendered = render_as<control::StatusReply>(response.result, [](const auto& r) { return render_status(r); }, out, err);
                     break;
-                case control::Command::fabric: out << render_fabric(response.result); break;
-                case control::Command::conntrack: out << render_conntrack(response.result); break;
-                case control::Command::reload: out << render_reload(response.result); break;
+                case control::Command::stats:
+                    rendered = render_as<control::StatsReply>(
+                        response.result,
+                        [&](const auto& r) { return render_stats(r, previous ? &*previous : nullptr, options.watch_s.value_or(0)); },
+                        out, err);
+                    break;
+                case control::Command::fabric:
+                    rendered = render_as<control::FabricReply>(response.result, [](const auto& r) { return render_fabric(r); }, out, err);
+                    break;
+                case control::Command::conntrack:
+                    rendered = render_as<control::ConntrackReply>(response.result, [](const auto& r) { return render_conntrack(r); },
+                                                                  out, err);
+                    break;
+                case control::Command::reload:
+                    rendered = render_as<control::ReloadReply>(response.result, [](const auto& r) { return render_reload(r); }, out, err);
+                    break;
             }
         }
+        if (!rendered) return 2;
         if (!options.watch_s || request.command != control::Command::stats) return 0;
-        previous = response.result;
+        if (auto stats = control::decode<control::StatsReply>(response.result); std::holds_alternative<control::StatsReply>(stats))
+            previous = std::get<control::StatsReply>(std::move(stats));
         out << std::flush;
         std::this_thread::sleep_for(std::chrono::duration<double>(*options.watch_s));
         if (!options.json) out << '\n';

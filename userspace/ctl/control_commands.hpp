@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "control/messages.hpp"
 #include "control/protocol.hpp"
 
 namespace andromeda::ctl {
@@ -22,13 +23,14 @@ struct Target {
 [[nodiscard]] std::optional<std::string> resolve_socket(const Target& target, std::string& error,
                                                         const std::string& run_dir = "/run/andromeda");
 
-// Renderers, exposed for tests: they take a daemon's `result` object.
-[[nodiscard]] std::string render_status(const nlohmann::json& result);
-[[nodiscard]] std::string render_stats(const nlohmann::json& result, const nlohmann::json* previous = nullptr,
+// Renderers of the daemon's replies for a terminal, exposed for tests.
+[[nodiscard]] std::string render_status(const control::StatusReply& reply);
+// With `previous` (the last reply of `stats --watch`), every counter with its rate since then.
+[[nodiscard]] std::string render_stats(const control::StatsReply& reply, const control::StatsReply* previous = nullptr,
                                        double interval_s = 0);
-[[nodiscard]] std::string render_fabric(const nlohmann::json& result);
-[[nodiscard]] std::string render_conntrack(const nlohmann::json& result);
-[[nodiscard]] std::string render_reload(const nlohmann::json& result);
+[[nodiscard]] std::string render_fabric(const control::FabricReply& reply);
+[[nodiscard]] std::string render_conntrack(const control::ConntrackReply& reply);
+[[nodiscard]] std::string render_reload(const control::ReloadReply& reply);
 
 struct CommandOptions {
     bool json = false;

@@ -322,14 +322,14 @@ std::string Daemon::handle(const control::ControlRequest& request) {
         if (request.command == control::Command::reload) {
             const auto outcome = reload(request.file);
             if (!outcome.applied) return control::render_error(outcome.message);
-            return control::render_ok({{"generation", outcome.generation}, {"summary", outcome.message}});
+            return control::render_ok(control::ReloadReply{outcome.generation, outcome.message});
         }
         std::lock_guard lock(mutex_);
         switch (request.command) {
-            case control::Command::status: return control::render_ok(status_json());
-            case control::Command::stats: return control::render_ok(stats_json());
-            case control::Command::fabric: return control::render_ok(fabric_json());
-            case control::Command::conntrack: return control::render_ok(conntrack_json());
+            case control::Command::status: return control::render_ok(status());
+            case control::Command::stats: return control::render_ok(stats());
+            case control::Command::fabric: return control::render_ok(fabric());
+            case control::Command::conntrack: return control::render_ok(conntrack());
             case control::Command::reload: break;
         }
         return control::render_error("unknown command");

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/messages.hpp"
 #include "control/protocol.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/host_checks.hpp"
@@ -102,15 +103,13 @@ private:
     void publish_stats();
 
     // Control-socket results (daemon_reports.cpp).
-    [[nodiscard]] nlohmann::json status_json() const;
-    [[nodiscard]] nlohmann::json stats_json() const;
-    [[nodiscard]] nlohmann::json fabric_json() const;
-    [[nodiscard]] nlohmann::json conntrack_json() const;
-    [[nodiscard]] nlohmann::json port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
+    [[nodiscard]] control::StatusReply status() const;
+    [[nodiscard]] control::StatsReply stats() const;
+    [[nodiscard]] control::FabricReply fabric() const;
+    [[nodiscard]] control::ConntrackReply conntrack() const;
+    [[nodiscard]] control::PortStatus port_status(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::string port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::uint64_t uptime_s() const;
-    // Per worker: {"cpu": N, "pinned": bool}, or null when worker_cpus leaves it unpinned.
-    [[nodiscard]] nlohmann::json worker_cpus_json() const;
 
     DaemonOptions options_;
     std::chrono::steady_clock::time_point started_;

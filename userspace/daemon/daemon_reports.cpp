@@ -1,17 +1,15 @@
-// What the control socket returns (the JSON andromedactl renders, see ctl/control_commands.cpp)
+// What the control socket returns (control/messages.hpp's replies, which andromedactl renders)
 // and the daemon's counters published into the andromeda_daemon_stats map.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "daemon/daemon.hpp"
 #include "dataplane/counters.hpp"
-#include "nat/conntrack_render.hpp"
+#include "nat/flow_info.hpp"
 
 namespace andromeda::daemon {
 
 namespace {
-
-using nlohmann::json;
 
 template <class F>
 void for_each_pipeline_counter(const dataplane::PipelineCounters& c, F&& f) {
@@ -48,28 +46,29 @@ void for_each_pipeline_counter(const dataplane::PipelineCounters& c, F&& f) {
 static_assert(sizeof(dataplane::PipelineCounters) ==
               22 * sizeof(std::uint64_t) + sizeof(dataplane::DropCounters) + sizeof(dataplane::DecapErrorCounters));
 
-json io_group(const PoolCounters& c) {
-    json g;
-    g["rx_frames"] = c.io.rx_frames;
-    g["rx_batches"] = c.io.rx_batches;
-    g["tx_frames"] = c.io.tx_frames;
-    g["tx_completed"] = c.io.tx_completed;
-    g["tx_wakeups"] = c.io.tx_wakeups;
-    g["allocated"] = c.io.allocated;
-    g["released"] = c.io.released;
-    g["alloc_failed"] = c.io.alloc_failed;
+using Counters = std::map<std::string, std::uint64_t>;
+
+Counters io_group(const PoolCounters& c) {
+    Counters g{{"rx_frames", c.io.rx_frames},
+               {"rx_batches", c.io.rx_batches},
+               {"tx_frames", c.io.tx_frames},
+               {"tx_completed", c.io.tx_completed},
+               {"tx_wakeups", c.io.tx_wakeups},
+               {"allocated", c.io.allocated},
+               {"released", c.io.released},
+               {"alloc_failed", c.io.alloc_failed},
+               {"ledger_violations", c.io.ledger_violations},
+               {"fate_errors", c.io.fate_errors},
+               {"xsk_rx_dropped", c.sockets.rx_dropped},
+               {"xsk_rx_invalid_descs", c.sockets.rx_invalid_descs},
+               {"xsk_tx_invalid_descs", c.sockets.tx_invalid_descs},
+               {"xsk_rx_ring_full", c.sockets.rx_ring_full},
+               {"xsk_rx_fill_ring_empty", c.sockets.rx_fill_ring_empty_descs},
+               {"xsk_tx_ring_empty", c.sockets.tx_ring_empty_descs}};
     for (std::size_t i = 0; i < io::kDropReasonCount; ++i)
         g[std::string("drop_") + io::to_string(static_cast<io::DropReason>(i))] = c.io.drops[i];
-    g["ledger_violations"] = c.io.ledger_violations;
-    g["fate_errors"] = c.io.fate_errors;
     for (std::size_t i = 0; i < io::kFrameOwnerCount; ++i)
         g[std::string("frames_") + io::to_string(static_cast<io::FrameOwner>(i))] = c.io.frames_by_owner[i];
-    g["xsk_rx_dropped"] = c.sockets.rx_dropped;
-    g["xsk_rx_invalid_descs"] = c.sockets.rx_invalid_descs;
-    g["xsk_tx_invalid_descs"] = c.sockets.tx_invalid_descs;
-    g["xsk_rx_ring_full"] = c.sockets.rx_ring_full;
-    g["xsk_rx_fill_ring_empty"] = c.sockets.rx_fill_ring_empty_descs;
-    g["xsk_tx_ring_empty"] = c.sockets.tx_ring_empty_descs;
     c.glue.for_each([&](const char* name, std::uint64_t v) { g[std::string("handler_") + name] = v; });
     return g;
 }
@@ -80,34 +79,29 @@ std::string cidr_text(const fabric::Vpc& vpc) {
     return out;
 }
 
-json vpc_json(const fabric::FabricSnapshot& snapshot, const fabric::Vpc& vpc) {
-    json v{{"name", vpc.name},     {"vni", vpc.vni},         {"cidr", cidr_text(vpc)},
-           {"gateway", vpc.gateway.to_string()}, {"gateway_mac", vpc.gateway_mac.to_string()}, {"mtu", vpc.mtu}};
+control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabric::Vpc& vpc) {
+    control::FabricVpc v{vpc.name, vpc.vni, cidr_text(vpc), vpc.gateway.to_string(), vpc.gateway_mac.to_string(), vpc.mtu,
+                         std::nullopt, {}};
     if (vpc.nat) {
-        json forwards = json::array();
+        control::VpcNat nat{vpc.nat->gateway_node, vpc.nat->address.to_string(), {vpc.nat->port_min, vpc.nat->port_max}, {}};
         for (const auto& f : vpc.nat->forwards)
-            forwards.push_back({{"protocol", fabric::to_string(f.protocol)},
-                                {"nat_port", f.nat_port},
-                                {"to", fmt::format("{}:{}", f.endpoint_ip.to_string(), f.endpoint_port)}});
-        v["nat"] = {{"gateway_node", vpc.nat->gateway_node}, {"address", vpc.nat->address.to_string()},
-                    {"port_range", {vpc.nat->port_min, vpc.nat->port_max}}, {"forwards", forwards}};
+            nat.forwards.push_back({std::string(fabric::to_string(f.protocol)), f.nat_port,
+                                    fmt::format("{}:{}", f.endpoint_ip.to_string(), f.endpoint_port)});
+        v.nat = std::move(nat);
     }
-    json endpoints = json::array();
     for (const fabric::Endpoint& e : snapshot.endpoints()) {
         if (e.vni != vpc.vni) continue;
-        endpoints.push_back({{"ip", e.ip.to_string()},
-                             {"mac", e.mac.to_string()},
-                             {"node", e.node},
-                             {"port", e.is_local && !e.port.empty() ? json(e.port) : json()}});
+        v.endpoints.push_back({e.ip.to_string(), e.mac.to_string(), e.node,
+                               e.is_local && !e.port.empty() ? std::optional<std::string>(e.port) : std::nullopt});
     }
-    v["endpoints"] = std::move(endpoints);
     return v;
 }
 
-std::string tuple_text(const json& t) {
-    return fmt::format("{}:{} -> {}:{}", t.value("source", std::string("?")), t.value("source_port", 0),
-                       t.value("destination", std::string("?")), t.value("destination_port", 0));
+control::FlowTuple tuple(const nat::FlowEndpoints& e) {
+    return {e.source.to_string(), e.source_port, e.destination.to_string(), e.destination_port};
 }
+
+double seconds(nat::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
 
@@ -132,153 +126,132 @@ std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapsh
     return "fast path (tc) + " + punt;
 }
 
-json Daemon::port_json(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
-    json p{{"name", port.name}, {"ifindex", port.ifindex}, {"role", dataplane::to_string(port.role)}};
-    p["xdp_mode"] = nullptr;
+control::PortStatus Daemon::port_status(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
+    control::PortStatus p;
+    p.name = port.name;
+    p.ifindex = port.ifindex;
+    p.role = std::string(dataplane::to_string(port.role));
     for (const io::AttachReport& a : bpf_->attachments()) {
         if (a.ifname != port.socket_device()) continue;  // a tenant port's XDP is on its punt pair
-        p["xdp_mode"] = io::to_string(a.mode);
-        p["xdp"] = a.message();
+        p.xdp_mode = std::string(io::to_string(a.mode));
+        p.xdp = a.message();
     }
     const std::string tc = bpf_->tc_program_on(port.name);
-    p["tc"] = tc.empty() ? json() : json(tc);
-    p["socket_device"] = port.socket_device();
-    p["paths"] = port_paths(port, snapshot);
-    const auto queues = pool_->queues_of(port.ifindex);
-    p["bind"] = queues.empty() ? json() : json(io::to_string(pool_->bind_mode()));
-    p["queues"] = queues.size();
-    p["queue_ids"] = queues;
+    if (!tc.empty()) p.tc = tc;
+    p.socket_device = port.socket_device();
+    p.paths = port_paths(port, snapshot);
+    p.queue_ids = pool_->queues_of(port.ifindex);
+    if (!p.queue_ids.empty()) p.bind = std::string(io::to_string(pool_->bind_mode()));
     switch (port.role) {
-        case dataplane::PortRole::underlay: p["endpoint"] = host_.underlay_address.to_string(); break;
+        case dataplane::PortRole::underlay: p.endpoint = host_.underlay_address.to_string(); break;
         case dataplane::PortRole::uplink:
-            p["endpoint"] = host_.uplink_address ? json(host_.uplink_address->to_string()) : json();
+            if (host_.uplink_address) p.endpoint = host_.uplink_address->to_string();
             break;
         case dataplane::PortRole::tenant:
             if (const fabric::Endpoint* e = snapshot.find_local_endpoint_by_ifindex(port.ifindex))
-                p["endpoint"] = fmt::format("{} vni {}", e->ip.to_string(), e->vni);
-            else
-                p["endpoint"] = nullptr;
+                p.endpoint = fmt::format("{} vni {}", e->ip.to_string(), e->vni);
             break;
     }
     return p;
 }
 
-json Daemon::worker_cpus_json() const {
-    json out = json::array();
+control::StatusReply Daemon::status() const {
+    const auto snapshot = store_.current();
+    control::StatusReply r;
+    r.node = snapshot->local().name;
+    r.pid = getpid();
+    r.uptime_s = uptime_s();
+    r.fabric_generation = snapshot->generation();
+    r.workers = pool_->size();
+    r.worker_rx_frames = pool_->rx_frames_per_worker();
     for (std::size_t w = 0; w < pool_->size(); ++w) {
         const auto cpu = pool_->cpu_of(w);
-        out.push_back(cpu ? json{{"cpu", *cpu}, {"pinned", pool_->pinned(w)}} : json());
+        r.worker_cpus.push_back(cpu ? std::optional<control::WorkerCpu>({*cpu, pool_->pinned(w)}) : std::nullopt);
     }
-    return out;
-}
-
-json Daemon::status_json() const {
-    const auto snapshot = store_.current();
-    json ports = json::array();
-    for (const OwnedPort& port : pool_->ports()) ports.push_back(port_json(port, *snapshot));
-    json peers = json::array();
+    r.config = options_.config_path;
+    r.pin_dir = bpf_->config().pin_dir.string();
+    r.control_socket = control_.path();
+    r.underlay = host_.underlay.name;
+    r.underlay_address = host_.underlay_address.to_string();
+    r.underlay_vlan = underlay_vlan_;
+    r.encap = std::string(fabric::to_string(snapshot->local().encap));
+    r.nat_gateway = nat_ != nullptr;
+    for (const OwnedPort& port : pool_->ports()) r.ports.push_back(port_status(port, *snapshot));
     for (const PeerNextHop& peer : next_hops_.peers())
-        peers.push_back({{"node", peer.node},
-                         {"address", peer.address.to_string()},
-                         {"mac", peer.mac ? json(peer.mac->to_string()) : json()},
-                         {"source", to_string(peer.source)},
-                         {"problem", peer.problem}});
-    return {{"node", snapshot->local().name},
-            {"pid", getpid()},
-            {"uptime_s", uptime_s()},
-            {"fabric_generation", snapshot->generation()},
-            {"workers", pool_->size()},
-            {"worker_rx_frames", pool_->rx_frames_per_worker()},
-            {"worker_cpus", worker_cpus_json()},
-            {"config", options_.config_path},
-            {"pin_dir", bpf_->config().pin_dir.string()},
-            {"control_socket", control_.path()},
-            {"underlay", host_.underlay.name},
-            {"underlay_address", host_.underlay_address.to_string()},
-            {"underlay_vlan", underlay_vlan_},
-            {"encap", fabric::to_string(snapshot->local().encap)},
-            {"nat_gateway", nat_ != nullptr},
-            {"ports", ports},
-            {"peers", peers},
-            {"worker_failures", pool_->failures()}};
+        r.peers.push_back({peer.node, peer.address.to_string(),
+                           peer.mac ? std::optional<std::string>(peer.mac->to_string()) : std::nullopt,
+                           std::string(to_string(peer.source)), peer.problem});
+    r.worker_failures = pool_->failures();
+    return r;
 }
 
-json Daemon::stats_json() const {
-    json out;
-    json xdp;
+control::StatsReply Daemon::stats() const {
+    control::StatsReply out;
     const io::XdpStats x = bpf_->read_stats();
+    auto& xdp = out.groups["xdp"];
     for (const auto& field : io::kXdpCounterFields) xdp[std::string(field.name)] = x.totals().*field.member;
-    out["xdp"] = std::move(xdp);
-    json fastpath;
     const io::FastPathStats f = bpf_->read_fast_path_stats();
+    auto& fastpath = out.groups["fastpath"];
     for (const auto& field : io::kFastPathCounterFields) fastpath[std::string(field.name)] = f.totals().*field.member;
-    out["fastpath"] = std::move(fastpath);
     const PoolCounters c = pool_->counters();
-    json dataplane;
+    auto& dataplane = out.groups["dataplane"];
     for_each_pipeline_counter(c.pipeline, [&](const char* name, std::uint64_t v) { dataplane[name] = v; });
-    out["dataplane"] = std::move(dataplane);
     // The engine's counters (a NAT gateway only), then the workers' NAT stage: where translated
     // packets went and why the stage itself dropped some.
-    json n = nat_ ? nat::to_json(nat_->counters()) : json::object();
+    auto& n = out.groups["nat"];
     if (nat_) {
+        nat_->counters().for_each([&](std::string_view name, std::uint64_t v) { n[std::string(name)] = v; });
         n["flows"] = nat_->flow_count();
         n["mappings"] = nat_->mapping_count();
     }
     c.nat_stage.for_each([&](std::string_view name, std::uint64_t v) { n["stage_" + std::string(name)] = v; });
-    out["nat"] = std::move(n);
-    out["io"] = io_group(c);
+    out.groups["io"] = io_group(c);
     const io::MapWriteCounts maps = sync_->totals().total();
-    out["daemon"] = {{"fabric_generation", store_.current()->generation()},
-                     {"reloads_ok", reloads_ok_},
-                     {"reloads_failed", reloads_failed_},
-                     {"uptime_s", uptime_s()},
-                     {"workers", pool_->size()},
-                     {"ports", pool_->ports().size()},
-                     {"map_writes", maps.writes()},
-                     {"map_writes_skipped", maps.unchanged},
-                     {"next_hops_resolved", next_hops_.resolutions()},
-                     {"next_hop_failures", next_hops_.failures()},
-                     {"peers_unresolved", next_hops_.unresolved()},
-                     {"stats_published", stats_published_}};
+    out.groups["daemon"] = {{"fabric_generation", store_.current()->generation()},
+                            {"reloads_ok", reloads_ok_},
+                            {"reloads_failed", reloads_failed_},
+                            {"uptime_s", uptime_s()},
+                            {"workers", pool_->size()},
+                            {"ports", pool_->ports().size()},
+                            {"map_writes", maps.writes()},
+                            {"map_writes_skipped", maps.unchanged},
+                            {"next_hops_resolved", next_hops_.resolutions()},
+                            {"next_hop_failures", next_hops_.failures()},
+                            {"peers_unresolved", next_hops_.unresolved()},
+                            {"stats_published", stats_published_}};
     return out;
 }
 
-json Daemon::fabric_json() const {
+control::FabricReply Daemon::fabric() const {
     const auto snapshot = store_.current();
-    json nodes = json::array();
+    control::FabricReply r{snapshot->generation(), snapshot->source_name(), snapshot->local().name, {}, {}};
     for (const fabric::Node& n : snapshot->nodes()) {
-        const PeerNextHop* hop = n.address ? next_hops_.find(*n.address) : nullptr;
-        const auto mac = n.mac ? n.mac : hop != nullptr ? hop->mac : std::nullopt;
-        nodes.push_back({{"name", n.name},
-                         {"address", n.is_local ? json(host_.underlay_address.to_string())
-                                                : n.address ? json(n.address->to_string()) : json()},
-                         {"mac", n.is_local ? json(host_.underlay.mac.to_string()) : mac ? json(mac->to_string()) : json()},
-                         {"local", n.is_local}});
+        control::FabricNode node{n.name, std::nullopt, std::nullopt, n.is_local};
+        if (n.is_local) {
+            node.address = host_.underlay_address.to_string();
+            node.mac = host_.underlay.mac.to_string();
+        } else {
+            const PeerNextHop* hop = n.address ? next_hops_.find(*n.address) : nullptr;
+            const auto mac = n.mac ? n.mac : hop != nullptr ? hop->mac : std::nullopt;
+            if (n.address) node.address = n.address->to_string();
+            if (mac) node.mac = mac->to_string();
+        }
+        r.nodes.push_back(std::move(node));
     }
-    json vpcs = json::array();
-    for (const fabric::Vpc& vpc : snapshot->vpcs()) vpcs.push_back(vpc_json(*snapshot, vpc));
-    return {{"generation", snapshot->generation()},
-            {"source", snapshot->source_name()},
-            {"local_node", snapshot->local().name},
-            {"nodes", nodes},
-            {"vpcs", vpcs}};
+    for (const fabric::Vpc& vpc : snapshot->vpcs()) r.vpcs.push_back(vpc_reply(*snapshot, vpc));
+    return r;
 }
 
-json Daemon::conntrack_json() const {
-    if (!nat_) return {{"flows", json::array()}, {"count", 0}, {"nat_gateway", false}};
-    const auto flows = nat_->flows(nat::Clock::now(), 10000);
-    json out = nat::conntrack_json(flows);
-    // andromedactl's table wants one-line tuples and whole seconds; the structured tuples stay.
-    for (json& f : out["flows"]) {
-        f["original_tuple"] = f["original"];
-        f["translated_tuple"] = f["translated"];
-        f["original"] = tuple_text(f["original_tuple"]);
-        f["translated"] = tuple_text(f["translated_tuple"]);
-        f["age_s"] = static_cast<std::uint64_t>(f.value("age_seconds", 0.0));
-        f["expires_in_s"] = static_cast<std::uint64_t>(f.value("expires_in_seconds", 0.0));
-    }
-    out["nat_gateway"] = true;
-    return out;
+control::ConntrackReply Daemon::conntrack() const {
+    control::ConntrackReply r;
+    if (!nat_) return r;
+    r.nat_gateway = true;
+    for (const nat::FlowInfo& f : nat_->flows(nat::Clock::now(), 10000))
+        r.flows.push_back({f.vni, std::string(nat::to_string(f.protocol)), std::string(nat::to_string(f.origin)),
+                           std::string(nat::to_string(f.state)), f.port_forward, tuple(f.original), tuple(f.translated),
+                           seconds(f.age), seconds(f.expires_in)});
+    r.count = r.flows.size();
+    return r;
 }
 
 void Daemon::publish_stats() {

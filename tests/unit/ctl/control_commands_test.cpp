@@ -15,6 +15,14 @@ namespace {
 
 using nlohmann::json;
 
+// The reply a daemon would send as this JSON; the test fails if it does not decode.
+template <class Reply>
+Reply as(const json& j) {
+    auto decoded = control::decode<Reply>(j);
+    if (const auto* e = std::get_if<control::ProtocolError>(&decoded)) ADD_FAILURE() << e->message;
+    return std::holds_alternative<Reply>(decoded) ? std::get<Reply>(decoded) : Reply{};
+}
+
 class CtlTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -45,11 +53,11 @@ TEST(CtlRender, StatusTable) {
                     {"fabric_generation", 3}, {"workers", 1},      {"config", "/etc/a.toml"},
                     {"pin_dir", "/sys/fs/bpf/andromeda/node1"},
                     {"ports", {{{"name", "eth1"}, {"role", "underlay"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queues", 2}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"}},
+                                {"queue_ids", {0, 1}}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"}},
                                {{"name", "tap-blue-10"}, {"role", "tenant"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queues", 1}, {"endpoint", "10.0.0.10 vni 100"},
+                                {"queue_ids", {0}}, {"endpoint", "10.0.0.10 vni 100"},
                                 {"paths", "fast path (tc) + pipeline via anx3"}}}}};
-    EXPECT_EQ(render_status(r),
+    EXPECT_EQ(render_status(as<control::StatusReply>(r)),
               "node node1  pid 42  up 1h 2m  fabric generation 3  workers 1\n"
               "config /etc/a.toml\n"
               "pins /sys/fs/bpf/andromeda/node1\n"
@@ -62,27 +70,28 @@ TEST(CtlRender, StatusTable) {
 TEST(CtlRender, StatusNamesPinnedWorkerCpus) {
     json r = {{"node", "node1"}, {"pid", 42}, {"uptime_s", 5}, {"fabric_generation", 1}, {"workers", 2},
               {"config", "/etc/a.toml"}, {"pin_dir", "/p"}, {"ports", json::array()}};
-    EXPECT_EQ(render_status(r).find("worker cpus"), std::string::npos) << "unpinned workers: no line";
+    EXPECT_EQ(render_status(as<control::StatusReply>(r)).find("worker cpus"), std::string::npos) << "unpinned workers: no line";
     r["worker_cpus"] = {{{"cpu", 1}, {"pinned", true}}, {{"cpu", 0}, {"pinned", false}}};
-    EXPECT_NE(render_status(r).find("worker cpus 0:cpu1 1:cpu0(not pinned)\n"), std::string::npos) << render_status(r);
+    EXPECT_NE(render_status(as<control::StatusReply>(r)).find("worker cpus 0:cpu1 1:cpu0(not pinned)\n"), std::string::npos) << render_status(as<control::StatusReply>(r));
 }
 
 TEST(CtlRender, StatusNamesTheUnderlayAndTheVlanItTags) {
     json r = {{"node", "node1"}, {"pid", 42}, {"uptime_s", 5}, {"fabric_generation", 1}, {"workers", 1},
               {"config", "/etc/a.toml"}, {"pin_dir", "/p"}, {"ports", json::array()},
               {"underlay", "eth1"}, {"underlay_address", "192.168.1.1"}, {"underlay_vlan", 0}, {"encap", "vxlan"}};
-    EXPECT_NE(render_status(r).find("\nunderlay eth1 192.168.1.1  encap vxlan\n"), std::string::npos) << render_status(r);
+    EXPECT_NE(render_status(as<control::StatusReply>(r)).find("\nunderlay eth1 192.168.1.1  encap vxlan\n"), std::string::npos) << render_status(as<control::StatusReply>(r));
     r["underlay_vlan"] = 100;
-    EXPECT_NE(render_status(r).find("\nunderlay eth1 VLAN 100 192.168.1.1  encap vxlan\n"), std::string::npos)
-        << render_status(r);
+    EXPECT_NE(render_status(as<control::StatusReply>(r)).find("\nunderlay eth1 VLAN 100 192.168.1.1  encap vxlan\n"), std::string::npos)
+        << render_status(as<control::StatusReply>(r));
 }
 
 TEST(CtlRender, StatsShowsWhatHappenedAndRates) {
     const json now = {{"xdp", {{"rx_packets", 150}, {"drop_unknown_vni", 0}}}, {"nat", {{"flows", 0}}}};
-    // Groups come in key order (nlohmann::json keeps objects sorted).
-    EXPECT_EQ(render_stats(now), "nat:\n  (all zero)\nxdp:\n  COUNTER     VALUE\n  rx_packets  150\n");
+    // Groups and counters come in name order.
+    EXPECT_EQ(render_stats(as<control::StatsReply>(now)), "nat:\n  (all zero)\nxdp:\n  COUNTER     VALUE\n  rx_packets  150\n");
     const json before = {{"xdp", {{"rx_packets", 100}, {"drop_unknown_vni", 0}}}};
-    const auto watched = render_stats(now, &before, 2.0);
+    const auto previous = as<control::StatsReply>(before);
+    const auto watched = render_stats(as<control::StatsReply>(now), &previous, 2.0);
     EXPECT_NE(watched.find("  rx_packets        150    25/s"), std::string::npos) << watched;
     EXPECT_NE(watched.find("  drop_unknown_vni  0      0/s"), std::string::npos) << watched;
 }
@@ -114,6 +123,50 @@ TEST_F(CtlTest, CommandsTalkToTheDaemonAndReportItsRefusal) {
     err.str("");
     EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::status, std::nullopt}, {}, out, err), 2);
     EXPECT_NE(err.str().find("is it running?"), std::string::npos);
+}
+
+TEST_F(CtlTest, AReplyThatDoesNotFitIsRefusedAndNamesTheKey) {
+    daemon::ControlServer server;
+    std::string error;
+    const auto path = (dir_ / "node1.sock").string();
+    ASSERT_TRUE(server.start(
+        path,
+        [](const control::ControlRequest&) {
+            return control::render_ok({{"node", "node1"}, {"ports", {{{"name", "eth1"}}, {{"name", "tap1"}, {"xdp_mode", 7}}}}});
+        },
+        error))
+        << error;
+    std::ostringstream out, err;
+    EXPECT_EQ(run_control_command({path, std::nullopt}, {control::Command::status, std::nullopt}, {}, out, err), 2);
+    EXPECT_EQ(err.str(), "andromedactl: the daemon's reply does not match this andromedactl: ports[1].xdp_mode: wrong type (number)\n");
+    EXPECT_EQ(out.str(), "");
+    server.stop();
+}
+
+TEST(CtlRender, ConntrackAndReloadAndFabric) {
+    control::ConntrackReply c{true, 1, {}};
+    c.flows.push_back({100, "tcp", "outbound", "established", false, {"10.0.0.10", 40000, "203.0.113.7", 443},
+                       {"198.51.100.1", 40000, "203.0.113.7", 443}, 12.7, 7427.2});
+    EXPECT_EQ(render_conntrack(c),
+              "PROTO  ORIGINAL                            TRANSLATED                             STATE        AGE  EXPIRES\n"
+              "tcp    10.0.0.10:40000 -> 203.0.113.7:443  198.51.100.1:40000 -> 203.0.113.7:443  established  12   7427\n"
+              "1 flows\n");
+    EXPECT_EQ(render_reload({4, ""}), "reloaded: fabric generation 4\nno changes\n");
+    EXPECT_EQ(render_reload({5, "endpoints: +1\n"}), "reloaded: fabric generation 5\nendpoints: +1\n");
+    control::FabricReply f{2, "node.toml", "node1", {{"node1", "192.168.1.1", "02:00:00:00:a1:01", true}, {"node2", "192.168.1.2", std::nullopt, false}}, {}};
+    f.vpcs.push_back({"blue", 100, "10.0.0.0/24", "10.0.0.1", "02:00:00:00:00:ff", 1450,
+                      control::VpcNat{"node2", "203.0.113.10", {1024, 65535}, {}},
+                      {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1"}, {"10.0.0.20", "02:00:00:00:00:20", "node2", std::nullopt}}});
+    EXPECT_EQ(render_fabric(f),
+              "fabric generation 2  local node node1\n"
+              "\nnodes:\n"
+              "NAME   ADDRESS      MAC\n"
+              "node1  192.168.1.1  02:00:00:00:a1:01\n"
+              "node2  192.168.1.2  -\n"
+              "\nvpc blue  vni 100  cidr 10.0.0.0/24  gateway 10.0.0.1  mtu 1450  nat 203.0.113.10 via node2\n"
+              "  IP         MAC                NODE   PORT\n"
+              "  10.0.0.10  02:00:00:00:00:10  node1  tap1\n"
+              "  10.0.0.20  02:00:00:00:00:20  node2  -\n");
 }
 
 }  // namespace

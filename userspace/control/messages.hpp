@@ -1,0 +1,210 @@
+// The results of the control commands, typed: andromedad fills these structs, andromedactl
+// renders them, and their JSON (what `andromedactl <command> --json` prints, and what scripts read)
+// is defined once, here, by the to_json/from_json below. A key missing from a reply decodes to the
+// field's default, so an andromedactl talks to an older or newer daemon; a key of the wrong type is
+// a ProtocolError that names it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "control/protocol.hpp"
+
+// std::optional as JSON null or the value (nlohmann 3.11.2 has no serializer of its own for it).
+namespace nlohmann {
+template <class T>
+struct adl_serializer<std::optional<T>> {
+    static void to_json(json& j, const std::optional<T>& v) {
+        if (v) j = *v;
+        else j = nullptr;
+    }
+    static void from_json(const json& j, std::optional<T>& v) {
+        if (j.is_null()) v.reset();
+        else v = j.get<T>();
+    }
+};
+}  // namespace nlohmann
+
+namespace andromeda::control {
+
+// --- status -------------------------------------------------------------------------------
+
+struct WorkerCpu {
+    int cpu = 0;
+    bool pinned = false;
+};
+
+struct PortStatus {
+    std::string name;
+    std::uint32_t ifindex = 0;
+    std::string role;                      // underlay | uplink | tenant
+    std::optional<std::string> xdp_mode;   // native | generic, on the port's socket device
+    std::optional<std::string> xdp;        // the attachment, in words
+    std::optional<std::string> tc;         // the tc fast-path program on the port
+    std::string socket_device;             // where its AF_XDP sockets are (a tenant's punt pair)
+    std::string paths;                     // "fast path (tc) + pipeline via anx3", or why not
+    std::optional<std::string> bind;       // copy | zero-copy; null: no socket bound
+    std::vector<std::uint32_t> queue_ids;
+    std::optional<std::string> endpoint;   // "10.0.0.10 vni 100", an address, or null
+};
+
+struct PeerStatus {
+    std::string node;
+    std::string address;
+    std::optional<std::string> mac;
+    std::string source;   // how the MAC was learnt
+    std::string problem;  // the last resolution failure, empty when fine
+};
+
+struct StatusReply {
+    std::string node;
+    std::int64_t pid = 0;
+    std::uint64_t uptime_s = 0;
+    std::uint64_t fabric_generation = 0;
+    std::uint64_t workers = 0;
+    std::vector<std::uint64_t> worker_rx_frames;
+    std::vector<std::optional<WorkerCpu>> worker_cpus;  // null: not pinned by [node] worker_cpus
+    std::string config;
+    std::string pin_dir;
+    std::string control_socket;
+    std::string underlay;
+    std::string underlay_address;
+    std::uint16_t underlay_vlan = 0;  // 0: untagged
+    std::string encap;
+    bool nat_gateway = false;
+    std::vector<PortStatus> ports;
+    std::vector<PeerStatus> peers;
+    std::vector<std::string> worker_failures;
+};
+
+// --- stats --------------------------------------------------------------------------------
+
+// Named counters by group ("xdp", "fastpath", "dataplane", "nat", "io", "daemon"); the JSON is
+// {"group": {"counter": value, ...}, ...}.
+struct StatsReply {
+    std::map<std::string, std::map<std::string, std::uint64_t>> groups;
+    [[nodiscard]] std::uint64_t value(const std::string& group, const std::string& counter) const;
+};
+
+// --- fabric -------------------------------------------------------------------------------
+
+struct FabricNode {
+    std::string name;
+    std::optional<std::string> address;
+    std::optional<std::string> mac;
+    bool local = false;
+};
+
+struct NatForward {
+    std::string protocol;
+    std::uint16_t nat_port = 0;
+    std::string to;  // "10.0.0.20:80"
+};
+
+struct VpcNat {
+    std::string gateway_node;
+    std::string address;
+    std::array<std::uint16_t, 2> port_range{};
+    std::vector<NatForward> forwards;
+};
+
+struct FabricEndpoint {
+    std::string ip;
+    std::string mac;
+    std::string node;
+    std::optional<std::string> port;  // local endpoints only
+};
+
+struct FabricVpc {
+    std::string name;
+    std::uint32_t vni = 0;
+    std::string cidr;  // comma-separated
+    std::string gateway;
+    std::string gateway_mac;
+    std::uint32_t mtu = 0;
+    std::optional<VpcNat> nat;
+    std::vector<FabricEndpoint> endpoints;
+};
+
+struct FabricReply {
+    std::uint64_t generation = 0;
+    std::string source;
+    std::string local_node;
+    std::vector<FabricNode> nodes;
+    std::vector<FabricVpc> vpcs;
+};
+
+// --- conntrack ----------------------------------------------------------------------------
+
+struct FlowTuple {
+    std::string source;
+    std::uint16_t source_port = 0;
+    std::string destination;
+    std::uint16_t destination_port = 0;
+};
+
+struct ConntrackFlow {
+    std::uint32_t vni = 0;
+    std::string protocol;  // tcp | udp | icmp
+    std::string origin;    // outbound | inbound
+    std::string state;
+    bool port_forward = false;
+    FlowTuple original;
+    FlowTuple translated;
+    double age_seconds = 0;
+    double expires_in_seconds = 0;
+};
+
+struct ConntrackReply {
+    bool nat_gateway = false;
+    std::uint64_t count = 0;
+    std::vector<ConntrackFlow> flows;
+};
+
+// --- reload -------------------------------------------------------------------------------
+
+struct ReloadReply {
+    std::uint64_t generation = 0;
+    std::string summary;  // what changed, one line per kind of change
+};
+
+#define ANDROMEDA_CONTROL_JSON(Type)                   \
+    void to_json(nlohmann::json& j, const Type& v);   \
+    void from_json(const nlohmann::json& j, Type& v);
+ANDROMEDA_CONTROL_JSON(WorkerCpu)
+ANDROMEDA_CONTROL_JSON(PortStatus)
+ANDROMEDA_CONTROL_JSON(PeerStatus)
+ANDROMEDA_CONTROL_JSON(StatusReply)
+ANDROMEDA_CONTROL_JSON(StatsReply)
+ANDROMEDA_CONTROL_JSON(FabricNode)
+ANDROMEDA_CONTROL_JSON(NatForward)
+ANDROMEDA_CONTROL_JSON(VpcNat)
+ANDROMEDA_CONTROL_JSON(FabricEndpoint)
+ANDROMEDA_CONTROL_JSON(FabricVpc)
+ANDROMEDA_CONTROL_JSON(FabricReply)
+ANDROMEDA_CONTROL_JSON(FlowTuple)
+ANDROMEDA_CONTROL_JSON(ConntrackFlow)
+ANDROMEDA_CONTROL_JSON(ConntrackReply)
+ANDROMEDA_CONTROL_JSON(ReloadReply)
+#undef ANDROMEDA_CONTROL_JSON
+
+[[nodiscard]] std::string decode_error(const std::exception& e);
+
+// A response's result as `Reply`, or what in it does not fit: "...: ports[1].xdp_mode: wrong type
+// (number)".
+template <class Reply>
+[[nodiscard]] std::variant<Reply, ProtocolError> decode(const nlohmann::json& result) {
+    try {
+        return result.get<Reply>();
+    } catch (const std::exception& e) {
+        return ProtocolError{decode_error(e)};
+    }
+}
+
+}  // namespace andromeda::control

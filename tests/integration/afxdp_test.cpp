@@ -260,7 +260,7 @@ TEST_F(AfXdp, TenantFramesLeaveThroughTheUnderlayEncapsulatedInPlace) {
         EXPECT_EQ(std::memcmp(&f[14], "OUTER-HEADER", 12), 0);
     }
     EXPECT_TRUE(handler.in_place.load()) << "the outer header went into the frame's own headroom";
-    EXPECT_GE(bpf_->read_stats().redirect_tenant(), kFrames);
+    EXPECT_GE(bpf_->read_stats().totals().redirect_tenant, kFrames);
     // Unaligned chunks: consecutive frames sit 64 bytes further into their chunks, up to 15 steps.
     EXPECT_EQ(worker->stagger_slots(), 16u) << "this kernel takes unaligned chunks in copy mode";
     EXPECT_TRUE(handler.staggers_ok.load());
@@ -316,8 +316,8 @@ TEST_F(AfXdp, OverlayFramesReachTheTenantDecapsulated) {
     ASSERT_EQ(got.size(), kFrames);
     for (std::uint32_t seq = 0; seq < kFrames; ++seq) EXPECT_EQ(got[seq], inner(seq)) << "frame " << seq;
     const XdpStats stats = bpf_->read_stats();
-    EXPECT_GE(stats.redirect_overlay(), kFrames);
-    EXPECT_EQ(stats.drop_unknown_vni(), 1u);
+    EXPECT_GE(stats.totals().redirect_overlay, kFrames);
+    EXPECT_EQ(stats.totals().drop_unknown_vni, 1u);
 }
 
 // A handler that uses every way of letting go of a frame.

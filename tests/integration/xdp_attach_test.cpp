@@ -269,7 +269,7 @@ TEST_F(XdpAttach, MapsArePinnedWithNamedFieldsForBpftool) {
         {"bpftool", "map", "dump", "pinned", bpf.pin_path(MapId::daemon_stats)});
     EXPECT_TRUE(contains(published.output, "\"reloads_ok\": 4242")) << published.output;
     EXPECT_EQ(read_daemon_stats(bpf.map_fd(MapId::daemon_stats)).reloads_ok, 4242u);
-    EXPECT_EQ(bpf.read_stats().rx_packets(), 0u);
+    EXPECT_EQ(bpf.read_stats().totals().rx_packets, 0u);
 }
 
 TEST_F(XdpAttach, OneNodeNameOneInstanceButNodesCoexist) {

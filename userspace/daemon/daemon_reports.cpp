@@ -11,64 +11,12 @@ namespace andromeda::daemon {
 
 namespace {
 
-template <class F>
-void for_each_pipeline_counter(const dataplane::PipelineCounters& c, F&& f) {
-    f("rx_tenant", c.rx_tenant);
-    f("rx_underlay", c.rx_underlay);
-    f("rx_uplink", c.rx_uplink);
-    f("rx_from_nat", c.rx_from_nat);
-    f("forwarded", c.forwarded);
-    f("delivered", c.delivered);
-    f("replied", c.replied);
-    f("to_nat", c.to_nat);
-    f("dropped", c.dropped);
-    f("encapsulated", c.encapsulated);
-    f("decapsulated", c.decapsulated);
-    f("delivered_local", c.delivered_local);
-    f("delivered_from_fabric", c.delivered_from_fabric);
-    f("sent_to_nat_gateway", c.sent_to_nat_gateway);
-    f("arp_replies", c.arp_replies);
-    f("echo_replies", c.echo_replies);
-    f("frag_needed_sent", c.frag_needed_sent);
-    f("packet_too_big_sent", c.packet_too_big_sent);
-    f("packets_fragmented", c.packets_fragmented);
-    f("fragments_sent", c.fragments_sent);
-    f("in_place_fallback_copies", c.in_place_fallback_copies);
-    f("fabric_rebuilds", c.fabric_rebuilds);
-#define ANDROMEDA_DAEMON_DROP(name, id, description) f("drop_" #name, c.drops.name);
-    ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_DAEMON_DROP)
-#undef ANDROMEDA_DAEMON_DROP
-#define ANDROMEDA_DAEMON_DECAP(name, id, description) f("decap_" #name, c.decap_errors.name);
-    ANDROMEDA_DROPS_DECAP(ANDROMEDA_DAEMON_DECAP)
-#undef ANDROMEDA_DAEMON_DECAP
-}
-// A counter added to PipelineCounters but not above would be missing from `andromedactl stats`.
-static_assert(sizeof(dataplane::PipelineCounters) ==
-              22 * sizeof(std::uint64_t) + sizeof(dataplane::DropCounters) + sizeof(dataplane::DecapErrorCounters));
-
 using Counters = std::map<std::string, std::uint64_t>;
 
 Counters io_group(const PoolCounters& c) {
-    Counters g{{"rx_frames", c.io.rx_frames},
-               {"rx_batches", c.io.rx_batches},
-               {"tx_frames", c.io.tx_frames},
-               {"tx_completed", c.io.tx_completed},
-               {"tx_wakeups", c.io.tx_wakeups},
-               {"allocated", c.io.allocated},
-               {"released", c.io.released},
-               {"alloc_failed", c.io.alloc_failed},
-               {"ledger_violations", c.io.ledger_violations},
-               {"fate_errors", c.io.fate_errors},
-               {"xsk_rx_dropped", c.sockets.rx_dropped},
-               {"xsk_rx_invalid_descs", c.sockets.rx_invalid_descs},
-               {"xsk_tx_invalid_descs", c.sockets.tx_invalid_descs},
-               {"xsk_rx_ring_full", c.sockets.rx_ring_full},
-               {"xsk_rx_fill_ring_empty", c.sockets.rx_fill_ring_empty_descs},
-               {"xsk_tx_ring_empty", c.sockets.tx_ring_empty_descs}};
-    for (std::size_t i = 0; i < io::kDropReasonCount; ++i)
-        g[std::string("drop_") + io::to_string(static_cast<io::DropReason>(i))] = c.io.drops[i];
-    for (std::size_t i = 0; i < io::kFrameOwnerCount; ++i)
-        g[std::string("frames_") + io::to_string(static_cast<io::FrameOwner>(i))] = c.io.frames_by_owner[i];
+    Counters g;
+    c.io.for_each([&](const std::string& name, std::uint64_t v) { g[name] = v; });
+    c.sockets.for_each([&](const char* name, std::uint64_t v) { g[std::string("xsk_") + name] = v; });
     c.glue.for_each([&](const char* name, std::uint64_t v) { g[std::string("handler_") + name] = v; });
     return g;
 }
@@ -187,15 +135,12 @@ control::StatusReply Daemon::status() const {
 
 control::StatsReply Daemon::stats() const {
     control::StatsReply out;
-    const io::XdpStats x = bpf_->read_stats();
-    auto& xdp = out.groups["xdp"];
-    for (const auto& field : io::kXdpCounterFields) xdp[std::string(field.name)] = x.totals().*field.member;
-    const io::FastPathStats f = bpf_->read_fast_path_stats();
-    auto& fastpath = out.groups["fastpath"];
-    for (const auto& field : io::kFastPathCounterFields) fastpath[std::string(field.name)] = f.totals().*field.member;
+    bpf_->read_stats().for_each([&](std::string_view name, std::uint64_t v) { out.groups["xdp"][std::string(name)] = v; });
+    bpf_->read_fast_path_stats().for_each(
+        [&](std::string_view name, std::uint64_t v) { out.groups["fastpath"][std::string(name)] = v; });
     const PoolCounters c = pool_->counters();
     auto& dataplane = out.groups["dataplane"];
-    for_each_pipeline_counter(c.pipeline, [&](const char* name, std::uint64_t v) { dataplane[name] = v; });
+    c.pipeline.for_each([&](const char* name, std::uint64_t v) { dataplane[name] = v; });
     // The engine's counters (a NAT gateway only), then the workers' NAT stage: where translated
     // packets went and why the stage itself dropped some.
     auto& n = out.groups["nat"];

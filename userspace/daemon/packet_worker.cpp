@@ -14,16 +14,6 @@ dataplane::PacketBuffer buffer_of(const io::Frame& f) noexcept {
 
 }  // namespace
 
-GlueCounters& GlueCounters::operator+=(const GlueCounters& o) noexcept {
-    batches += o.batches;
-    no_fabric += o.no_fabric;
-    spare_shortfall += o.spare_shortfall;
-    tx_copied += o.tx_copied;
-    tx_copy_failed += o.tx_copy_failed;
-    tx_no_port += o.tx_no_port;
-    return *this;
-}
-
 PacketWorker::PacketWorker(dataplane::PipelineConfig config, fabric::FabricReader reader, nat::NatEngine* nat,
                            const dataplane::UplinkConfig& uplink)
     : pipeline_(std::move(config)), stage_(pipeline_, nat, uplink), reader_(std::move(reader)) {}

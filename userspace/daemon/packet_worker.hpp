@@ -35,8 +35,7 @@ struct GlueCounters {
     std::uint64_t tx_copy_failed = 0;   // ... and the kernel refused it
     std::uint64_t tx_no_port = 0;       // an emission for a port this node does not own
 
-    GlueCounters& operator+=(const GlueCounters& o) noexcept;
-    // Calls f(name, value) for every field.
+    // Calls f(name, value) for every counter (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const {
         f("batches", batches);

@@ -1,4 +1,5 @@
 #include "daemon/worker_pool.hpp"
+#include "util/counters.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -23,22 +24,6 @@ io::UmemConfig umem_for(std::size_t sockets) {
     return umem;
 }
 
-void add(dataplane::NatStageCounters& into, const dataplane::NatStageCounters& from) noexcept {
-    into.to_uplink += from.to_uplink;
-    into.to_tenant += from.to_tenant;
-    into.rules_installed += from.rules_installed;
-    into.rules_rejected += from.rules_rejected;
-    into.endpoint_flows_expired += from.endpoint_flows_expired;
-    for (std::size_t i = 0; i < into.nat_drops.size(); ++i) into.nat_drops[i] += from.nat_drops[i];
-    into.drop_no_nat_engine += from.drop_no_nat_engine;
-    into.drop_not_ipv4 += from.drop_not_ipv4;
-    into.drop_no_uplink_port += from.drop_no_uplink_port;
-    into.drop_no_uplink_next_hop += from.drop_no_uplink_next_hop;
-    into.drop_no_tx_buffer += from.drop_no_tx_buffer;
-}
-// A field added to NatStageCounters but not to add() would silently read 0.
-static_assert(sizeof(dataplane::NatStageCounters) ==
-              (10 + nat::kDropReasonCount) * sizeof(std::uint64_t));
 
 void require_paused(bool running, const char* what) {
     if (running) throw std::logic_error(std::string("WorkerPool::") + what + " needs the workers paused");
@@ -212,31 +197,11 @@ io::BindMode WorkerPool::bind_mode() const noexcept {
 PoolCounters WorkerPool::counters() const {
     PoolCounters sum;
     for (const auto& w : workers_) {
-        const io::WorkerCounters c = w.xsk->counters();
-        sum.io.rx_frames += c.rx_frames;
-        sum.io.rx_batches += c.rx_batches;
-        sum.io.tx_frames += c.tx_frames;
-        sum.io.tx_completed += c.tx_completed;
-        sum.io.allocated += c.allocated;
-        sum.io.released += c.released;
-        sum.io.alloc_failed += c.alloc_failed;
-        sum.io.tx_wakeups += c.tx_wakeups;
-        sum.io.ledger_violations += c.ledger_violations;
-        sum.io.fate_errors += c.fate_errors;
-        for (std::size_t i = 0; i < c.drops.size(); ++i) sum.io.drops[i] += c.drops[i];
-        for (std::size_t i = 0; i < c.frames_by_owner.size(); ++i) sum.io.frames_by_owner[i] += c.frames_by_owner[i];
-        for (std::size_t i = 0; i < w.xsk->socket_count(); ++i) {
-            const io::SocketStatistics s = w.xsk->socket_statistics(i);
-            sum.sockets.rx_dropped += s.rx_dropped;
-            sum.sockets.rx_invalid_descs += s.rx_invalid_descs;
-            sum.sockets.tx_invalid_descs += s.tx_invalid_descs;
-            sum.sockets.rx_ring_full += s.rx_ring_full;
-            sum.sockets.rx_fill_ring_empty_descs += s.rx_fill_ring_empty_descs;
-            sum.sockets.tx_ring_empty_descs += s.tx_ring_empty_descs;
-        }
-        dataplane::accumulate(sum.pipeline, w.handler->pipeline_counters());
-        sum.glue += w.handler->glue_counters();
-        add(sum.nat_stage, w.handler->nat_stage_counters());
+        util::add_counters(sum.io, w.xsk->counters());
+        for (std::size_t i = 0; i < w.xsk->socket_count(); ++i) util::add_counters(sum.sockets, w.xsk->socket_statistics(i));
+        util::add_counters(sum.pipeline, w.handler->pipeline_counters());
+        util::add_counters(sum.glue, w.handler->glue_counters());
+        util::add_counters(sum.nat_stage, w.handler->nat_stage_counters());
     }
     return sum;
 }

@@ -1,25 +1,7 @@
 #include "dataplane/counters.hpp"
 
-#include <cstring>
-
 namespace andromeda::dataplane {
 
-namespace {
-
-// Every counter struct is a dense array of uint64 fields, so it can be summed as one.
-template <class Struct>
-void add_fields(Struct& into, const Struct& from) noexcept {
-    static_assert(sizeof(Struct) % sizeof(std::uint64_t) == 0);
-    constexpr std::size_t n = sizeof(Struct) / sizeof(std::uint64_t);
-    std::uint64_t a[n];
-    std::uint64_t b[n];
-    std::memcpy(a, &into, sizeof a);
-    std::memcpy(b, &from, sizeof b);
-    for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
-    std::memcpy(&into, a, sizeof a);
-}
-
-}  // namespace
 
 std::uint64_t* drop_counter(DropCounters& counters, DropReason reason) noexcept {
     switch (reason) {
@@ -55,7 +37,5 @@ std::uint64_t total_drops(const DropCounters& counters) noexcept {
 #undef ANDROMEDA_DROP_SUM
     return total;
 }
-
-void accumulate(PipelineCounters& into, const PipelineCounters& from) noexcept { add_fields(into, from); }
 
 }  // namespace andromeda::dataplane

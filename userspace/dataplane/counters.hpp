@@ -1,5 +1,5 @@
-// Per-worker counters: plain structs of named uint64 fields, written by one worker without
-// atomics. The daemon later copies them into a per-CPU BPF map whose BTF carries the same field
+// Per-worker counters: plain structs of named uint64 fields (util/counters.hpp: summed with
+// util::add_counters, named by for_each), written by one worker without atomics. The daemon later copies them into a per-CPU BPF map whose BTF carries the same field
 // names, so one `bpftool map dump` shows the XDP and user-space counters together.
 #pragma once
 
@@ -53,6 +53,40 @@ struct PipelineCounters {
     std::uint64_t fabric_rebuilds = 0;           // snapshot-derived state rebuilt (new generation)
     DropCounters drops;
     DecapErrorCounters decap_errors;
+
+    // Calls f(name, value) for every counter (util/counters.hpp): the drops as "drop_<reason>",
+    // the decapsulation refusals as "decap_<error>".
+    template <class F>
+    void for_each(F&& f) const {
+        f("rx_tenant", rx_tenant);
+        f("rx_underlay", rx_underlay);
+        f("rx_uplink", rx_uplink);
+        f("rx_from_nat", rx_from_nat);
+        f("forwarded", forwarded);
+        f("delivered", delivered);
+        f("replied", replied);
+        f("to_nat", to_nat);
+        f("dropped", dropped);
+        f("encapsulated", encapsulated);
+        f("decapsulated", decapsulated);
+        f("delivered_local", delivered_local);
+        f("delivered_from_fabric", delivered_from_fabric);
+        f("sent_to_nat_gateway", sent_to_nat_gateway);
+        f("arp_replies", arp_replies);
+        f("echo_replies", echo_replies);
+        f("frag_needed_sent", frag_needed_sent);
+        f("packet_too_big_sent", packet_too_big_sent);
+        f("packets_fragmented", packets_fragmented);
+        f("fragments_sent", fragments_sent);
+        f("in_place_fallback_copies", in_place_fallback_copies);
+        f("fabric_rebuilds", fabric_rebuilds);
+#define ANDROMEDA_PIPELINE_DROP_NAME(name, id, description) f("drop_" #name, drops.name);
+        ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_PIPELINE_DROP_NAME)
+#undef ANDROMEDA_PIPELINE_DROP_NAME
+#define ANDROMEDA_PIPELINE_DECAP_NAME(name, id, description) f("decap_" #name, decap_errors.name);
+        ANDROMEDA_DROPS_DECAP(ANDROMEDA_PIPELINE_DECAP_NAME)
+#undef ANDROMEDA_PIPELINE_DECAP_NAME
+    }
 };
 
 // The counter of `reason` (a reference into `counters.drops`); none has no counter.
@@ -60,8 +94,5 @@ struct PipelineCounters {
 [[nodiscard]] std::uint64_t drop_count(const DropCounters& counters, DropReason reason) noexcept;
 [[nodiscard]] std::uint64_t* decap_error_counter(DecapErrorCounters& counters, overlay::DecapError error) noexcept;
 [[nodiscard]] std::uint64_t total_drops(const DropCounters& counters) noexcept;
-
-// Adds `from` into `into` field by field (the daemon sums its workers).
-void accumulate(PipelineCounters& into, const PipelineCounters& from) noexcept;
 
 }  // namespace andromeda::dataplane

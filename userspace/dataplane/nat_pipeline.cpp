@@ -167,7 +167,7 @@ void NatPipeline::finish(const NatFrame& frame, const nat::NatResult& translated
     if (!translated.translated()) {
         result.verdict = Verdict::drop;
         result.nat_drop = translated.drop;
-        ++counters_.nat_drops[static_cast<std::size_t>(translated.drop) % nat::kDropReasonCount];
+        counters_.count_nat_drop(translated.drop);
         return;
     }
     if (translated.to_tenant) return to_tenant(frame, translated, inbound, fabric, sink, result, now);
@@ -239,7 +239,7 @@ void NatPipeline::frag_needed_to_uplink(std::uint32_t vni, std::size_t length, F
     if (!translated.translated() || translated.to_tenant) {
         result.verdict = Verdict::drop;
         result.nat_drop = translated.translated() ? nat::DropReason::icmp_error_no_flow : translated.drop;
-        ++counters_.nat_drops[static_cast<std::size_t>(result.nat_drop) % nat::kDropReasonCount];
+        counters_.count_nat_drop(result.nat_drop);
         return;
     }
     to_uplink(error, sink, result);

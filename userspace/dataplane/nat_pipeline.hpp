@@ -91,17 +91,24 @@ struct NatStageCounters {
     std::uint64_t rules_installed = 0;       // rule sets built from a new snapshot generation
     std::uint64_t rules_rejected = 0;        // ... that nat::NatRules refused (the old ones stay)
     std::uint64_t endpoint_flows_expired = 0;  // by on_reload
-    std::array<std::uint64_t, nat::kDropReasonCount> nat_drops{};  // by nat::DropReason
+    std::array<std::uint64_t, nat::kDropReasonCount - 1> nat_drops{};  // by nat::DropReason, none excluded
     std::uint64_t drop_no_nat_engine = 0;
     std::uint64_t drop_not_ipv4 = 0;
     std::uint64_t drop_no_uplink_port = 0;
     std::uint64_t drop_no_uplink_next_hop = 0;
     std::uint64_t drop_no_tx_buffer = 0;  // translated, but no emission slot or spare was left
 
-    [[nodiscard]] std::uint64_t nat_drop(nat::DropReason r) const noexcept { return nat_drops[static_cast<std::size_t>(r)]; }
+    void count_nat_drop(nat::DropReason r) noexcept {
+        const auto i = static_cast<std::size_t>(r);
+        if (i > 0 && i < nat::kDropReasonCount) ++nat_drops[i - 1];
+    }
+    [[nodiscard]] std::uint64_t nat_drop(nat::DropReason r) const noexcept {
+        const auto i = static_cast<std::size_t>(r);
+        return i > 0 && i < nat::kDropReasonCount ? nat_drops[i - 1] : 0;
+    }
     // "nat_drop_<reason>": the engine's drop counter name with a "nat_" prefix.
     [[nodiscard]] static std::string_view nat_drop_field_name(nat::DropReason r) noexcept;
-    // Calls f(name, value) for every field.
+    // Calls f(name, value) for every counter (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const;
 };
@@ -187,7 +194,7 @@ void NatStageCounters::for_each(F&& f) const {
     f("drop_no_uplink_port", drop_no_uplink_port);
     f("drop_no_uplink_next_hop", drop_no_uplink_next_hop);
     f("drop_no_tx_buffer", drop_no_tx_buffer);
-    for (std::size_t r = 1; r < nat::kDropReasonCount; ++r) f(nat_drop_field_name(static_cast<nat::DropReason>(r)), nat_drops[r]);
+    for (std::size_t r = 1; r < nat::kDropReasonCount; ++r) f(nat_drop_field_name(static_cast<nat::DropReason>(r)), nat_drops[r - 1]);
 }
 
 // The NAT rules of the VPCs `fabric`'s local node translates for (their [vpc.nat] names it as

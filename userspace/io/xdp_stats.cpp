@@ -4,64 +4,34 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <string>
 #include <vector>
 
 #include "io/io_error.hpp"
 
 namespace andromeda::io {
 
-XdpStats::XdpStats(std::span<const andromeda_xdp_stats> per_cpu) noexcept {
-    for (const auto& cpu : per_cpu)
-        for (const auto& field : kXdpCounterFields) totals_.*(field.member) += cpu.*(field.member);
-}
+namespace {
 
-std::uint64_t XdpStats::drops() const noexcept {
-    std::uint64_t sum = 0;
-    for (const auto& field : kXdpCounterFields)
-        if (field.name.starts_with("drop_")) sum += totals_.*(field.member);
-    return sum;
-}
-
-std::optional<std::uint64_t> XdpStats::value(std::string_view name) const noexcept {
-    for (const auto& field : kXdpCounterFields)
-        if (field.name == name) return totals_.*(field.member);
-    return std::nullopt;
-}
-
-FastPathStats::FastPathStats(std::span<const andromeda_fp_stats> per_cpu) noexcept {
-    for (const auto& cpu : per_cpu)
-        for (const auto& field : kFastPathCounterFields) totals_.*(field.member) += cpu.*(field.member);
-}
-
-std::optional<std::uint64_t> FastPathStats::value(std::string_view name) const noexcept {
-    for (const auto& field : kFastPathCounterFields)
-        if (field.name == name) return totals_.*(field.member);
-    return std::nullopt;
-}
-
-std::uint64_t FastPathStats::drops() const noexcept {
-    std::uint64_t sum = 0;
-    for (const auto& field : kFastPathCounterFields)
-        if (field.name.starts_with("drop_")) sum += totals_.*(field.member);
-    return sum;
-}
-
-FastPathStats read_fast_path_stats(int fp_stats_map_fd) {
+// Reads the one entry of a per-CPU array map: one value per possible CPU.
+template <class Stats>
+std::vector<Stats> read_per_cpu(int map_fd, const char* what) {
     const int cpus = libbpf_num_possible_cpus();
     if (cpus <= 0) throw IoError("counting possible CPUs", -cpus);
-    std::vector<andromeda_fp_stats> per_cpu(static_cast<std::size_t>(cpus));
+    std::vector<Stats> per_cpu(static_cast<std::size_t>(cpus));
     const __u32 key = 0;
-    if (bpf_map_lookup_elem(fp_stats_map_fd, &key, per_cpu.data()) != 0) throw IoError("reading andromeda_fp_stats", errno);
-    return FastPathStats(per_cpu);
+    if (bpf_map_lookup_elem(map_fd, &key, per_cpu.data()) != 0) throw IoError(std::string("reading ") + what, errno);
+    return per_cpu;
+}
+
+}  // namespace
+
+FastPathStats read_fast_path_stats(int fp_stats_map_fd) {
+    return FastPathStats(read_per_cpu<andromeda_fp_stats>(fp_stats_map_fd, "andromeda_fp_stats"));
 }
 
 XdpStats read_xdp_stats(int stats_map_fd) {
-    const int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0) throw IoError("counting possible CPUs", -cpus);
-    std::vector<andromeda_xdp_stats> per_cpu(static_cast<std::size_t>(cpus));
-    const __u32 key = 0;
-    if (bpf_map_lookup_elem(stats_map_fd, &key, per_cpu.data()) != 0) throw IoError("reading andromeda_stats", errno);
-    return XdpStats(per_cpu);
+    return XdpStats(read_per_cpu<andromeda_xdp_stats>(stats_map_fd, "andromeda_stats"));
 }
 
 void write_daemon_stats(int daemon_stats_map_fd, const andromeda_daemon_stats& stats) {

@@ -36,6 +36,17 @@ struct SocketStatistics {
     std::uint64_t rx_ring_full = 0;
     std::uint64_t rx_fill_ring_empty_descs = 0;
     std::uint64_t tx_ring_empty_descs = 0;
+
+    // Calls f(name, value) for every counter (util/counters.hpp).
+    template <class F>
+    void for_each(F&& f) const {
+        f("rx_dropped", rx_dropped);
+        f("rx_invalid_descs", rx_invalid_descs);
+        f("tx_invalid_descs", tx_invalid_descs);
+        f("rx_ring_full", rx_ring_full);
+        f("rx_fill_ring_empty", rx_fill_ring_empty_descs);
+        f("tx_ring_empty", tx_ring_empty_descs);
+    }
 };
 
 struct XskSocket {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <stop_token>
+#include <string>
 #include <vector>
 
 #include <poll.h>
@@ -38,11 +39,29 @@ struct WorkerCounters {
     std::uint64_t alloc_failed = 0;   // allocate() found the pool empty
     std::uint64_t tx_wakeups = 0;     // sendto() kicks for need_wakeup
     std::array<std::uint64_t, kDropReasonCount> drops{};
-    std::array<std::uint32_t, kFrameOwnerCount> frames_by_owner{};  // the ledger, per pass
+    std::array<std::uint64_t, kFrameOwnerCount> frames_by_owner{};  // the ledger, per pass
     std::uint64_t ledger_violations = 0;
     std::uint64_t fate_errors = 0;  // a frame given a second fate (a handler bug); the first stands
 
     [[nodiscard]] std::uint64_t dropped() const noexcept;
+    // Calls f(name, value) for every counter (util/counters.hpp): "drop_<reason>", "frames_<owner>".
+    template <class F>
+    void for_each(F&& f) const {
+        f("rx_frames", rx_frames);
+        f("rx_batches", rx_batches);
+        f("tx_frames", tx_frames);
+        f("tx_completed", tx_completed);
+        f("allocated", allocated);
+        f("released", released);
+        f("alloc_failed", alloc_failed);
+        f("tx_wakeups", tx_wakeups);
+        for (std::size_t i = 0; i < kDropReasonCount; ++i)
+            f(std::string("drop_") + to_string(static_cast<DropReason>(i)), drops[i]);
+        for (std::size_t i = 0; i < kFrameOwnerCount; ++i)
+            f(std::string("frames_") + to_string(static_cast<FrameOwner>(i)), frames_by_owner[i]);
+        f("ledger_violations", ledger_violations);
+        f("fate_errors", fate_errors);
+    }
     [[nodiscard]] std::uint64_t drop(DropReason r) const noexcept { return drops[static_cast<std::size_t>(r)]; }
 };
 

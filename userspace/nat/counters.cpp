@@ -15,15 +15,6 @@ constexpr std::array<Field, kDropReasonCount> kDropFields{
 #undef ANDROMEDA_NAT_DROP_MEMBER
 };
 
-constexpr std::array<Field, 11> kOtherFields{
-    &NatCounters::translated_outbound, &NatCounters::translated_inbound, &NatCounters::hairpinned,
-    &NatCounters::icmp_errors_translated, &NatCounters::flows_created, &NatCounters::flows_expired,
-    &NatCounters::flows_removed_endpoint, &NatCounters::flows_removed_stale, &NatCounters::mappings_created,
-    &NatCounters::mappings_released, &NatCounters::ports_preserved,
-};
-// Every field is in one of the two tables, so operator+= cannot forget one.
-static_assert(sizeof(NatCounters) == (kDropReasonCount - 1 + kOtherFields.size()) * sizeof(std::uint64_t));
-
 }  // namespace
 
 void NatCounters::count_drop(DropReason reason, std::uint64_t n) noexcept {
@@ -40,12 +31,6 @@ std::uint64_t NatCounters::total_drops() const noexcept {
     std::uint64_t total = 0;
     for (std::size_t r = 1; r < kDropReasonCount; ++r) total += this->*kDropFields[r];
     return total;
-}
-
-NatCounters& NatCounters::operator+=(const NatCounters& other) noexcept {
-    for (std::size_t r = 1; r < kDropReasonCount; ++r) this->*kDropFields[r] += other.*kDropFields[r];
-    for (const Field f : kOtherFields) this->*f += other.*f;
-    return *this;
 }
 
 std::string_view NatCounters::drop_field_name(DropReason reason) noexcept {

@@ -58,9 +58,8 @@ struct NatCounters {
     void count_drop(DropReason reason, std::uint64_t n = 1) noexcept;
     [[nodiscard]] std::uint64_t drops(DropReason reason) const noexcept;
     [[nodiscard]] std::uint64_t total_drops() const noexcept;
-    NatCounters& operator+=(const NatCounters& other) noexcept;
 
-    // Calls f(name, value) for every field in declaration order (renderers, exporters).
+    // Calls f(name, value) for every counter in declaration order (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const {
         f("translated_outbound", translated_outbound);

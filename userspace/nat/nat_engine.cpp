@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "nat/nat_engine_internal.hpp"
+#include "util/counters.hpp"
 
 namespace andromeda::nat {
 
@@ -128,7 +129,7 @@ std::vector<FlowInfo> NatEngine::flows(TimePoint now, std::size_t limit) const {
 
 NatCounters NatEngine::counters() const noexcept {
     NatCounters total;
-    for (std::size_t i = 0; i < shards_.size(); ++i) total += shard_counters(i);
+    for (std::size_t i = 0; i < shards_.size(); ++i) util::add_counters(total, shard_counters(i));
     for (std::size_t r = 1; r < kDropReasonCount; ++r)
         total.count_drop(static_cast<DropReason>(r), early_drops_[r].load(std::memory_order_relaxed));
     return total;

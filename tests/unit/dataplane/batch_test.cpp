@@ -5,6 +5,7 @@
 
 #include "overlay/decap.hpp"
 #include "unit/dataplane/pipeline_fixture.hpp"
+#include "util/counters.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -239,8 +240,8 @@ TEST_F(BatchTest, VerdictCountersSumToTheFramesIn) {
     EXPECT_EQ(c.dropped, 3u);
     EXPECT_EQ(c.rx_tenant + c.rx_underlay + c.rx_uplink, inputs.size() - 1);  // the unknown port has no role
     dataplane::PipelineCounters sum;
-    dataplane::accumulate(sum, c);
-    dataplane::accumulate(sum, c);
+    util::add_counters(sum, c);
+    util::add_counters(sum, c);
     EXPECT_EQ(sum.dropped, 6u);
     EXPECT_EQ(sum.drops.unknown_port, 2u);
     pipeline_.reset_counters();

@@ -20,9 +20,9 @@ TEST(XdpStats, SumsEveryCpuAndNamesEveryCounter) {
     per_cpu[1].drop_spoofed_mac = 1;
     per_cpu[0].redirect_overlay = 4;
     const XdpStats stats(per_cpu);
-    EXPECT_EQ(stats.rx_packets(), 12u);
-    EXPECT_EQ(stats.drop_unknown_vni(), 2u);
-    EXPECT_EQ(stats.redirect_overlay(), 4u);
+    EXPECT_EQ(stats.totals().rx_packets, 12u);
+    EXPECT_EQ(stats.totals().drop_unknown_vni, 2u);
+    EXPECT_EQ(stats.totals().redirect_overlay, 4u);
     EXPECT_EQ(stats.drops(), 3u);
     EXPECT_EQ(stats.value("drop_spoofed_mac"), 1u);
     EXPECT_EQ(stats.value("no_such_counter"), std::nullopt);

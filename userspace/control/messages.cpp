@@ -11,6 +11,10 @@ struct Mismatch : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// std::vector and the like, not std::string.
+template <class T>
+concept List = requires(T& t, const typename T::value_type& v) { t.push_back(v); } && !std::is_same_v<T, std::string>;
+
 // Reads `key` into `out` when present (a missing key leaves the default); a wrong type throws a
 // Mismatch that names the key.
 template <class T>
@@ -19,7 +23,7 @@ void read_field(const nlohmann::json& j, const char* key, T& out) {
     const auto it = j.find(key);
     if (it == j.end()) return;
     try {
-        if constexpr (requires(typename T::value_type v) { out.push_back(v); } && !std::is_same_v<T, std::string>) {
+        if constexpr (List<T>) {
             if (it->is_array() && !it->empty() && it->front().is_object()) {  // a list of objects: name the index
                 T list;
                 for (std::size_t i = 0; i < it->size(); ++i) {

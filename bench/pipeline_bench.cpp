@@ -38,9 +38,7 @@ constexpr dataplane::PortId kUnderlay = 1;
 constexpr dataplane::PortId kTenant = 10;
 
 // node1's view: 10.0.0.10 is local, 10.0.0.20 is on node2 (next-hop MAC known).
-const std::string kFabric = test_support::FabricBuilder("node1", "192.168.1.1")
-                                .peer("node2", "192.168.1.2", "02:00:00:00:a1:02")
-                                .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+const std::string kFabric = test_support::two_node_blue("node1", "02:00:00:00:a1:02")
                                 .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap-blue-10")
                                 .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
                                 .toml();

@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang llvm libclang-rt-14-dev
   libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   libtoml11-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libcurl4-openssl-dev etcd-server etcd-client
   python3-scapy python3-matplotlib iproute2 iputils-ping iputils-tracepath ethtool iperf3 netcat-openbsd tshark
 )
 

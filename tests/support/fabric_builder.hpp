@@ -111,10 +111,11 @@ inline const char* node_address(const std::string& node) {
 // The fabric most tests start from, seen from `local`: node1 (192.168.1.1) and node2
 // (192.168.1.2) on underlay eth1; VPC blue, VNI 100, 10.0.0.0/24, gateway 10.0.0.1. No endpoints:
 // add them with endpoint(), e.g. 10.0.0.10 (02:00:00:00:00:10) on node1, 10.0.0.20 on node2.
-inline FabricBuilder two_node_blue(const std::string& local = "node1") {
+// `peer_mac`: the other node's underlay MAC, when the test must not depend on resolving it.
+inline FabricBuilder two_node_blue(const std::string& local = "node1", const std::string& peer_mac = "") {
     FabricBuilder b(local, node_address(local));
-    if (local != "node1") b.peer("node1", "192.168.1.1");
-    if (local != "node2") b.peer("node2", "192.168.1.2");
+    if (local != "node1") b.peer("node1", "192.168.1.1", peer_mac);
+    if (local != "node2") b.peer("node2", "192.168.1.2", peer_mac);
     return std::move(b.vpc("blue", 100, "10.0.0.0/24", "10.0.0.1"));
 }
 

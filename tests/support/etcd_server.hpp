@@ -1,0 +1,157 @@
+// A real etcd for the tests that need one: Debian's /usr/bin/etcd started on free loopback ports
+// (or, with a command prefix such as `ip netns exec NS`, inside a namespace on a given address),
+// its data in a fresh temporary directory; killed and the directory removed on destruction. It
+// can be killed (SIGKILL, as a crash) and started again on the same ports and data.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "etcd/client.hpp"
+#include "support/root.hpp"
+
+extern char** environ;
+
+namespace andromeda::testing {
+
+inline constexpr const char* kEtcdBinary = "/usr/bin/etcd";
+
+// A TCP port nothing listens on right now (bound to port 0, then closed).
+inline std::uint16_t free_port(const std::string& ip = "127.0.0.1") {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
+    socklen_t length = sizeof a;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length) != 0)
+        throw std::runtime_error("cannot find a free port on " + ip);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+class EtcdServer {
+public:
+    // `prefix` runs etcd through another command (e.g. {"ip", "netns", "exec", "ns"}); `ip` is
+    // the address it listens on there (the ports are picked free in this namespace).
+    explicit EtcdServer(std::vector<std::string> prefix = {}, std::string ip = "127.0.0.1")
+        : prefix_(std::move(prefix)), ip_(std::move(ip)) {
+        char dir[] = "/tmp/andromeda-etcd-XXXXXX";
+        if (mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+        dir_ = dir;
+        client_port_ = free_port(prefix_.empty() ? ip_ : "127.0.0.1");
+        peer_port_ = free_port(prefix_.empty() ? ip_ : "127.0.0.1");
+        start();
+    }
+    ~EtcdServer() {
+        kill_now();
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    EtcdServer(const EtcdServer&) = delete;
+    EtcdServer& operator=(const EtcdServer&) = delete;
+
+    [[nodiscard]] std::string endpoint() const { return "http://" + ip_ + ":" + std::to_string(client_port_); }
+    [[nodiscard]] const std::string& log_path() const { return log_; }
+    [[nodiscard]] std::string log() const {
+        std::string text;
+        if (FILE* f = std::fopen(log_.c_str(), "r")) {
+            char buffer[4096];
+            for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+            std::fclose(f);
+        }
+        return text;
+    }
+
+    // Starts etcd and waits until it answers (throws after 20 s).
+    void start() {
+        if (pid_ > 0) return;
+        const std::string client = "http://" + ip_ + ":" + std::to_string(client_port_);
+        const std::string peer = "http://" + ip_ + ":" + std::to_string(peer_port_);
+        std::vector<std::string> argv = prefix_;
+        for (const std::string& a :
+             {std::string(kEtcdBinary), std::string("--name"), std::string("test"), std::string("--data-dir"), dir_ + "/data",
+              std::string("--listen-client-urls"), client, std::string("--advertise-client-urls"), client,
+              std::string("--listen-peer-urls"), peer, std::string("--initial-advertise-peer-urls"), peer,
+              std::string("--initial-cluster"), "test=" + peer, std::string("--log-level"), std::string("warn")})
+            argv.push_back(a);
+        log_ = dir_ + "/etcd.log";
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(a.data());
+        args.push_back(nullptr);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+        const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) throw std::runtime_error(std::string("cannot start etcd: ") + std::strerror(rc));
+        etcd::Config config;
+        config.endpoints = {endpoint()};
+        config.timeout = std::chrono::milliseconds(500);
+        etcd::Client probe(config);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        for (;;) {
+            try {
+                (void)probe.get("/");
+                return;
+            } catch (const etcd::EtcdError&) {
+            }
+            if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("etcd did not come up: " + log());
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
+    // SIGKILL, as a crash; start() brings it back with its data.
+    void kill_now() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+
+    [[nodiscard]] etcd::Config client_config() const {
+        etcd::Config config;
+        config.endpoints = {endpoint()};
+        return config;
+    }
+
+private:
+    std::vector<std::string> prefix_;
+    std::string ip_;
+    std::string dir_;
+    std::string log_;
+    std::uint16_t client_port_ = 0;
+    std::uint16_t peer_port_ = 0;
+    pid_t pid_ = -1;
+};
+
+}  // namespace andromeda::testing
+
+// At the top of a test body: skips (or, with ANDROMEDA_REQUIRE_ROOT_TESTS=1, fails) when Debian's
+// etcd-server is not installed.
+#define ANDROMEDA_REQUIRE_ETCD()                                                                        \
+    do {                                                                                                \
+        if (access(::andromeda::testing::kEtcdBinary, X_OK) != 0) {                                     \
+            if (::andromeda::testing::root_tests_required())                                            \
+                FAIL() << "needs /usr/bin/etcd (Debian etcd-server), and ANDROMEDA_REQUIRE_ROOT_TESTS=1 " \
+                          "forbids skipping";                                                           \
+            GTEST_SKIP() << "needs /usr/bin/etcd: apt-get install etcd-server (scripts/install-deps.sh)";   \
+        }                                                                                               \
+    } while (0)

@@ -1,0 +1,175 @@
+// The etcd client against a real etcd (Debian's etcd-server, started by the test on loopback):
+// key-value calls, transactions, leases, the watch from a revision, compaction and a lost server;
+// and its codecs (base64, prefix ranges) on their own.
+#include "etcd/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "support/etcd_server.hpp"
+
+namespace andromeda::etcd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EtcdServer;
+
+TEST(EtcdCodec, Base64MatchesRfc4648AndRefusesWhatIsNot) {
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                                           {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+                                                           {"foobar", "Zm9vYmFy"}};
+    for (const auto& [plain, encoded] : vectors) {
+        EXPECT_EQ(base64_encode(plain), encoded);
+        EXPECT_EQ(base64_decode(encoded), plain);
+    }
+    std::mt19937 rng(3);
+    for (int i = 0; i < 500; ++i) {
+        std::string bytes(rng() % 70, '\0');
+        for (char& c : bytes) c = static_cast<char>(rng());
+        EXPECT_EQ(base64_decode(base64_encode(bytes)), bytes);
+    }
+    for (const char* bad : {"Zg=", "Z===", "Zm9v!A==", "=Zm9", "Zg==Zg==", "Zm=v"}) EXPECT_FALSE(base64_decode(bad)) << bad;
+}
+
+TEST(EtcdCodec, PrefixEndIsTheFirstKeyAfterThePrefix) {
+    EXPECT_EQ(prefix_end("/andromeda/v1/"), "/andromeda/v10");
+    EXPECT_EQ(prefix_end(std::string("a\xff", 2)), "b");
+    EXPECT_EQ(prefix_end(std::string("\xff\xff", 2)), std::string(1, '\0'));
+}
+
+TEST(EtcdClient, PutGetRangeEraseAndTransactionsMoveTheRevision) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    const auto r1 = c.put("/t/a", "1");
+    const auto r2 = c.put("/t/b", std::string("two\0bytes", 9));
+    c.put("/u/other", "x");
+    EXPECT_EQ(r2, r1 + 1);
+    ASSERT_TRUE(c.get("/t/b"));
+    EXPECT_EQ(c.get("/t/b")->value, std::string("two\0bytes", 9));
+    EXPECT_FALSE(c.get("/t/none"));
+    auto range = c.range_prefix("/t/");
+    ASSERT_EQ(range.kvs.size(), 2u);
+    EXPECT_EQ(range.kvs[0].key, "/t/a");
+    EXPECT_EQ(range.kvs[1].key, "/t/b");
+    EXPECT_EQ(range.revision, r2 + 1);
+    EXPECT_EQ(range.kvs[0].mod_revision, r1);
+
+    const auto r3 = c.put_all({{"/t/c", "3"}, {"/t/d", "4"}}, {"/t/a"});
+    EXPECT_EQ(r3, r2 + 2) << "one transaction, one revision";
+    range = c.range_prefix("/t/");
+    ASSERT_EQ(range.kvs.size(), 3u);
+    EXPECT_EQ(range.kvs[0].key, "/t/b");
+    EXPECT_EQ(c.range_prefix("/t/", r1).kvs.size(), 1u) << "an older revision reads the older state";
+    c.erase_prefix("/t/");
+    EXPECT_TRUE(c.range_prefix("/t/").kvs.empty());
+    EXPECT_EQ(c.range_prefix("/u/").kvs.size(), 1u);
+}
+
+TEST(EtcdClient, AWatchFromARevisionSeesHistoryThenLiveChangesInOrder) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    const auto start = c.put("/w/1", "a");
+    c.put("/w/2", "b");
+    c.put("/elsewhere", "not watched");
+    std::atomic<bool> stop{false};
+    std::vector<std::string> seen;
+    std::mutex m;
+    std::thread watcher([&] {
+        Client w(server.client_config());
+        const WatchEnd end = w.watch_prefix("/w/", start, [&](const WatchBatch& b) {
+            std::lock_guard lock(m);
+            for (const auto& e : b.events)
+                seen.push_back((e.type == WatchEvent::Type::put ? "put " : "del ") + e.kv.key + "=" + e.kv.value);
+        }, stop);
+        EXPECT_EQ(end.why, WatchEnd::Why::stopped) << end.error;
+    });
+    c.erase("/w/1");
+    c.put("/w/3", "c");
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+        {
+            std::lock_guard lock(m);
+            if (seen.size() >= 4 || std::chrono::steady_clock::now() > deadline) break;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    stop = true;
+    watcher.join();
+    EXPECT_EQ(seen, (std::vector<std::string>{"put /w/1=a", "put /w/2=b", "del /w/1=", "put /w/3=c"}));
+}
+
+TEST(EtcdClient, AWatchFromACompactedRevisionSaysSoAndFromWhere) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    const auto old = c.put("/k/a", "1");
+    c.put("/k/a", "2");
+    const auto latest = c.put("/k/a", "3");
+    c.compact(latest);
+    std::atomic<bool> stop{false};
+    const WatchEnd end = c.watch_prefix("/k/", old, [](const WatchBatch&) {}, stop);
+    EXPECT_EQ(end.why, WatchEnd::Why::compacted) << end.error;
+    EXPECT_EQ(end.compact_revision, latest);
+    EXPECT_THROW((void)c.range_prefix("/k/", old), EtcdError);
+}
+
+TEST(EtcdClient, AWatchEndsBrokenWhenEtcdDiesAndCallsFailUntilItIsBack) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    const auto rev = c.put("/d/a", "1");
+    std::atomic<bool> stop{false};
+    WatchEnd end;
+    std::thread watcher([&] {
+        Client w(server.client_config());
+        end = w.watch_prefix("/d/", rev + 1, [](const WatchBatch&) {}, stop);
+    });
+    std::this_thread::sleep_for(300ms);
+    server.kill_now();
+    watcher.join();
+    EXPECT_EQ(end.why, WatchEnd::Why::broken);
+    try {
+        (void)c.get("/d/a");
+        ADD_FAILURE() << "a call to a dead etcd succeeded";
+    } catch (const EtcdError& e) {
+        EXPECT_NE(std::string(e.what()).find(server.endpoint()), std::string::npos) << e.what();
+    }
+    server.start();
+    EXPECT_EQ(c.get("/d/a")->value, "1") << "the data survived the crash";
+}
+
+TEST(EtcdClient, CallsFailOverToTheNextEndpoint) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Config config = server.client_config();
+    config.endpoints.insert(config.endpoints.begin(), "http://127.0.0.1:" + std::to_string(testing::free_port()));
+    Client c(config);
+    c.put("/f", "ok");
+    EXPECT_EQ(c.get("/f")->value, "ok");
+}
+
+TEST(EtcdClient, LeasesKeepKeysAliveAndTheirExpiryRemovesThem) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    const auto kept = c.grant_lease(3);
+    const auto lapsed = c.grant_lease(2);
+    c.put("/l/kept", "1", kept);
+    c.put("/l/lapsed", "1", lapsed);
+    for (int i = 0; i < 8; ++i) {  // 4 s: longer than either TTL
+        EXPECT_GT(c.keep_alive(kept), 0);
+        std::this_thread::sleep_for(500ms);
+    }
+    EXPECT_TRUE(c.get("/l/kept"));
+    EXPECT_FALSE(c.get("/l/lapsed")) << "its lease expired";
+    EXPECT_EQ(c.keep_alive(lapsed), 0) << "an expired lease has no TTL left";
+    c.revoke_lease(kept);
+    EXPECT_FALSE(c.get("/l/kept"));
+}
+
+}  // namespace
+}  // namespace andromeda::etcd

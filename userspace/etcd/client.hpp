@@ -1,0 +1,123 @@
+// A client of etcd's v3 API through its JSON gateway (POST /v3/kv/range, /v3/watch, ...), over
+// libcurl: the key-value calls andromedad and andromedactl need, leases, and a streaming watch.
+//
+// Why the gateway and not gRPC: etcd's .proto files are not packaged for Debian (the gateway is
+// part of every etcd since 3.3 and speaks the same v3 API), the streaming watch is one chunked
+// HTTP response, and libcurl brings TLS (CA, client certificate and key) and endpoint failover
+// for free. Keys and values are base64 on the wire and plain strings here; revisions are int64.
+//
+// Every call but watch() is bounded by Config::timeout and tries the endpoints in turn, starting
+// with the last one that answered. Failures throw EtcdError, which says which endpoint(s) and why.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace andromeda::etcd {
+
+struct Config {
+    std::vector<std::string> endpoints;  // "http://127.0.0.1:2379", "https://etcd1:2379"
+    std::string ca_file;                 // TLS: the CA that signed the servers' certificates
+    std::string cert_file;               // TLS client certificate and its key, when etcd asks for one
+    std::string key_file;
+    std::string username;  // etcd authentication, when enabled
+    std::string password;
+    std::chrono::milliseconds timeout{3000};  // per call (not the watch)
+};
+
+class EtcdError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct KeyValue {
+    std::string key;
+    std::string value;
+    std::int64_t create_revision = 0;
+    std::int64_t mod_revision = 0;
+    std::int64_t version = 0;
+    std::int64_t lease = 0;
+};
+
+struct RangeResult {
+    std::vector<KeyValue> kvs;
+    std::int64_t revision = 0;  // the store's revision the range was read at
+};
+
+struct WatchEvent {
+    enum class Type { put, erase } type = Type::put;
+    KeyValue kv;  // for erase: the key, and the revision it was deleted at (mod_revision)
+};
+
+// One watch response: the events of one or more revisions, in order.
+struct WatchBatch {
+    std::int64_t revision = 0;
+    std::vector<WatchEvent> events;
+};
+
+struct WatchEnd {
+    enum class Why { stopped, compacted, broken } why = Why::stopped;
+    std::int64_t compact_revision = 0;  // compacted: the oldest revision still available
+    std::string error;                  // broken: what happened
+};
+
+// Base64 (RFC 4648, with padding), as the gateway carries bytes. decode: nullopt on bad input.
+[[nodiscard]] std::string base64_encode(std::string_view bytes);
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
+// The end of the key range that holds every key starting with `prefix` (etcd's "prefix + 1").
+[[nodiscard]] std::string prefix_end(std::string_view prefix);
+
+class Client {
+public:
+    explicit Client(Config config);
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    [[nodiscard]] const Config& config() const noexcept { return config_; }
+
+    // Every key under `prefix`, sorted by key, at `revision` (0: the latest).
+    [[nodiscard]] RangeResult range_prefix(const std::string& prefix, std::int64_t revision = 0);
+    [[nodiscard]] std::optional<KeyValue> get(const std::string& key);
+    // Return the store's revision after the change.
+    std::int64_t put(const std::string& key, const std::string& value, std::int64_t lease = 0);
+    std::int64_t erase(const std::string& key);
+    std::int64_t erase_prefix(const std::string& prefix);
+    // All of it, or nothing: one transaction (etcd's --max-txn-ops bounds its size, 128 by
+    // default; callers split larger imports).
+    std::int64_t put_all(const std::vector<std::pair<std::string, std::string>>& puts,
+                         const std::vector<std::string>& erases = {});
+    // Compacts the history up to `revision` (tests and operators).
+    void compact(std::int64_t revision);
+
+    // Leases: grant returns the lease id; keep_alive the TTL left (0: it had expired).
+    std::int64_t grant_lease(std::int64_t ttl_seconds);
+    std::int64_t keep_alive(std::int64_t lease);
+    void revoke_lease(std::int64_t lease);
+
+    // Watches every key under `prefix` from `start_revision`, calling on_batch for each response
+    // that carries events, until `stop` is set (libcurl checks about once a second), the revision is
+    // compacted, or the stream breaks (etcd down, connection lost: a dead peer is noticed by TCP
+    // keepalive within seconds). Returns why it ended; never throws for those.
+    WatchEnd watch_prefix(const std::string& prefix, std::int64_t start_revision,
+                          const std::function<void(const WatchBatch&)>& on_batch, const std::atomic<bool>& stop);
+
+private:
+    struct Curl;
+    std::string call(const std::string& path, const std::string& body);
+    void authenticate();
+
+    Config config_;
+    std::size_t preferred_ = 0;  // the endpoint that answered last
+    std::string token_;          // from /v3/auth/authenticate, when a username is set
+    std::unique_ptr<Curl> curl_;
+};
+
+}  // namespace andromeda::etcd

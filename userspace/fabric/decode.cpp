@@ -32,8 +32,9 @@ public:
     explicit FabricDecoder(DecodedFabric& out) : out_(out), fields_(out.config.source_name, out.errors) {}
 
     void decode(const TomlNode& root) {
-        fields_.reject_unknown_keys(root, "", {"node", "nodes", "vpc"});
+        fields_.reject_unknown_keys(root, "", {"node", "nodes", "vpc", "etcd"});
         decode_local(fields_.table(root, "", "node", true));
+        if (const TomlNode* etcd = fields_.table(root, "", "etcd", false)) decode_etcd(*etcd, root);
         if (const TomlNode* peers = fields_.table_array(root, "", "nodes")) {
             for (std::size_t i = 0; i < peers->items.size(); ++i)
                 decode_peer(peers->items[i], "nodes[" + std::to_string(i) + "]");
@@ -108,6 +109,60 @@ private:
         out_.source.nodes[0].name = src.name;
         out_.source.nodes[0].address = src.address;
         out_.config.nodes.push_back(std::move(self));
+    }
+
+    // [etcd]: where the fabric lives. node.toml then describes this node only.
+    void decode_etcd(const TomlNode& table, const TomlNode& root) {
+        fields_.reject_unknown_keys(table, "etcd", {"endpoints", "prefix", "ca_file", "cert_file", "key_file", "username",
+                                                    "password_file", "lease_ttl"});
+        EtcdSettings etcd;
+        const char* endpoints_fix = "e.g. endpoints = [\"http://10.0.0.5:2379\"] (etcd's client URLs, http:// or https://)";
+        const TomlNode* endpoints = table.find("endpoints");
+        if (endpoints == nullptr) {
+            fields_.error(table.line, "etcd.endpoints", "is missing", endpoints_fix);
+        } else if (endpoints->kind != Kind::array || endpoints->items.empty()) {
+            fields_.error(endpoints->line, "etcd.endpoints", "expected a non-empty array of URLs", endpoints_fix);
+        } else {
+            for (const TomlNode& item : endpoints->items) {
+                const bool url = item.kind == Kind::string &&
+                                 (item.text.rfind("http://", 0) == 0 || item.text.rfind("https://", 0) == 0) &&
+                                 item.text.size() > 8 && item.text.back() != '/';
+                if (!url) {
+                    fields_.error(endpoints->line, "etcd.endpoints",
+                                  (item.kind == Kind::string ? quoted(item.text) : std::string("an entry")) + " is not an etcd URL",
+                                  endpoints_fix);
+                    continue;
+                }
+                etcd.endpoints.push_back(item.text);
+            }
+        }
+        std::uint32_t line = 0;
+        if (auto prefix = fields_.string(table, "etcd", "prefix", false, "prefix = \"/andromeda\"", &line)) {
+            if (prefix->empty() || prefix->front() != '/' || prefix->back() == '/')
+                fields_.error(line, "etcd.prefix", quoted(*prefix) + " is not a key prefix",
+                              "start it with '/' and do not end it with one, e.g. \"/andromeda\" or \"/clusters/east\"");
+            else
+                etcd.prefix = *prefix;
+        }
+        etcd.ca_file = fields_.string(table, "etcd", "ca_file", false, "ca_file = \"/etc/andromeda/etcd-ca.pem\"").value_or("");
+        etcd.cert_file = fields_.string(table, "etcd", "cert_file", false, "cert_file = \"/etc/andromeda/etcd.pem\"").value_or("");
+        etcd.key_file = fields_.string(table, "etcd", "key_file", false, "key_file = \"/etc/andromeda/etcd-key.pem\"").value_or("");
+        if (etcd.cert_file.empty() != etcd.key_file.empty())
+            fields_.error(table.line, "etcd", "cert_file and key_file go together", "give both (a client certificate and its key), or neither");
+        etcd.username = fields_.string(table, "etcd", "username", false, "username = \"andromeda\"").value_or("");
+        etcd.password_file =
+            fields_.string(table, "etcd", "password_file", false, "password_file = \"/etc/andromeda/etcd-password\"").value_or("");
+        if (etcd.username.empty() != etcd.password_file.empty())
+            fields_.error(table.line, "etcd", "username and password_file go together",
+                          "give both (the password is read from the file), or neither");
+        etcd.lease_ttl = static_cast<std::uint32_t>(
+            fields_.integer(table, "etcd", "lease_ttl", false, {2, 3600, kDefaultEtcdLeaseTtl, "seconds"}).value_or(kDefaultEtcdLeaseTtl));
+        for (const char* fabric_key : {"nodes", "vpc"}) {
+            if (const TomlNode* n = root.find(fabric_key))
+                fields_.error(n->line, fabric_key, "with [etcd] the fabric lives in etcd, not in node.toml",
+                              "move it there with `andromedactl fabric import FILE`, and keep only [node] and [etcd] here");
+        }
+        out_.config.local.etcd = std::move(etcd);
     }
 
     // worker_cpus = [0, 1]: distinct CPU numbers; whether they exist is the daemon's check.

@@ -49,6 +49,22 @@ struct Uplink {
     friend bool operator==(const Uplink&, const Uplink&) = default;
 };
 
+// [etcd]: the fabric (nodes, VPCs, endpoints) comes from etcd instead of node.toml, which then
+// holds only this node's own settings (docs/etcd.md).
+inline constexpr std::uint32_t kDefaultEtcdLeaseTtl = 10;
+struct EtcdSettings {
+    std::vector<std::string> endpoints;  // "http://127.0.0.1:2379", "https://etcd1:2379"
+    std::string prefix = "/andromeda";   // the keys live under <prefix>/v1/
+    std::string ca_file;                 // TLS: the servers' CA; a client certificate and key
+    std::string cert_file;
+    std::string key_file;
+    std::string username;                // etcd authentication: the user, and a file holding
+    std::string password_file;           // its password (kept out of node.toml)
+    std::uint32_t lease_ttl = kDefaultEtcdLeaseTtl;  // this node's entry lives this long without us
+
+    friend bool operator==(const EtcdSettings&, const EtcdSettings&) = default;
+};
+
 // [node]: settings of the host this file configures.
 struct LocalNodeSettings {
     std::string name;
@@ -69,6 +85,7 @@ struct LocalNodeSettings {
     // Whether this node runs the kernel fast path (east-west traffic encapsulated and
     // decapsulated by tc programs); false: every tenant frame goes through the AF_XDP pipeline.
     bool fastpath = true;
+    std::optional<EtcdSettings> etcd;  // [etcd]
 
     friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;
 };

@@ -1,0 +1,163 @@
+// The fabric in etcd: the key layout, node.toml's fabric imported as keys and built back into
+// the same fabric, and bad keys left out one by one (named, with the reason) while the rest of
+// the fabric is built.
+#include "fabric/etcd_fabric.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "support/fabric_builder.hpp"
+
+namespace andromeda::fabric {
+namespace {
+
+const EtcdLayout kLayout("/andromeda");
+
+const std::string kLocal = R"([node]
+name = "node1"
+underlay = "eth1"
+address = "192.168.1.1"
+
+[etcd]
+endpoints = ["http://127.0.0.1:2379"]
+)";
+
+std::map<std::string, std::string> import_of(const std::string& toml) {
+    const EtcdImport imported = etcd_values_of(toml, "fabric.toml", kLayout);
+    EXPECT_TRUE(imported.errors.empty()) << to_string(imported.errors);
+    return {imported.values.begin(), imported.values.end()};
+}
+
+std::string reasons(const EtcdFabric& f) {
+    std::string out;
+    for (const auto& r : f.rejected) out += r.key + ": " + r.reason + "\n";
+    return out;
+}
+
+const std::string kFabric = test_support::two_node_blue("node1")
+                                .nat("node2", "203.0.113.10", "forward = [{protocol = \"tcp\", nat_port = 8080, to = \"10.0.0.20:80\"}]\n")
+                                .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap1")
+                                .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                                .vpc("green", 200, "10.0.0.0/24", "10.0.0.1")
+                                .vpc_key("fastpath = false")
+                                .endpoint("10.0.0.20", "02:00:00:c8:00:14", "node1", "tap2")
+                                .toml();
+
+TEST(EtcdLayout, NamesAndParsesItsKeys) {
+    EXPECT_EQ(kLayout.root(), "/andromeda/v1/");
+    EXPECT_EQ(kLayout.endpoint_key("blue", "10.0.0.10"), "/andromeda/v1/endpoints/blue/10.0.0.10");
+    const auto e = kLayout.parse("/andromeda/v1/endpoints/blue/10.0.0.10");
+    EXPECT_EQ(e.kind, EtcdLayout::Kind::endpoint);
+    EXPECT_EQ(e.vpc, "blue");
+    EXPECT_EQ(e.name, "10.0.0.10");
+    EXPECT_EQ(kLayout.parse("/andromeda/v1/nodes/node2").kind, EtcdLayout::Kind::node);
+    EXPECT_EQ(kLayout.parse("/andromeda/v1/vpcs/blue").name, "blue");
+    for (const char* other : {"/andromeda/v2/nodes/a", "/andromeda/v1/nodes/", "/andromeda/v1/nodes/a/b", "/andromeda/v1/vpcs",
+                              "/andromeda/v1/endpoints/blue", "/andromeda/v1/endpoints/blue/", "/andromeda/v1/endpoints//1",
+                              "/andromeda/v1/endpoints/a/b/c", "/andromeda/v1/other/x", "/elsewhere"})
+        EXPECT_EQ(kLayout.parse(other).kind, EtcdLayout::Kind::unknown) << other;
+}
+
+TEST(EtcdFabric, AnImportedNodeTomlBuildsBackIntoTheSameFabric) {
+    const auto kvs = import_of(kFabric);
+    EXPECT_EQ(kvs.size(), 2u + 2u + 3u) << "node1 (from [node]) and node2, two VPCs, three endpoints";
+    EXPECT_TRUE(kvs.count("/andromeda/v1/endpoints/green/10.0.0.20"));
+    const EtcdFabric built = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(built.loaded.ok()) << to_string(built.loaded.errors);
+    EXPECT_TRUE(built.rejected.empty()) << reasons(built);
+    EXPECT_EQ(built.keys_used, kvs.size());
+    const auto direct = load_fabric_string(kFabric, "fabric.toml");
+    ASSERT_TRUE(direct.ok());
+    const FabricSnapshot& a = *built.loaded.snapshot;
+    const FabricSnapshot& b = *direct.snapshot;
+    EXPECT_EQ(a.vpcs().size(), b.vpcs().size());
+    for (std::size_t i = 0; i < b.vpcs().size(); ++i) {
+        const Vpc* v = a.find_vpc(b.vpcs()[i].vni);
+        ASSERT_NE(v, nullptr);
+        EXPECT_EQ(v->name, b.vpcs()[i].name);
+        EXPECT_EQ(v->fastpath, b.vpcs()[i].fastpath);
+        EXPECT_EQ(v->nat.has_value(), b.vpcs()[i].nat.has_value());
+        if (v->nat) {
+            EXPECT_EQ(v->nat->forwards, b.vpcs()[i].nat->forwards);
+        }
+    }
+    EXPECT_EQ(a.endpoints().size(), b.endpoints().size());
+    for (const Endpoint& e : b.endpoints()) {
+        const Endpoint* got = a.find_endpoint(e.vni, e.ip);
+        ASSERT_NE(got, nullptr) << e.ip.to_string();
+        EXPECT_EQ(got->mac, e.mac);
+        EXPECT_EQ(got->node, e.node);
+        EXPECT_EQ(got->port, e.port);
+    }
+    ASSERT_TRUE(a.local().etcd);
+    EXPECT_EQ(a.local().etcd->endpoints, std::vector<std::string>{"http://127.0.0.1:2379"});
+}
+
+TEST(EtcdFabric, EachBadKeyIsLeftOutWithItsReasonAndTheRestIsBuilt) {
+    auto kvs = import_of(kFabric);
+    const std::string root = kLayout.root();
+    kvs[root + "endpoints/blue/10.0.0.30"] = R"({"mac": "02:00:00:00:00:30", "node": "node2")";            // not JSON
+    kvs[root + "endpoints/blue/10.0.0.31"] = R"({"mac": "02:00:00:00:00:31", "node": "node2", "ip": "10.0.0.32"})";
+    kvs[root + "endpoints/blue/10.0.9.9"] = R"({"mac": "02:00:00:00:09:09", "node": "node2"})";           // outside the CIDR
+    kvs[root + "endpoints/blue/10.0.0.33"] = R"({"mac": 5, "node": "node2"})";                            // wrong type
+    kvs[root + "endpoints/red/10.0.0.34"] = R"({"mac": "02:00:00:00:00:34", "node": "node2"})";           // no such VPC
+    kvs[root + "vpcs/orange"] = R"({"vni": 100, "cidr": "10.9.0.0/24", "gateway": "10.9.0.1"})";           // blue's VNI
+    kvs[root + "endpoints/orange/10.9.0.10"] = R"({"mac": "02:00:00:00:09:10", "node": "node2"})";         // its VPC is out
+    kvs[root + "nodes/node3"] = R"({"address": "192.168.1.3", "encap": "vxlan"})";                          // other encap
+    kvs[root + "whatever/x"] = "{}";
+    kvs[root + "endpoints/blue/10.0.0.40"] = R"({"mac": "02:00:00:00:00:40", "node": "node2"})";          // fine
+    const EtcdFabric built = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(built.loaded.ok()) << to_string(built.loaded.errors);
+    std::map<std::string, std::string> why;
+    for (const auto& r : built.rejected) why[r.key.substr(root.size())] = r.reason;
+    EXPECT_EQ(why.size(), 9u) << reasons(built);
+    if (std::getenv("SHOW")) std::cout << reasons(built);
+    EXPECT_EQ(why["endpoints/blue/10.0.0.30"], "its value is not JSON");
+    EXPECT_NE(why["endpoints/blue/10.0.0.31"].find("its \"ip\" (10.0.0.32) is not the one its key names (10.0.0.31)"), std::string::npos);
+    EXPECT_EQ(why["endpoints/blue/10.0.9.9"].rfind("ip: 10.0.9.9 is outside VPC \"blue\" (10.0.0.0/24)", 0), 0u) << why["endpoints/blue/10.0.9.9"];
+    EXPECT_EQ(why["endpoints/blue/10.0.0.33"].rfind("mac: ", 0), 0u) << why["endpoints/blue/10.0.0.33"];
+    EXPECT_NE(why["endpoints/red/10.0.0.34"].find("its VPC red is not in the fabric"), std::string::npos);
+    EXPECT_NE(why["vpcs/orange"].find("vni: VNI 100 is already used by VPC \"blue\" (key /andromeda/v1/vpcs/blue)"), std::string::npos) << why["vpcs/orange"];
+    EXPECT_NE(why["endpoints/orange/10.9.0.10"].find("vpcs/orange is rejected"), std::string::npos)
+        << why["endpoints/orange/10.9.0.10"];
+    EXPECT_NE(why["nodes/node3"].find("encap (vxlan) is not this node's (andromeda)"), std::string::npos);
+    EXPECT_NE(why["whatever/x"].find("not a key of the fabric's layout"), std::string::npos);
+    const FabricSnapshot& f = *built.loaded.snapshot;
+    EXPECT_NE(f.find_endpoint(100, wire::Ipv4Address(0x0a000028)), nullptr) << "10.0.0.40 is in";
+    EXPECT_NE(f.find_endpoint(100, wire::Ipv4Address(0x0a00000a)), nullptr) << "the imported fabric is in";
+    EXPECT_NE(f.find_endpoint(200, wire::Ipv4Address(0x0a000014)), nullptr);
+    EXPECT_EQ(f.find_endpoint(100, wire::Ipv4Address(0x0a000921)), nullptr);
+    EXPECT_EQ(built.keys_used, kvs.size() - 9);
+}
+
+TEST(EtcdFabric, NodeTomlsOwnErrorsStopEverything) {
+    const auto kvs = import_of(kFabric);
+    const std::string with_vpc = kLocal + "\n[[vpc]]\nname = \"x\"\nvni = 1\ncidr = \"10.1.0.0/24\"\ngateway = \"10.1.0.1\"\n";
+    const EtcdFabric built = build_etcd_fabric(with_vpc, "node.toml", kvs, kLayout);
+    ASSERT_FALSE(built.loaded.ok());
+    EXPECT_NE(to_string(built.loaded.errors).find("with [etcd] the fabric lives in etcd"), std::string::npos)
+        << to_string(built.loaded.errors);
+    const std::string bad_endpoint = R"([node]
+name = "node1"
+underlay = "eth1"
+[etcd]
+endpoints = ["127.0.0.1:2379"]
+lease_ttl = 1
+)";
+    const auto errors = to_string(build_etcd_fabric(bad_endpoint, "node.toml", kvs, kLayout).loaded.errors);
+    EXPECT_NE(errors.find("node.toml:5: etcd.endpoints: \"127.0.0.1:2379\" is not an etcd URL"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("etcd.lease_ttl"), std::string::npos) << errors;
+}
+
+TEST(EtcdFabric, AnImportOfABadFileSaysWhyAndConvertsNothing) {
+    const EtcdImport imported = etcd_values_of(test_support::two_node_blue().endpoint("10.0.1.5", "02:00:00:00:00:10", "node2").toml(),
+                                               "bad.toml", kLayout);
+    EXPECT_TRUE(imported.values.empty());
+    ASSERT_FALSE(imported.errors.empty());
+    EXPECT_EQ(imported.errors[0].file, "bad.toml");
+}
+
+}  // namespace
+}  // namespace andromeda::fabric

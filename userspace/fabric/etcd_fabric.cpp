@@ -1,0 +1,338 @@
+#include "fabric/etcd_fabric.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "fabric/decode.hpp"
+#include "fabric/toml_tree.hpp"
+
+namespace andromeda::fabric {
+
+namespace {
+
+using detail::TomlMember;
+using detail::TomlNode;
+using Kind = TomlNode::Kind;
+using nlohmann::json;
+
+// Lines from here on name etcd keys (entry i has line kKeyLine + i); below are node.toml's.
+constexpr std::uint32_t kKeyLine = 1u << 30;
+
+TomlNode node_of(const json& value, std::uint32_t line) {
+    TomlNode n;
+    n.line = line;
+    switch (value.type()) {
+        case json::value_t::object:
+            n.kind = Kind::table;
+            for (const auto& [k, v] : value.items()) n.members.push_back({k, node_of(v, line)});
+            break;
+        case json::value_t::array:
+            n.kind = Kind::array;
+            for (const json& item : value) n.items.push_back(node_of(item, line));
+            break;
+        case json::value_t::string:
+            n.kind = Kind::string;
+            n.text = value.get<std::string>();
+            break;
+        case json::value_t::boolean:
+            n.kind = Kind::boolean;
+            n.boolean = value.get<bool>();
+            break;
+        case json::value_t::number_integer:
+            n.kind = Kind::integer;
+            n.integer = value.get<std::int64_t>();
+            break;
+        case json::value_t::number_unsigned:
+            n.kind = value.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX) ? Kind::integer : Kind::other;
+            n.integer = static_cast<std::int64_t>(value.get<std::uint64_t>());
+            n.text = "integer out of range";
+            break;
+        default:  // float, null, binary: the decoder says what it expected instead
+            n.kind = Kind::other;
+            n.text = value.is_null() ? "null" : "float";
+            break;
+    }
+    return n;
+}
+
+json json_of(const TomlNode& n) {
+    switch (n.kind) {
+        case Kind::table: {
+            json out = json::object();
+            for (const TomlMember& m : n.members) out[m.first] = json_of(m.second);
+            return out;
+        }
+        case Kind::array: {
+            json out = json::array();
+            for (const TomlNode& item : n.items) out.push_back(json_of(item));
+            return out;
+        }
+        case Kind::string: return n.text;
+        case Kind::integer: return n.integer;
+        case Kind::boolean: return n.boolean;
+        case Kind::other: break;
+    }
+    return nullptr;
+}
+
+struct Entry {
+    std::string key;
+    EtcdLayout::Key what;
+    TomlNode value;
+    std::string rejected;  // why it is left out; empty while it is in
+};
+
+// The field a key names: the value may leave it out (the key gives it) or must agree.
+std::string fill_name(TomlNode& value, const char* field, const std::string& from_key) {
+    if (TomlNode* given = value.find(field)) {
+        if (given->kind != Kind::string || given->text != from_key)
+            return std::string("its \"") + field + "\" (" + (given->kind == Kind::string ? given->text : "not a string") +
+                   ") is not the one its key names (" + from_key + "); make them agree";
+        return "";
+    }
+    TomlNode name;
+    name.kind = Kind::string;
+    name.text = from_key;
+    name.line = value.line;
+    value.members.insert(value.members.begin(), {field, std::move(name)});
+    return "";
+}
+
+// Parses each value and checks it against its key; what fails is rejected here, before the
+// fabric is decoded.
+std::vector<Entry> read_entries(const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
+                                const std::string& local_encap) {
+    std::vector<Entry> entries;
+    entries.reserve(kvs.size());
+    for (const auto& [key, text] : kvs) {
+        Entry e{key, layout.parse(key), {}, ""};
+        const auto line = static_cast<std::uint32_t>(kKeyLine + entries.size());
+        if (e.what.kind == EtcdLayout::Kind::unknown) {
+            e.rejected = "not a key of the fabric's layout (" + layout.root() + "nodes/NAME, vpcs/NAME or endpoints/VPC/IP)";
+            entries.push_back(std::move(e));
+            continue;
+        }
+        const json value = json::parse(text, nullptr, false);
+        if (value.is_discarded() || !value.is_object()) {
+            e.rejected = value.is_discarded() ? "its value is not JSON" : "its value is not a JSON object";
+            entries.push_back(std::move(e));
+            continue;
+        }
+        e.value = node_of(value, line);
+        switch (e.what.kind) {
+            case EtcdLayout::Kind::node: {
+                e.rejected = fill_name(e.value, "name", e.what.name);
+                // A node's encapsulation is the fabric's: one that differs cannot talk to this one.
+                auto& members = e.value.members;
+                const auto encap = std::find_if(members.begin(), members.end(), [](const TomlMember& m) { return m.first == "encap"; });
+                if (encap != members.end()) {
+                    if (e.rejected.empty() && (encap->second.kind != Kind::string || encap->second.text != local_encap))
+                        e.rejected = "its encap (" + (encap->second.kind == Kind::string ? encap->second.text : "not a string") +
+                                     ") is not this node's (" + local_encap + "): every node of a fabric uses one encapsulation";
+                    members.erase(encap);
+                }
+                break;
+            }
+            case EtcdLayout::Kind::vpc:
+                e.rejected = fill_name(e.value, "name", e.what.name);
+                if (e.rejected.empty() && e.value.find("endpoint") != nullptr)
+                    e.rejected = "a VPC's value has no \"endpoint\" list: each endpoint is a key of its own under " +
+                                 layout.root() + "endpoints/" + e.what.name + "/";
+                break;
+            case EtcdLayout::Kind::endpoint: e.rejected = fill_name(e.value, "ip", e.what.name); break;
+            case EtcdLayout::Kind::unknown: break;
+        }
+        entries.push_back(std::move(e));
+    }
+    return entries;
+}
+
+// node.toml's tree with the accepted entries as [[nodes]] and [[vpc]] (endpoints under their
+// VPC); endpoints whose VPC is not in are rejected on the way.
+TomlNode compose(const TomlNode& local, std::vector<Entry>& entries, const EtcdLayout& layout) {
+    TomlNode root = local;
+    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    TomlNode nodes;
+    nodes.kind = Kind::array;
+    TomlNode vpcs;
+    vpcs.kind = Kind::array;
+    std::map<std::string, std::size_t> vpc_index;
+    for (Entry& e : entries) {
+        if (!e.rejected.empty()) continue;
+        if (e.what.kind == EtcdLayout::Kind::node) nodes.items.push_back(e.value);
+        if (e.what.kind == EtcdLayout::Kind::vpc) {
+            vpc_index[e.what.name] = vpcs.items.size();
+            vpcs.items.push_back(e.value);
+        }
+    }
+    for (Entry& e : entries) {
+        if (!e.rejected.empty() || e.what.kind != EtcdLayout::Kind::endpoint) continue;
+        const auto vpc = vpc_index.find(e.what.vpc);
+        if (vpc == vpc_index.end()) {
+            e.rejected = "its VPC " + e.what.vpc + " is not in the fabric (no valid key " + layout.vpc_key(e.what.vpc) + ")";
+            continue;
+        }
+        TomlNode& table = vpcs.items[vpc->second];
+        TomlNode* list = table.find("endpoint");
+        if (list == nullptr) {
+            TomlNode empty;
+            empty.kind = Kind::array;
+            empty.line = table.line;
+            table.members.push_back({"endpoint", std::move(empty)});
+            list = table.find("endpoint");
+        }
+        list->items.push_back(e.value);
+    }
+    if (!nodes.items.empty()) root.members.push_back({"nodes", std::move(nodes)});
+    if (!vpcs.items.empty()) root.members.push_back({"vpc", std::move(vpcs)});
+    return root;
+}
+
+// The error with its path made relative to the key's object: "vpc[0].endpoint[4].ip" is the
+// composed document's, meaningless to whoever wrote the key; "ip" is what they wrote.
+std::string reason_of(const ValidationError& error, const std::vector<Entry>& entries) {
+    std::string field = error.key;
+    if (const auto bracket = field.rfind(']'); bracket != std::string::npos)
+        field = bracket + 2 <= field.size() ? field.substr(bracket + 2) : "";
+    std::string text = field.empty() ? error.problem : field + ": " + error.problem;
+    if (!error.expected.empty()) text += "; " + error.expected;
+    // "(line 1073741837)" about another entry: that entry's key instead.
+    for (std::size_t at = text.find("line "); at != std::string::npos; at = text.find("line ", at + 1)) {
+        std::size_t end = at + 5;
+        while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+        if (end == at + 5 || end - at - 5 > 10) continue;
+        const std::uint64_t line = std::stoull(text.substr(at + 5, end - at - 5));
+        if (line < kKeyLine || line - kKeyLine >= entries.size()) continue;
+        const std::string key = "key " + entries[line - kKeyLine].key;
+        text.replace(at, end - at, key);
+        at += key.size() - 1;
+    }
+    return text;
+}
+
+}  // namespace
+
+EtcdLayout::Key EtcdLayout::parse(std::string_view key) const {
+    Key out;
+    if (key.substr(0, root_.size()) != root_) return out;
+    const std::string_view rest = key.substr(root_.size());
+    const auto slash = rest.find('/');
+    if (slash == std::string_view::npos) return out;
+    const std::string_view kind = rest.substr(0, slash);
+    const std::string_view tail = rest.substr(slash + 1);
+    if (tail.empty()) return out;
+    if (kind == "nodes" || kind == "vpcs") {
+        if (tail.find('/') != std::string_view::npos) return out;
+        out.kind = kind == "nodes" ? Kind::node : Kind::vpc;
+        out.name = std::string(tail);
+    } else if (kind == "endpoints") {
+        const auto second = tail.find('/');
+        if (second == std::string_view::npos || second == 0 || second + 1 == tail.size() ||
+            tail.find('/', second + 1) != std::string_view::npos)
+            return out;
+        out.kind = Kind::endpoint;
+        out.vpc = std::string(tail.substr(0, second));
+        out.name = std::string(tail.substr(second + 1));
+    }
+    return out;
+}
+
+EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,
+                             const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
+                             const LoadOptions& options) {
+    EtcdFabric out;
+    ValidationError syntax;
+    const auto local = detail::parse_toml(local_toml, display_name, syntax);
+    if (!local) {
+        out.loaded.errors.push_back(std::move(syntax));
+        return out;
+    }
+    // node.toml alone first: its own errors stop everything (they are not the store's).
+    detail::DecodedFabric own = detail::decode_fabric(*local, display_name);
+    detail::validate_fabric(own);
+    if (!own.errors.empty()) {
+        out.loaded.errors = std::move(own.errors);
+        return out;
+    }
+    std::vector<Entry> entries = read_entries(kvs, layout, std::string(to_string(own.config.local.encap)));
+    // Decode; reject the keys the errors point at; again, until what is left decodes cleanly.
+    // Every round rejects at least one key, so this ends.
+    for (;;) {
+        const TomlNode root = compose(*local, entries, layout);
+        detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
+        detail::validate_fabric(decoded);
+        bool rejected_any = false;
+        ValidationErrors unattributed;
+        for (const ValidationError& error : decoded.errors) {
+            if (error.line < kKeyLine || error.line - kKeyLine >= entries.size()) {
+                unattributed.push_back(error);
+                continue;
+            }
+            Entry& e = entries[error.line - kKeyLine];
+            if (!e.rejected.empty()) continue;
+            e.rejected = reason_of(error, entries);
+            rejected_any = true;
+            if (e.what.kind == EtcdLayout::Kind::vpc) {  // its endpoints go with it
+                for (Entry& other : entries)
+                    if (other.rejected.empty() && other.what.kind == EtcdLayout::Kind::endpoint && other.what.vpc == e.what.name)
+                        other.rejected = "its VPC's key " + e.key + " is rejected";
+            }
+        }
+        if (rejected_any) continue;
+        if (!unattributed.empty()) {
+            out.loaded.errors = std::move(unattributed);
+            return out;
+        }
+        decoded.config.local.etcd = own.config.local.etcd;
+        decoded.config.source_name = display_name + " + etcd " + layout.root();
+        out.loaded.snapshot = std::make_shared<const FabricSnapshot>(std::move(decoded.config), options.generation, options.ports);
+        break;
+    }
+    for (const Entry& e : entries) {
+        if (e.rejected.empty()) ++out.keys_used;
+        else out.rejected.push_back({e.key, e.rejected});
+    }
+    return out;
+}
+
+EtcdImport etcd_values_of(std::string_view toml, const std::string& display_name, const EtcdLayout& layout) {
+    EtcdImport out;
+    const LoadResult checked = load_fabric_string(toml, display_name);
+    if (!checked.ok()) {
+        out.errors = checked.errors;
+        return out;
+    }
+    ValidationError syntax;
+    const auto tree = detail::parse_toml(toml, display_name, syntax);
+    if (!tree) {  // cannot happen after a successful load; said anyway
+        out.errors.push_back(std::move(syntax));
+        return out;
+    }
+    std::vector<std::string> node_names;
+    if (const TomlNode* nodes = tree->find("nodes")) {
+        for (const TomlNode& n : nodes->items) {
+            json value = json_of(n);
+            const std::string name = value.value("name", std::string());
+            node_names.push_back(name);
+            out.values.emplace_back(layout.node_key(name), value.dump());
+        }
+    }
+    // The file's own node is a node of the fabric too, when it says where it is.
+    const auto& local = checked.snapshot->local();
+    if (local.address && std::find(node_names.begin(), node_names.end(), local.name) == node_names.end())
+        out.values.emplace_back(layout.node_key(local.name),
+                                json{{"name", local.name}, {"address", local.address->to_string()}}.dump());
+    if (const TomlNode* vpcs = tree->find("vpc")) {
+        for (const TomlNode& v : vpcs->items) {
+            json value = json_of(v);
+            const std::string vpc = value.value("name", std::string());
+            json endpoints = value.contains("endpoint") ? value["endpoint"] : json::array();
+            value.erase("endpoint");
+            out.values.emplace_back(layout.vpc_key(vpc), value.dump());
+            for (const json& e : endpoints) out.values.emplace_back(layout.endpoint_key(vpc, e.value("ip", std::string())), e.dump());
+        }
+    }
+    return out;
+}
+
+}  // namespace andromeda::fabric

@@ -1,0 +1,83 @@
+// The fabric in etcd: its key layout, the fabric built from node.toml's local part plus every key
+// under the layout, and the reverse (a node.toml's fabric as keys, for `andromedactl fabric
+// import`). No I/O here: the daemon and andromedactl read and write etcd (userspace/etcd/).
+//
+// Keys (schema version 1, under a prefix, "/andromeda" by default), values JSON objects with the
+// same fields as node.toml's tables:
+//   <prefix>/v1/nodes/<name>           {"name": "node2", "address": "192.168.1.2", "mac": "02:...", "encap": "andromeda"}
+//   <prefix>/v1/vpcs/<name>            {"name": "blue", "vni": 100, "cidr": "10.0.0.0/24", "gateway": "10.0.0.1",
+//                                       "nat": {"gateway_node": "node2", "address": "203.0.113.10", "forward": [...]}}
+//   <prefix>/v1/endpoints/<vpc>/<ip>   {"ip": "10.0.0.10", "mac": "02:00:00:00:00:10", "node": "node1", "port": "tap1"}
+// A value may leave out the field its key already names (a node's name, a VPC's name, an
+// endpoint's ip); where it gives it, the two must agree.
+//
+// A bad key (malformed JSON, a wrong field, an endpoint outside its VPC's CIDR, a VPC whose VNI
+// another one has) is left out with a reason naming the key, and everything else is built: one
+// bad value never takes the rest of the fabric down. Leaving out a VPC leaves out its endpoints.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fabric/errors.hpp"
+#include "fabric/loader.hpp"
+
+namespace andromeda::fabric {
+
+class EtcdLayout {
+public:
+    explicit EtcdLayout(std::string prefix = "/andromeda") : root_(std::move(prefix) + "/v1/") {}
+
+    [[nodiscard]] const std::string& root() const noexcept { return root_; }
+    [[nodiscard]] std::string node_key(std::string_view name) const { return root_ + "nodes/" + std::string(name); }
+    [[nodiscard]] std::string vpc_key(std::string_view name) const { return root_ + "vpcs/" + std::string(name); }
+    [[nodiscard]] std::string endpoint_key(std::string_view vpc, std::string_view ip) const {
+        return root_ + "endpoints/" + std::string(vpc) + "/" + std::string(ip);
+    }
+
+    enum class Kind { node, vpc, endpoint, unknown };
+    struct Key {
+        Kind kind = Kind::unknown;
+        std::string vpc;   // endpoint: its VPC
+        std::string name;  // node or VPC name; endpoint: its address
+    };
+    // What a key under root() is; unknown for anything else (which the fabric ignores).
+    [[nodiscard]] Key parse(std::string_view key) const;
+
+private:
+    std::string root_;
+};
+
+struct RejectedKey {
+    std::string key;
+    std::string reason;
+    friend bool operator==(const RejectedKey&, const RejectedKey&) = default;
+};
+
+struct EtcdFabric {
+    // The fabric of every accepted key. Errors here are node.toml's own (its [node] or [etcd]):
+    // then nothing is built, and the caller keeps what runs.
+    LoadResult loaded;
+    std::vector<RejectedKey> rejected;  // keys left out, in key order
+    std::size_t keys_used = 0;
+};
+
+// node.toml's text (its [node] and [etcd] tables; `display_name` for its errors) and every key
+// under `layout.root()` with its value.
+[[nodiscard]] EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,
+                                           const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
+                                           const LoadOptions& options = {});
+
+// A whole node.toml's fabric ([[nodes]], [[vpc]] and their endpoints, validated as a reload
+// would) as the keys and values of `layout`; [node] and [etcd] are the node's own and are not
+// converted. On errors (the file's), no values.
+struct EtcdImport {
+    std::vector<std::pair<std::string, std::string>> values;
+    ValidationErrors errors;
+};
+[[nodiscard]] EtcdImport etcd_values_of(std::string_view toml, const std::string& display_name, const EtcdLayout& layout);
+
+}  // namespace andromeda::fabric

@@ -62,9 +62,11 @@ ANDROMEDA_CONTROL_FIELDS(WorkerCpu, cpu, pinned)
 ANDROMEDA_CONTROL_FIELDS(PortStatus, name, ifindex, role, xdp_mode, xdp, tc, socket_device, paths, bind, queue_ids,
                          endpoint)
 ANDROMEDA_CONTROL_FIELDS(PeerStatus, node, address, mac, source, problem)
+ANDROMEDA_CONTROL_FIELDS(RejectedKeyStatus, key, reason)
+ANDROMEDA_CONTROL_FIELDS(EtcdStatusReply, endpoints, prefix, connected, revision, keys, rejected, lease_alive, last_error)
 ANDROMEDA_CONTROL_FIELDS(StatusReply, node, pid, uptime_s, fabric_generation, workers, worker_rx_frames, worker_cpus,
                          config, pin_dir, control_socket, underlay, underlay_address, underlay_vlan, encap, nat_gateway,
-                         ports, peers, worker_failures)
+                         ports, peers, worker_failures, etcd)
 ANDROMEDA_CONTROL_FIELDS(FabricNode, name, address, mac, local)
 ANDROMEDA_CONTROL_FIELDS(NatForward, protocol, nat_port, to)
 ANDROMEDA_CONTROL_FIELDS(VpcNat, gateway_node, address, port_range, forwards)

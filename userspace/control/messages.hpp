@@ -62,6 +62,23 @@ struct PeerStatus {
     std::string problem;  // the last resolution failure, empty when fine
 };
 
+struct RejectedKeyStatus {
+    std::string key;
+    std::string reason;
+};
+
+// [etcd]: where the fabric comes from and how that goes.
+struct EtcdStatusReply {
+    std::vector<std::string> endpoints;
+    std::string prefix;
+    bool connected = false;
+    std::int64_t revision = 0;
+    std::uint64_t keys = 0;
+    std::vector<RejectedKeyStatus> rejected;  // keys left out, and why
+    bool lease_alive = false;                 // this node's own entry is in etcd
+    std::string last_error;
+};
+
 struct StatusReply {
     std::string node;
     std::int64_t pid = 0;
@@ -81,6 +98,7 @@ struct StatusReply {
     std::vector<PortStatus> ports;
     std::vector<PeerStatus> peers;
     std::vector<std::string> worker_failures;
+    std::optional<EtcdStatusReply> etcd;  // null: the fabric comes from node.toml
 };
 
 // --- stats --------------------------------------------------------------------------------
@@ -180,6 +198,8 @@ struct ReloadReply {
 ANDROMEDA_CONTROL_JSON(WorkerCpu)
 ANDROMEDA_CONTROL_JSON(PortStatus)
 ANDROMEDA_CONTROL_JSON(PeerStatus)
+ANDROMEDA_CONTROL_JSON(RejectedKeyStatus)
+ANDROMEDA_CONTROL_JSON(EtcdStatusReply)
 ANDROMEDA_CONTROL_JSON(StatusReply)
 ANDROMEDA_CONTROL_JSON(StatsReply)
 ANDROMEDA_CONTROL_JSON(FabricNode)

@@ -73,6 +73,18 @@ std::string render_status(const control::StatusReply& r) {
         s += fmt::format("underlay {}{} {}  encap {}\n", r.underlay,
                          r.underlay_vlan != 0 ? " VLAN " + std::to_string(r.underlay_vlan) : std::string(),
                          r.underlay_address, r.encap);
+    // "fabric etcd http://10.0.0.5:2379 /andromeda/v1/  revision 42  keys 1003  connected", and
+    // every key it left out.
+    if (r.etcd) {
+        const auto& e = *r.etcd;
+        std::string endpoints;
+        for (const auto& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
+        s += fmt::format("fabric etcd {} {}  revision {}  keys {}  {}{}\n", endpoints, e.prefix, e.revision, e.keys,
+                         e.connected ? "connected" : "DISCONNECTED (forwarding with the last fabric)",
+                         e.lease_alive ? "" : "  this node's entry: not published");
+        if (!e.connected && !e.last_error.empty()) s += "  last error: " + e.last_error + "\n";
+        for (const auto& k : e.rejected) s += "  rejected " + k.key + ": " + k.reason + "\n";
+    }
     // "worker cpus 0:cpu1 1:cpu0(not pinned)" when [node] worker_cpus pins them.
     std::string cpus;
     for (std::size_t w = 0; w < r.worker_cpus.size(); ++w)

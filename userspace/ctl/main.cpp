@@ -6,6 +6,7 @@
 
 #include "ctl/control_commands.hpp"
 #include "ctl/drops_command.hpp"
+#include "ctl/etcd_commands.hpp"
 #include "ctl/inspect_command.hpp"
 
 namespace {
@@ -35,7 +36,40 @@ int main(int argc, char** argv) {
     auto* watch_opt = stats_cmd->add_option("--watch", watch, "repeat every SECONDS with rates")
                           ->expected(0, 1)
                           ->default_str("1");
-    auto* fabric_cmd = add_daemon_command("fabric", "The running fabric: nodes, VPCs, endpoints");
+    auto* fabric_cmd = add_daemon_command(
+        "fabric", "The running fabric: nodes, VPCs, endpoints; or, with import|put|delete|get, the fabric in etcd");
+    fabric_cmd->require_subcommand(0, 1);
+    andromeda::ctl::EtcdTarget etcd;
+    std::string etcd_urls, etcd_prefix;
+    auto add_etcd_command = [&](const char* name, const char* help) {
+        auto* cmd = fabric_cmd->add_subcommand(name, help);
+        cmd->add_option("-c,--config", etcd.config, "a node.toml whose [etcd] says where etcd is");
+        cmd->add_option("--etcd", etcd_urls, "etcd's client URLs, comma-separated (overrides -c)");
+        cmd->add_option("--prefix", etcd_prefix, "the key prefix (default /andromeda, or [etcd] prefix)");
+        cmd->add_option("--cacert", etcd.ca_file, "TLS: the CA of etcd's certificates");
+        cmd->add_option("--cert", etcd.cert_file, "TLS: a client certificate");
+        cmd->add_option("--key", etcd.key_file, "TLS: its key");
+        cmd->add_option("--user", etcd.username, "etcd user");
+        cmd->add_option("--password-file", etcd.password_file, "a file holding its password");
+        return cmd;
+    };
+    std::string import_file, etcd_kind, etcd_name, etcd_value;
+    bool import_replace = false, get_json = false;
+    auto* import_cmd = add_etcd_command("import", "Validate a node.toml's fabric and write it into etcd");
+    import_cmd->add_option("file", import_file, "the node.toml")->required();
+    import_cmd->add_flag("--replace", import_replace, "also delete the keys under the prefix the file does not have");
+    auto* put_cmd = add_etcd_command("put", "Write one node, VPC or endpoint (checked with the fabric it joins)");
+    put_cmd->add_option("kind", etcd_kind, "node | vpc | endpoint")->required();
+    put_cmd->add_option("name", etcd_name, "node or VPC name, or VPC/IP for an endpoint")->required();
+    put_cmd->add_option("value", etcd_value, "the object as JSON, node.toml's fields, e.g. '{\"mac\": \"02:..\", \"node\": \"node2\"}'")
+        ->required();
+    auto* delete_cmd = add_etcd_command("delete", "Delete a node, a VPC (with its endpoints) or an endpoint");
+    delete_cmd->add_option("kind", etcd_kind, "node | vpc | endpoint")->required();
+    delete_cmd->add_option("name", etcd_name, "node or VPC name, or VPC/IP")->required();
+    auto* get_cmd = add_etcd_command("get", "The keys and values in etcd, and the ones the fabric leaves out, and why");
+    get_cmd->add_option("kind", etcd_kind, "node | vpc | endpoint");
+    get_cmd->add_option("name", etcd_name, "one of them");
+    get_cmd->add_flag("--json", get_json, "print JSON");
     auto* conntrack_cmd = add_daemon_command("conntrack", "NAT flows: original and translated tuples, state, age");
     auto* reload_cmd = add_daemon_command("reload", "Load FILE (default: the running config), print the diff applied");
     std::string reload_file;
@@ -64,6 +98,20 @@ int main(int argc, char** argv) {
         if (!hex.empty()) inspect.hex = hex;
         if (!pcap.empty()) inspect.pcap = pcap;
         return andromeda::ctl::run_inspect(inspect, std::cout, std::cerr);
+    }
+    if (fabric_cmd->get_subcommands().size() == 1) {
+        for (std::size_t at = 0; !etcd_urls.empty();) {
+            const auto comma = etcd_urls.find(',', at);
+            etcd.endpoints.push_back(etcd_urls.substr(at, comma - at));
+            if (comma == std::string::npos) break;
+            at = comma + 1;
+        }
+        if (!etcd_prefix.empty()) etcd.prefix = etcd_prefix;
+        if (import_cmd->parsed()) return andromeda::ctl::run_fabric_import(etcd, import_file, import_replace, std::cout, std::cerr);
+        if (put_cmd->parsed())
+            return andromeda::ctl::run_fabric_put(etcd, etcd_kind, etcd_name, etcd_value, std::cout, std::cerr);
+        if (delete_cmd->parsed()) return andromeda::ctl::run_fabric_delete(etcd, etcd_kind, etcd_name, std::cout, std::cerr);
+        return andromeda::ctl::run_fabric_get(etcd, etcd_kind, etcd_name, get_json, std::cout, std::cerr);
     }
     if (!socket.empty()) target.socket = socket;
     if (!node.empty()) target.node = node;

@@ -58,6 +58,7 @@ Daemon::Daemon(DaemonOptions options)
     start_uplink_route();
     start_workers(snapshot);
     start_control();
+    if (snapshot.local().etcd) start_etcd(snapshot);
     const std::uint16_t vlan = snapshot.local().underlay_vlan;
     spdlog::info("andromedad {} ready: underlay {}{} {} ({} worker{}, AF_XDP {}), control socket {}", snapshot.local().name,
                  host_.underlay.name, vlan != 0 ? " VLAN " + std::to_string(vlan) : std::string(),
@@ -66,6 +67,7 @@ Daemon::Daemon(DaemonOptions options)
 }
 
 Daemon::~Daemon() {
+    etcd_.reset();  // no more fabrics applied, this node's etcd entry revoked
     control_.stop();
     const std::vector<OwnedPort> ports = pool_ ? pool_->ports() : std::vector<OwnedPort>{};
     pool_.reset();  // threads joined, sockets closed

@@ -24,6 +24,7 @@
 #include "control/messages.hpp"
 #include "control/protocol.hpp"
 #include "daemon/control_server.hpp"
+#include "daemon/etcd_sync.hpp"
 #include "daemon/host_checks.hpp"
 #include "daemon/next_hops.hpp"
 #include "daemon/worker_pool.hpp"
@@ -99,6 +100,13 @@ private:
                     std::vector<std::string>& notes);
     void apply_next_hops(const std::vector<dataplane::NextHop>& hops);
     ReloadOutcome reload_locked(const std::optional<std::string>& file);
+    // What follows a fabric the store applied, whatever its source: maps, NAT, ports.
+    std::string finish_reload(const fabric::ReloadResult& result);
+    // The fabric in etcd (etcd_sync.hpp): node.toml's own part and the keys, applied as a reload.
+    void start_etcd(const fabric::FabricSnapshot& snapshot);
+    std::vector<fabric::RejectedKey> apply_etcd(const std::map<std::string, std::string>& kvs);
+    fabric::ReloadResult load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
+                                          std::vector<fabric::RejectedKey>* rejected);
     void tick();
     void publish_stats();
 
@@ -131,6 +139,7 @@ private:
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
+    std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
     std::uint64_t reloads_ok_ = 0;
     std::uint64_t reloads_failed_ = 0;

@@ -7,9 +7,12 @@
 // are in the XSKMAP; the workers are paused (joined between batches, frames waiting on their
 // rings) only while sockets are bound or unbound.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
@@ -35,9 +38,24 @@ ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
 
 ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
     const std::string path = file.value_or(options_.config_path);
-    const fabric::ReloadResult result = store_.load_file(path);
+    fabric::ReloadResult result;
+    if (etcd_) {  // node.toml holds this node's part; the fabric is etcd's, as last seen
+        std::ifstream in(path, std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        if (!in) return {false, store_.current()->generation(), "cannot read " + path + "\n"};
+        result = load_etcd_fabric(text.str(), etcd_->keys(), nullptr);
+    } else {
+        result = store_.load_file(path);
+    }
     if (!result.applied) return {false, store_.current()->generation(), result.message()};
     if (file) options_.config_path = absolute_path(*file);  // later reloads (SIGHUP) read the new file
+    const std::string message = finish_reload(result);
+    spdlog::info("reloaded {}: {}", path, message);
+    return {true, result.snapshot->generation(), message};
+}
+
+std::string Daemon::finish_reload(const fabric::ReloadResult& result) {
     const fabric::FabricSnapshot& snapshot = *result.snapshot;
     std::vector<std::string> notes;
     if (result.diff.local_settings_changed)
@@ -50,8 +68,51 @@ ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
     std::string message = result.diff.summary();
     if (!message.empty() && message.back() != '\n') message += '\n';
     for (const auto& note : notes) message += note + '\n';
-    spdlog::info("reloaded {}: {}", path, message);
-    return {true, snapshot.generation(), message};
+    return message;
+}
+
+fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
+                                              std::vector<fabric::RejectedKey>* rejected) {
+    const fabric::EtcdLayout& layout = etcd_->layout();
+    return store_.load_with([&](const fabric::LoadOptions& o) {
+        fabric::EtcdFabric built = fabric::build_etcd_fabric(config_text, options_.config_path, kvs, layout, o);
+        if (rejected != nullptr) *rejected = std::move(built.rejected);
+        return std::move(built.loaded);
+    });
+}
+
+void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
+    const auto& settings = *snapshot.local().etcd;
+    const nlohmann::json self{{"name", snapshot.local().name},
+                              {"address", host_.underlay_address.to_string()},
+                              {"mac", host_.underlay.mac.to_string()},
+                              {"encap", std::string(fabric::to_string(snapshot.local().encap))}};
+    try {
+        etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
+                                           [this](const std::map<std::string, std::string>& kvs) { return apply_etcd(kvs); });
+    } catch (const std::exception& e) {
+        throw StartupError(std::string("[etcd]: ") + e.what());
+    }
+    spdlog::info("fabric source: etcd {} under {}", fmt::join(settings.endpoints, ","), etcd_->layout().root());
+}
+
+std::vector<fabric::RejectedKey> Daemon::apply_etcd(const std::map<std::string, std::string>& kvs) {
+    std::lock_guard lock(mutex_);
+    std::ifstream in(options_.config_path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw std::runtime_error("cannot read " + options_.config_path);
+    std::vector<fabric::RejectedKey> rejected;
+    const fabric::ReloadResult result = load_etcd_fabric(text.str(), kvs, &rejected);
+    if (!result.applied) {
+        ++reloads_failed_;
+        throw std::runtime_error(result.message());
+    }
+    ++reloads_ok_;
+    const std::string message = finish_reload(result);
+    if (!result.diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result.snapshot->generation(), message);
+    publish_stats();
+    return rejected;
 }
 
 void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,

@@ -130,6 +130,12 @@ control::StatusReply Daemon::status() const {
                            peer.mac ? std::optional<std::string>(peer.mac->to_string()) : std::nullopt,
                            std::string(to_string(peer.source)), peer.problem});
     r.worker_failures = pool_->failures();
+    if (etcd_) {
+        const EtcdStatus e = etcd_->status();
+        control::EtcdStatusReply reply{e.endpoints, e.prefix, e.connected, e.revision, e.keys, {}, e.lease_alive, e.last_error};
+        for (const auto& k : e.rejected) reply.rejected.push_back({k.key, k.reason});
+        r.etcd = std::move(reply);
+    }
     return r;
 }
 
@@ -164,6 +170,19 @@ control::StatsReply Daemon::stats() const {
                             {"next_hop_failures", next_hops_.failures()},
                             {"peers_unresolved", next_hops_.unresolved()},
                             {"stats_published", stats_published_}};
+    if (etcd_) {
+        const EtcdStatus e = etcd_->status();
+        out.groups["etcd"] = {{"lists", e.lists},
+                              {"watch_batches", e.watch_batches},
+                              {"events", e.events},
+                              {"compactions", e.compactions},
+                              {"disconnects", e.disconnects},
+                              {"apply_failures", e.apply_failures},
+                              {"keys", e.keys},
+                              {"rejected_keys", e.rejected.size()},
+                              {"revision", static_cast<std::uint64_t>(e.revision)},
+                              {"lease_renewals", e.lease_renewals}};
+    }
     return out;
 }
 

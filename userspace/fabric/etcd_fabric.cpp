@@ -1,6 +1,9 @@
 #include "fabric/etcd_fabric.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "fabric/decode.hpp"
@@ -333,6 +336,25 @@ EtcdImport etcd_values_of(std::string_view toml, const std::string& display_name
         }
     }
     return out;
+}
+
+etcd::Config etcd_client_config(const EtcdSettings& settings) {
+    etcd::Config config;
+    config.endpoints = settings.endpoints;
+    config.ca_file = settings.ca_file;
+    config.cert_file = settings.cert_file;
+    config.key_file = settings.key_file;
+    config.username = settings.username;
+    if (!settings.password_file.empty()) {
+        std::ifstream file(settings.password_file);
+        std::stringstream text;
+        text << file.rdbuf();
+        if (!file) throw std::runtime_error("cannot read etcd.password_file " + settings.password_file);
+        config.password = text.str();
+        while (!config.password.empty() && (config.password.back() == '\n' || config.password.back() == '\r'))
+            config.password.pop_back();
+    }
+    return config;
 }
 
 }  // namespace andromeda::fabric

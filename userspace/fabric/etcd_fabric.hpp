@@ -22,8 +22,10 @@
 #include <utility>
 #include <vector>
 
+#include "etcd/client.hpp"
 #include "fabric/errors.hpp"
 #include "fabric/loader.hpp"
+#include "fabric/model.hpp"
 
 namespace andromeda::fabric {
 
@@ -79,5 +81,9 @@ struct EtcdImport {
     ValidationErrors errors;
 };
 [[nodiscard]] EtcdImport etcd_values_of(std::string_view toml, const std::string& display_name, const EtcdLayout& layout);
+
+// The etcd client configuration of node.toml's [etcd] (the password read from its file).
+// Throws std::runtime_error when the password file cannot be read.
+[[nodiscard]] etcd::Config etcd_client_config(const EtcdSettings& settings);
 
 }  // namespace andromeda::fabric

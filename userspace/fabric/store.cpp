@@ -20,6 +20,11 @@ ReloadResult FabricStore::load_string(std::string_view text, const std::string& 
     return apply(load_fabric_string(text, display_name, next_options()));
 }
 
+ReloadResult FabricStore::load_with(const std::function<LoadResult(const LoadOptions&)>& build) {
+    std::lock_guard lock(reload_mutex_);
+    return apply(build(next_options()));
+}
+
 ReloadResult FabricStore::apply(LoadResult loaded) {
     ReloadResult result;
     if (!loaded.ok()) {

@@ -2,6 +2,7 @@
 // publish it to the workers with one atomic swap. A file that fails validation changes nothing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,9 @@ public:
     // First load and every reload go through here; concurrent calls are serialized.
     ReloadResult load_file(const std::string& path);
     ReloadResult load_string(std::string_view text, const std::string& display_name);
+    // Any other source (etcd): `build` makes the fabric with the options it is given (the next
+    // generation, the port resolver); applied as a reload is.
+    ReloadResult load_with(const std::function<LoadResult(const LoadOptions&)>& build);
 
     // One per worker thread, created before the workers start reading.
     [[nodiscard]] FabricReader make_reader() { return publisher_.make_reader(); }

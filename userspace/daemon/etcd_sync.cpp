@@ -1,0 +1,209 @@
+#include "daemon/etcd_sync.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace andromeda::daemon {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kFirstBackoff = 200ms;
+constexpr auto kMaxBackoff = 5000ms;
+
+std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std::min(b * 2, kMaxBackoff); }
+
+}  // namespace
+
+EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, Apply apply)
+    : config_(fabric::etcd_client_config(settings)),
+      layout_(settings.prefix),
+      node_name_(std::move(node_name)),
+      self_value_(std::move(self_value)),
+      lease_ttl_(settings.lease_ttl),
+      apply_(std::move(apply)) {
+    status_.endpoints = settings.endpoints;
+    status_.prefix = layout_.root();
+    watcher_ = std::thread([this] { watch_loop(); });
+    leaser_ = std::thread([this] { lease_loop(); });
+}
+
+EtcdSync::~EtcdSync() {
+    stop_ = true;
+    {
+        std::lock_guard lock(wake_mutex_);
+        wake_.notify_all();
+    }
+    if (watcher_.joinable()) watcher_.join();
+    if (leaser_.joinable()) leaser_.join();
+}
+
+EtcdStatus EtcdSync::status() const {
+    std::lock_guard lock(mutex_);
+    return status_;
+}
+
+std::map<std::string, std::string> EtcdSync::keys() const {
+    std::lock_guard lock(mutex_);
+    return kvs_;
+}
+
+bool EtcdSync::pause(std::chrono::milliseconds d) {
+    std::unique_lock lock(wake_mutex_);
+    wake_.wait_for(lock, d, [this] { return stop_.load(); });
+    return !stop_.load();
+}
+
+void EtcdSync::note_error(const std::string& what) {
+    std::lock_guard lock(mutex_);
+    status_.last_error = what;
+}
+
+void EtcdSync::apply_now() {
+    std::map<std::string, std::string> kvs;
+    {
+        std::lock_guard lock(mutex_);
+        kvs = kvs_;
+    }
+    std::vector<fabric::RejectedKey> rejected;
+    try {
+        rejected = apply_(kvs);
+    } catch (const std::exception& e) {
+        spdlog::error("etcd: the fabric at revision {} was not applied: {}", status().revision, e.what());
+        std::lock_guard lock(mutex_);
+        ++status_.apply_failures;
+        status_.last_error = e.what();
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    std::set<std::string> now;
+    for (const auto& r : rejected) {
+        const std::string line = r.key + ": " + r.reason;
+        if (logged_rejections_.count(line) == 0) spdlog::warn("etcd: key rejected, the rest of the fabric applies: {}", line);
+        now.insert(line);
+    }
+    logged_rejections_ = std::move(now);
+    status_.rejected = std::move(rejected);
+    status_.keys = kvs.size();
+}
+
+void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
+    etcd::RangeResult listed = client.range_prefix(layout_.root());
+    {
+        std::lock_guard lock(mutex_);
+        kvs_.clear();
+        for (auto& kv : listed.kvs) kvs_.emplace(std::move(kv.key), std::move(kv.value));
+        ++status_.lists;
+        status_.connected = true;
+        status_.revision = listed.revision;
+    }
+    revision = listed.revision;
+    apply_now();
+}
+
+void EtcdSync::watch_loop() {
+    auto backoff = kFirstBackoff;
+    while (!stop_) {
+        try {
+            etcd::Client client(config_);
+            std::int64_t revision = 0;
+            list_and_apply(client, revision);
+            spdlog::info("etcd: {} keys under {} at revision {}", status().keys, layout_.root(), revision);
+            backoff = kFirstBackoff;
+            for (;;) {  // watch; after a compaction, list again at once
+                const etcd::WatchEnd end = client.watch_prefix(
+                    layout_.root(), revision + 1,
+                    [&](const etcd::WatchBatch& batch) {
+                        {
+                            std::lock_guard lock(mutex_);
+                            for (const auto& e : batch.events) {
+                                if (e.type == etcd::WatchEvent::Type::put) kvs_[e.kv.key] = e.kv.value;
+                                else kvs_.erase(e.kv.key);
+                            }
+                            ++status_.watch_batches;
+                            status_.events += batch.events.size();
+                            status_.revision = batch.revision;
+                        }
+                        revision = batch.revision;
+                        apply_now();
+                    },
+                    stop_);
+                if (end.why == etcd::WatchEnd::Why::stopped) return;
+                if (end.why == etcd::WatchEnd::Why::compacted) {
+                    spdlog::warn("etcd: revision {} was compacted (oldest now {}): listing again", revision + 1,
+                                 end.compact_revision);
+                    {
+                        std::lock_guard lock(mutex_);
+                        ++status_.compactions;
+                    }
+                    list_and_apply(client, revision);
+                    continue;
+                }
+                throw etcd::EtcdError(end.error);
+            }
+        } catch (const std::exception& e) {
+            {
+                std::lock_guard lock(mutex_);
+                ++status_.disconnects;
+                status_.connected = false;
+                status_.last_error = e.what();
+            }
+            spdlog::warn("etcd: {}; forwarding goes on with fabric revision {}; retrying in {} ms", e.what(), status().revision,
+                         backoff.count());
+            if (!pause(backoff)) return;
+            backoff = next_backoff(backoff);
+        }
+    }
+}
+
+void EtcdSync::lease_loop() {
+    auto backoff = kFirstBackoff;
+    const std::string key = layout_.node_key(node_name_);
+    std::int64_t lease = 0;
+    std::unique_ptr<etcd::Client> client;
+    while (!stop_) {
+        try {
+            if (!client) client = std::make_unique<etcd::Client>(config_);
+            lease = client->grant_lease(lease_ttl_);
+            client->put(key, self_value_, lease);
+            {
+                std::lock_guard lock(mutex_);
+                status_.lease_alive = true;
+                status_.lease = lease;
+            }
+            spdlog::info("etcd: this node's entry {} is under lease {:x} ({} s)", key, lease, lease_ttl_);
+            backoff = kFirstBackoff;
+            const auto period = std::chrono::milliseconds(lease_ttl_ * 1000 / 3);
+            while (pause(period)) {
+                if (client->keep_alive(lease) == 0) {
+                    spdlog::warn("etcd: lease {:x} had expired; publishing this node again", lease);
+                    lease = 0;
+                    break;
+                }
+                std::lock_guard lock(mutex_);
+                ++status_.lease_renewals;
+            }
+        } catch (const std::exception& e) {
+            {
+                std::lock_guard lock(mutex_);
+                status_.lease_alive = false;
+                status_.last_error = e.what();
+            }
+            if (!pause(backoff)) break;
+            backoff = next_backoff(backoff);
+        }
+    }
+    // Stopping: this node's entry goes now rather than when its lease runs out.
+    if (client && lease != 0) {
+        try {
+            client->revoke_lease(lease);
+        } catch (const std::exception& e) {
+            spdlog::warn("etcd: revoking lease {:x}: {} (the entry expires in {} s)", lease, e.what(), lease_ttl_);
+        }
+    }
+}
+
+}  // namespace andromeda::daemon

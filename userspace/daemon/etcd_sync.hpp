@@ -1,0 +1,95 @@
+// The daemon's side of the fabric in etcd (docs/etcd.md): one thread lists the layout's keys,
+// hands them to the daemon to build and apply (the same validation, publication, map sync and
+// fast-path update as a reload), then watches from the list's revision + 1 and hands over every
+// batch of changes the same way. A compacted revision or a broken watch means: list again and
+// apply (the diff against what runs is all that changes: nothing is flushed). With etcd
+// unreachable, forwarding goes on with the last fabric; the thread reconnects with backoff.
+//
+// A second thread keeps this node's own entry (<prefix>/v1/nodes/<name>: address, MAC, encap)
+// under a lease: if this andromedad dies, the entry expires and its peers drop the node.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "etcd/client.hpp"
+#include "fabric/etcd_fabric.hpp"
+#include "fabric/model.hpp"
+
+namespace andromeda::daemon {
+
+struct EtcdStatus {
+    std::vector<std::string> endpoints;
+    std::string prefix;               // the layout's root, "/andromeda/v1/"
+    bool connected = false;           // listing or watching right now
+    std::int64_t revision = 0;        // the last revision applied
+    std::size_t keys = 0;             // keys under the prefix at that revision
+    std::vector<fabric::RejectedKey> rejected;
+    std::uint64_t lists = 0;          // full listings (the first, and every resync)
+    std::uint64_t watch_batches = 0;  // watch responses applied
+    std::uint64_t events = 0;         // key changes in them
+    std::uint64_t compactions = 0;    // watches that fell behind a compaction (then: list again)
+    std::uint64_t disconnects = 0;    // lists or watches that failed (then: back off, list again)
+    std::uint64_t apply_failures = 0; // fabrics the daemon refused (node.toml's own errors)
+    bool lease_alive = false;         // this node's entry is in etcd under a live lease
+    std::int64_t lease = 0;
+    std::uint64_t lease_renewals = 0;
+    std::string last_error;
+};
+
+class EtcdSync {
+public:
+    // Builds and applies a fabric from the keys; returns the keys it left out (or throws when
+    // nothing could be applied, which the sync counts and logs).
+    using Apply = std::function<std::vector<fabric::RejectedKey>(const std::map<std::string, std::string>& kvs)>;
+
+    // `self`: this node's entry (JSON) under the layout's nodes/<name>. Starts both threads.
+    EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, Apply apply);
+    // Stops the threads and revokes the lease (this node's entry goes at once).
+    ~EtcdSync();
+    EtcdSync(const EtcdSync&) = delete;
+    EtcdSync& operator=(const EtcdSync&) = delete;
+
+    [[nodiscard]] EtcdStatus status() const;
+    // The keys and values as last seen (for a reload of node.toml, which rebuilds with them).
+    [[nodiscard]] std::map<std::string, std::string> keys() const;
+    [[nodiscard]] const fabric::EtcdLayout& layout() const noexcept { return layout_; }
+
+private:
+    void watch_loop();
+    void lease_loop();
+    void list_and_apply(etcd::Client& client, std::int64_t& revision);
+    void apply_now();
+    // Waits up to `d`, or until stopping; false when stopping.
+    bool pause(std::chrono::milliseconds d);
+    void note_error(const std::string& what);
+
+    etcd::Config config_;
+    fabric::EtcdLayout layout_;
+    std::string node_name_;
+    std::string self_value_;
+    std::uint32_t lease_ttl_;
+    Apply apply_;
+
+    mutable std::mutex mutex_;  // guards kvs_ and status_
+    std::map<std::string, std::string> kvs_;
+    EtcdStatus status_;
+    std::set<std::string> logged_rejections_;
+
+    std::atomic<bool> stop_{false};
+    std::mutex wake_mutex_;
+    std::condition_variable wake_;
+    std::thread watcher_;
+    std::thread leaser_;
+};
+
+}  // namespace andromeda::daemon

@@ -6,6 +6,7 @@
 //                                        └── underlay bridge ─┘           (blue21 added later)
 //                                              etcd 192.168.1.250
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -40,6 +41,7 @@ protected:
         ASSERT_TRUE(imported.ok()) << imported.output;
         // Each node.toml: the node's own part and where etcd is.
         for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            files_.push_back("/run/andromeda/" + nodes_[i].name + ".etcd-fabric.json");  // the daemons' caches
             nodes_[i].config = write_config(i, "[node]\nname = \"" + nodes_[i].name + "\"\nunderlay = \"eth1\"\naddress = \"" +
                                                    nodes_[i].address + "\"\n" + node_extra_ + "\n[etcd]\nendpoints = [\"" +
                                                    etcd_->endpoint() + "\"]\nlease_ttl = 3\n");
@@ -154,6 +156,26 @@ TEST_F(EtcdFabric, EtcdKilledAndRestartedWhileAPingRunsLosesNoPing) {
                                           added.port + "\"}"});
     ASSERT_TRUE(put.ok()) << put.output;
     EXPECT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.22"); }, 10s)) << logs();
+}
+
+TEST_F(EtcdFabric, ADaemonRestartedWhileEtcdIsAwayForwardsWithTheFabricItCached) {
+    ASSERT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.20"); }, 10s)) << logs();
+    ASSERT_TRUE(std::filesystem::exists("/run/andromeda/" + nodes_[0].name + ".etcd-fabric.json"));
+    etcd_->kill_now();
+    // A graceful stop takes node1's whole data path down; the new daemon cannot reach etcd.
+    nodes_[0].daemon->stop(20s);
+    EXPECT_FALSE(ping_once(*endpoints_[0].ns, "10.0.0.20"));
+    nodes_[0].daemon = nullptr;
+    start_daemon(0);
+    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "starting with the cached fabric")) << logs();
+    EXPECT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.20"); }, 10s)) << logs();
+    EXPECT_FALSE(etcd_status(0).value("connected", true));
+    {
+        NetnsGuard in_underlay(*underlay_);
+        etcd_->start();
+    }
+    EXPECT_TRUE(eventually([&] { return etcd_status(0).value("connected", false); }, 15s)) << logs();
+    EXPECT_TRUE(ping_once(*endpoints_[0].ns, "10.0.0.20"));
 }
 
 TEST_F(EtcdFabric, ANodeWhoseLeaseExpiresDisappearsFromItsPeers) {

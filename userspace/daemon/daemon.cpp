@@ -42,8 +42,9 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)), started_(std::chrono::steady_clock::now()), store_(interface_resolver()) {
     options_.config_path = absolute_path(options_.config_path);
     if (const auto problem = privilege_problem(); !problem.empty()) throw StartupError(problem);
-    const auto loaded = store_.load_file(options_.config_path);
+    auto loaded = store_.load_file(options_.config_path);
     if (!loaded.applied) throw StartupError("invalid configuration, nothing started:\n" + loaded.message());
+    if (loaded.snapshot->local().etcd) start_from_etcd_cache(loaded);
     const fabric::FabricSnapshot& snapshot = *loaded.snapshot;
     HostCheck check = check_host(snapshot);
     for (const auto& w : check.warnings) spdlog::warn("{}", w);

@@ -89,11 +89,33 @@ void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
                               {"encap", std::string(fabric::to_string(snapshot.local().encap))}};
     try {
         etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
+                                           EtcdSync::default_cache_path(snapshot.local().name),
                                            [this](const std::map<std::string, std::string>& kvs) { return apply_etcd(kvs); });
     } catch (const std::exception& e) {
         throw StartupError(std::string("[etcd]: ") + e.what());
     }
     spdlog::info("fabric source: etcd {} under {}", fmt::join(settings.endpoints, ","), etcd_->layout().root());
+}
+
+void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
+    const auto& local = loaded.snapshot->local();
+    const fabric::EtcdLayout layout(local.etcd->prefix);
+    const std::string path = EtcdSync::default_cache_path(local.name);
+    const auto cache = EtcdSync::read_cache(path, layout);
+    if (!cache) return;
+    std::ifstream in(options_.config_path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    fabric::ReloadResult cached = store_.load_with([&](const fabric::LoadOptions& o) {
+        return fabric::build_etcd_fabric(text.str(), options_.config_path, cache->kvs, layout, o).loaded;
+    });
+    if (!cached.applied) {
+        spdlog::warn("etcd: the cached fabric {} does not build; starting without it:\n{}", path, cached.message());
+        return;
+    }
+    spdlog::info("etcd: starting with the cached fabric of revision {} ({} keys, {}) until etcd is listed", cache->revision,
+                 cache->kvs.size(), path);
+    loaded = std::move(cached);
 }
 
 std::vector<fabric::RejectedKey> Daemon::apply_etcd(const std::map<std::string, std::string>& kvs) {

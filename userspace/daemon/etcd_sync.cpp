@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace andromeda::daemon {
 
@@ -18,12 +21,14 @@ std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std
 
 }  // namespace
 
-EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, Apply apply)
+EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, std::string cache_path,
+                   Apply apply)
     : config_(fabric::etcd_client_config(settings)),
       layout_(settings.prefix),
       node_name_(std::move(node_name)),
       self_value_(std::move(self_value)),
       lease_ttl_(settings.lease_ttl),
+      cache_path_(std::move(cache_path)),
       apply_(std::move(apply)) {
     status_.endpoints = settings.endpoints;
     status_.prefix = layout_.root();
@@ -39,6 +44,46 @@ EtcdSync::~EtcdSync() {
     }
     if (watcher_.joinable()) watcher_.join();
     if (leaser_.joinable()) leaser_.join();
+    if (cache_dirty_) {
+        const auto s = status();
+        write_cache(keys(), s.revision);
+    }
+}
+
+std::string EtcdSync::default_cache_path(const std::string& node_name) { return "/run/andromeda/" + node_name + ".etcd-fabric.json"; }
+
+std::optional<EtcdSync::Cache> EtcdSync::read_cache(const std::string& path, const fabric::EtcdLayout& layout) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || doc.value("prefix", std::string()) != layout.root()) return std::nullopt;
+    Cache cache;
+    cache.revision = doc.value("revision", std::int64_t{0});
+    const auto keys = doc.find("keys");
+    if (keys == doc.end() || !keys->is_object()) return std::nullopt;
+    for (const auto& [k, v] : keys->items())
+        if (v.is_string()) cache.kvs.emplace(k, v.get<std::string>());
+    return cache;
+}
+
+// Written whole to a temporary file, then renamed over the old one: a crash leaves one or the other.
+void EtcdSync::write_cache(const std::map<std::string, std::string>& kvs, std::int64_t revision) {
+    const nlohmann::json doc{{"prefix", layout_.root()}, {"revision", revision}, {"keys", kvs}};
+    const std::string temporary = cache_path_ + ".new";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out << doc.dump();
+        if (!out) {
+            spdlog::warn("etcd: cannot write the fabric cache {}", temporary);
+            return;
+        }
+    }
+    if (std::rename(temporary.c_str(), cache_path_.c_str()) != 0) {
+        spdlog::warn("etcd: cannot rename {} to {}", temporary, cache_path_);
+        return;
+    }
+    cache_written_ = std::chrono::steady_clock::now();
+    cache_dirty_ = false;
 }
 
 EtcdStatus EtcdSync::status() const {
@@ -88,6 +133,9 @@ void EtcdSync::apply_now() {
     logged_rejections_ = std::move(now);
     status_.rejected = std::move(rejected);
     status_.keys = kvs.size();
+    // The cache follows at most a second behind (a burst of changes is not written per change).
+    cache_dirty_ = true;
+    if (std::chrono::steady_clock::now() - cache_written_ >= 1s) write_cache(kvs, status_.revision);
 }
 
 void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -52,8 +53,11 @@ public:
     // nothing could be applied, which the sync counts and logs).
     using Apply = std::function<std::vector<fabric::RejectedKey>(const std::map<std::string, std::string>& kvs)>;
 
-    // `self`: this node's entry (JSON) under the layout's nodes/<name>. Starts both threads.
-    EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, Apply apply);
+    // `self`: this node's entry (JSON) under the layout's nodes/<name>. `cache_path`: where the
+    // keys last applied are kept (at most a second behind), for a start while etcd is away.
+    // Starts both threads.
+    EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, std::string cache_path,
+             Apply apply);
     // Stops the threads and revokes the lease (this node's entry goes at once).
     ~EtcdSync();
     EtcdSync(const EtcdSync&) = delete;
@@ -64,6 +68,14 @@ public:
     [[nodiscard]] std::map<std::string, std::string> keys() const;
     [[nodiscard]] const fabric::EtcdLayout& layout() const noexcept { return layout_; }
 
+    // The cache a previous run left: its keys, when it is of this layout; empty otherwise.
+    struct Cache {
+        std::int64_t revision = 0;
+        std::map<std::string, std::string> kvs;
+    };
+    [[nodiscard]] static std::optional<Cache> read_cache(const std::string& path, const fabric::EtcdLayout& layout);
+    [[nodiscard]] static std::string default_cache_path(const std::string& node_name);
+
 private:
     void watch_loop();
     void lease_loop();
@@ -72,13 +84,17 @@ private:
     // Waits up to `d`, or until stopping; false when stopping.
     bool pause(std::chrono::milliseconds d);
     void note_error(const std::string& what);
+    void write_cache(const std::map<std::string, std::string>& kvs, std::int64_t revision);
 
     etcd::Config config_;
     fabric::EtcdLayout layout_;
     std::string node_name_;
     std::string self_value_;
     std::uint32_t lease_ttl_;
+    std::string cache_path_;
     Apply apply_;
+    std::chrono::steady_clock::time_point cache_written_{};
+    bool cache_dirty_ = false;
 
     mutable std::mutex mutex_;  // guards kvs_ and status_
     std::map<std::string, std::string> kvs_;

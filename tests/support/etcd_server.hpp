@@ -18,6 +18,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -46,12 +47,36 @@ inline std::uint16_t free_port(const std::string& ip = "127.0.0.1") {
     return ntohs(a.sin_port);
 }
 
+// TLS for the client port: etcd's certificate and key, the CA that signed both sides, and the
+// client certificate the server demands (--client-cert-auth) and the probe presents.
+struct EtcdTls {
+    std::string ca_file;
+    std::string server_cert, server_key;
+    std::string client_cert, client_key;
+};
+
+// A CA, a server certificate for `ip` and a client certificate, made with openssl in `dir`.
+inline EtcdTls make_test_certificates(const std::string& dir, const std::string& ip = "127.0.0.1") {
+    const std::string script =
+        "set -e; cd '" + dir + "'; "
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=test-ca 2>/dev/null; "
+        "for who in server client; do "
+        "  openssl req -newkey rsa:2048 -nodes -keyout $who-key.pem -out $who.csr -subj /CN=$who 2>/dev/null; "
+        "  printf 'subjectAltName=IP:" + ip + "\nextendedKeyUsage=serverAuth,clientAuth\n' > $who.ext; "
+        "  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out $who.pem -days 2 "
+        "    -extfile $who.ext 2>/dev/null; "
+        "done";
+    if (std::system(script.c_str()) != 0) throw std::runtime_error("openssl could not make the test certificates");
+    return {dir + "/ca.pem", dir + "/server.pem", dir + "/server-key.pem", dir + "/client.pem", dir + "/client-key.pem"};
+}
+
 class EtcdServer {
 public:
     // `prefix` runs etcd through another command (e.g. {"ip", "netns", "exec", "ns"}); `ip` is
     // the address it listens on there (the ports are picked free in this namespace).
-    explicit EtcdServer(std::vector<std::string> prefix = {}, std::string ip = "127.0.0.1")
-        : prefix_(std::move(prefix)), ip_(std::move(ip)) {
+    explicit EtcdServer(std::vector<std::string> prefix = {}, std::string ip = "127.0.0.1",
+                        std::optional<EtcdTls> tls = std::nullopt)
+        : prefix_(std::move(prefix)), ip_(std::move(ip)), tls_(std::move(tls)) {
         char dir[] = "/tmp/andromeda-etcd-XXXXXX";
         if (mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
         dir_ = dir;
@@ -67,7 +92,9 @@ public:
     EtcdServer(const EtcdServer&) = delete;
     EtcdServer& operator=(const EtcdServer&) = delete;
 
-    [[nodiscard]] std::string endpoint() const { return "http://" + ip_ + ":" + std::to_string(client_port_); }
+    [[nodiscard]] std::string endpoint() const {
+        return (tls_ ? "https://" : "http://") + ip_ + ":" + std::to_string(client_port_);
+    }
     [[nodiscard]] const std::string& log_path() const { return log_; }
     [[nodiscard]] std::string log() const {
         std::string text;
@@ -82,7 +109,7 @@ public:
     // Starts etcd and waits until it answers (throws after 20 s).
     void start() {
         if (pid_ > 0) return;
-        const std::string client = "http://" + ip_ + ":" + std::to_string(client_port_);
+        const std::string client = endpoint();
         const std::string peer = "http://" + ip_ + ":" + std::to_string(peer_port_);
         std::vector<std::string> argv = prefix_;
         for (const std::string& a :
@@ -91,6 +118,11 @@ public:
               std::string("--listen-peer-urls"), peer, std::string("--initial-advertise-peer-urls"), peer,
               std::string("--initial-cluster"), "test=" + peer, std::string("--log-level"), std::string("warn")})
             argv.push_back(a);
+        if (tls_) {
+            for (const char* a : {"--cert-file", tls_->server_cert.c_str(), "--key-file", tls_->server_key.c_str(),
+                                         "--trusted-ca-file", tls_->ca_file.c_str(), "--client-cert-auth"})
+                argv.push_back(a);
+        }
         log_ = dir_ + "/etcd.log";
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
@@ -102,8 +134,7 @@ public:
         const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
         posix_spawn_file_actions_destroy(&actions);
         if (rc != 0) throw std::runtime_error(std::string("cannot start etcd: ") + std::strerror(rc));
-        etcd::Config config;
-        config.endpoints = {endpoint()};
+        etcd::Config config = client_config();
         config.timeout = std::chrono::milliseconds(500);
         etcd::Client probe(config);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -129,12 +160,19 @@ public:
     [[nodiscard]] etcd::Config client_config() const {
         etcd::Config config;
         config.endpoints = {endpoint()};
+        if (tls_) {
+            config.ca_file = tls_->ca_file;
+            config.cert_file = tls_->client_cert;
+            config.key_file = tls_->client_key;
+        }
         return config;
     }
+    [[nodiscard]] const std::string& directory() const { return dir_; }
 
 private:
     std::vector<std::string> prefix_;
     std::string ip_;
+    std::optional<EtcdTls> tls_;
     std::string dir_;
     std::string log_;
     std::uint16_t client_port_ = 0;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -150,6 +152,67 @@ TEST(EtcdClient, CallsFailOverToTheNextEndpoint) {
     Client c(config);
     c.put("/f", "ok");
     EXPECT_EQ(c.get("/f")->value, "ok");
+}
+
+TEST(EtcdClient, TalksTlsWithAClientCertificateAndIsRefusedWithout) {
+    ANDROMEDA_REQUIRE_ETCD();
+    char dir[] = "/tmp/andromeda-etcd-tls-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const testing::EtcdTls tls = testing::make_test_certificates(dir);
+    {
+        EtcdServer server({}, "127.0.0.1", tls);
+        EXPECT_EQ(server.endpoint().rfind("https://", 0), 0u);
+        Client c(server.client_config());
+        c.put("/tls", "yes");
+        EXPECT_EQ(c.get("/tls")->value, "yes");
+        Config no_certificate = server.client_config();
+        no_certificate.cert_file.clear();
+        no_certificate.key_file.clear();
+        EXPECT_THROW((void)Client(no_certificate).get("/tls"), EtcdError) << "etcd demands a client certificate";
+        Config no_ca = server.client_config();
+        no_ca.ca_file.clear();
+        try {
+            (void)Client(no_ca).get("/tls");
+            ADD_FAILURE() << "a server whose CA is unknown was trusted";
+        } catch (const EtcdError& e) {
+            EXPECT_NE(std::string(e.what()).find("certificate"), std::string::npos) << e.what();
+        }
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(EtcdClient, AuthenticatesAsAUserAndKeepsToItsPermissions) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    const std::string e = server.endpoint();
+    for (const char* step : {"user add root:rootpw", "user add andromeda:s3cret", "role add fabric",
+                                    "role grant-permission fabric readwrite /andromeda/ --prefix", "user grant-role andromeda fabric",
+                                    "auth enable"}) {
+        const std::string command = "etcdctl --endpoints " + e + " --user root:rootpw " + std::string(step) + " >/dev/null 2>&1 || "
+                                    "etcdctl --endpoints " + e + " " + step + " >/dev/null";
+        ASSERT_EQ(std::system(command.c_str()), 0) << step;
+    }
+    Config config = server.client_config();
+    config.username = "andromeda";
+    config.password = "s3cret";
+    Client c(config);
+    c.put("/andromeda/v1/nodes/n1", "{}");
+    EXPECT_EQ(c.range_prefix("/andromeda/").kvs.size(), 1u);
+    try {
+        c.put("/elsewhere", "x");
+        ADD_FAILURE() << "a key outside the user's permission was written";
+    } catch (const EtcdError& error) {
+        EXPECT_NE(std::string(error.what()).find("permission denied"), std::string::npos) << error.what();
+    }
+    config.password = "wrong";
+    try {
+        (void)Client(config).get("/andromeda/v1/nodes/n1");
+        ADD_FAILURE() << "a wrong password was accepted";
+    } catch (const EtcdError& error) {
+        EXPECT_NE(std::string(error.what()).find("authentication failed"), std::string::npos) << error.what();
+    }
+    Config anonymous = server.client_config();
+    EXPECT_THROW((void)Client(anonymous).get("/andromeda/v1/nodes/n1"), EtcdError);
 }
 
 TEST(EtcdClient, LeasesKeepKeysAliveAndTheirExpiryRemovesThem) {

@@ -1,0 +1,127 @@
+// The daemon's etcd sync on its own, against a real etcd: what it hands to the daemon (the keys
+// under the layout, as listed and then as watched), and a watch that falls behind etcd's
+// compaction while the daemon is busy: it lists again and ends with exactly etcd's keys.
+#include "daemon/etcd_sync.hpp"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "support/etcd_server.hpp"
+
+namespace andromeda::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EtcdServer;
+
+struct Recorder {
+    std::mutex m;
+    std::condition_variable changed;
+    std::vector<std::map<std::string, std::string>> applied;
+    bool hold = false;  // while true, apply() blocks (a busy daemon)
+
+    EtcdSync::Apply apply() {
+        return [this](const std::map<std::string, std::string>& kvs) {
+            std::unique_lock lock(m);
+            changed.wait(lock, [this] { return !hold; });
+            applied.push_back(kvs);
+            changed.notify_all();
+            return std::vector<fabric::RejectedKey>{};
+        };
+    }
+    bool wait_for(const std::function<bool(const std::map<std::string, std::string>&)>& done, std::chrono::seconds timeout) {
+        std::unique_lock lock(m);
+        return changed.wait_for(lock, timeout, [&] { return !applied.empty() && done(applied.back()); });
+    }
+};
+
+fabric::EtcdSettings settings_of(const EtcdServer& server) {
+    fabric::EtcdSettings s;
+    s.endpoints = {server.endpoint()};
+    s.lease_ttl = 5;
+    return s;
+}
+
+std::string cache_path() { return "/tmp/andromeda-etcd-sync-" + std::to_string(getpid()) + ".json"; }
+
+TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    etcd::Client c(server.client_config());
+    c.put("/andromeda/v1/vpcs/blue", "{}");
+    c.put("/other/key", "not ours");
+    Recorder r;
+    {
+        EtcdSync sync(settings_of(server), "node1", R"({"address": "192.168.1.1"})", cache_path(), r.apply());
+        ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 1; }, 10s));
+        EXPECT_EQ(r.applied.back().count("/other/key"), 0u);
+        c.put("/andromeda/v1/endpoints/blue/10.0.0.10", R"({"mac": "02:00:00:00:00:10"})");
+        ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10") == 1; }, 10s));
+        c.erase("/andromeda/v1/vpcs/blue");
+        ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 0; }, 10s));
+        // Its own node, under a lease.
+        for (int i = 0; i < 100 && !sync.status().lease_alive; ++i) std::this_thread::sleep_for(100ms);
+        ASSERT_TRUE(sync.status().lease_alive);
+        const auto self = c.get("/andromeda/v1/nodes/node1");
+        ASSERT_TRUE(self);
+        EXPECT_NE(self->lease, 0);
+        EXPECT_EQ(sync.status().lists, 1u);
+        EXPECT_GE(sync.status().events, 3u);
+    }
+    EXPECT_FALSE(c.get("/andromeda/v1/nodes/node1")) << "a stopping sync revokes its lease";
+    const auto cache = EtcdSync::read_cache(cache_path(), fabric::EtcdLayout("/andromeda"));
+    ASSERT_TRUE(cache);
+    EXPECT_EQ(cache->kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10"), 1u) << "the cache holds what was last applied";
+    EXPECT_EQ(cache->kvs.count("/andromeda/v1/vpcs/blue"), 0u);
+    std::filesystem::remove(cache_path());
+}
+
+TEST(EtcdSync, AWatchThatFallsBehindACompactionListsAgainAndEndsWithEtcdsKeys) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    etcd::Client c(server.client_config());
+    c.put("/andromeda/v1/vpcs/blue", "{}");
+    Recorder r;
+    EtcdSync sync(settings_of(server), "node1", "{}", cache_path(), r.apply());
+    ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 1; }, 10s));
+    {
+        std::lock_guard lock(r.m);
+        r.hold = true;  // the daemon is busy: the watch stream backs up
+    }
+    // Far more changes than the stream's buffers hold, then a compaction past all of them.
+    const std::string padding(200, 'x');
+    std::int64_t revision = 0;
+    for (int t = 0; t < 400; ++t) {
+        std::vector<std::pair<std::string, std::string>> puts;
+        for (int i = 0; i < 128; ++i)
+            puts.emplace_back("/andromeda/v1/endpoints/blue/k" + std::to_string(i), std::to_string(t) + padding);
+        revision = c.put_all(puts);
+    }
+    c.put("/andromeda/v1/vpcs/green", "{}");
+    revision = c.put("/andromeda/v1/vpcs/green", "{\"final\": true}");
+    c.compact(revision);
+    {
+        std::lock_guard lock(r.m);
+        r.hold = false;
+        r.changed.notify_all();
+    }
+    ASSERT_TRUE(r.wait_for([](const auto& kvs) {
+        const auto it = kvs.find("/andromeda/v1/vpcs/green");
+        return it != kvs.end() && it->second == "{\"final\": true}";
+    }, 60s));
+    const EtcdStatus s = sync.status();
+    EXPECT_GE(s.compactions, 1u) << "the watch fell behind the compaction";
+    EXPECT_GE(s.lists, 2u) << "and the sync listed again";
+    std::map<std::string, std::string> in_etcd;
+    for (auto& kv : c.range_prefix("/andromeda/v1/").kvs) in_etcd.emplace(kv.key, kv.value);
+    std::lock_guard lock(r.m);
+    EXPECT_EQ(r.applied.back(), in_etcd);
+    std::filesystem::remove(cache_path());
+}
+
+}  // namespace
+}  // namespace andromeda::daemon

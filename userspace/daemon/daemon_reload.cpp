@@ -73,9 +73,9 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result) {
 
 fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
                                               std::vector<fabric::RejectedKey>* rejected) {
-    const fabric::EtcdLayout& layout = etcd_->layout();
+    etcd_builder_->update(kvs);
     return store_.load_with([&](const fabric::LoadOptions& o) {
-        fabric::EtcdFabric built = fabric::build_etcd_fabric(config_text, options_.config_path, kvs, layout, o);
+        fabric::EtcdFabric built = etcd_builder_->build(config_text, options_.config_path, o);
         if (rejected != nullptr) *rejected = std::move(built.rejected);
         return std::move(built.loaded);
     });
@@ -83,6 +83,7 @@ fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, co
 
 void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
     const auto& settings = *snapshot.local().etcd;
+    if (!etcd_builder_) etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(fabric::EtcdLayout(settings.prefix));
     const nlohmann::json self{{"name", snapshot.local().name},
                               {"address", host_.underlay_address.to_string()},
                               {"mac", host_.underlay.mac.to_string()},
@@ -106,8 +107,10 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
     std::ifstream in(options_.config_path, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
+    etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(layout);
+    etcd_builder_->update(cache->kvs);
     fabric::ReloadResult cached = store_.load_with([&](const fabric::LoadOptions& o) {
-        return fabric::build_etcd_fabric(text.str(), options_.config_path, cache->kvs, layout, o).loaded;
+        return etcd_builder_->build(text.str(), options_.config_path, o).loaded;
     });
     if (!cached.applied) {
         spdlog::warn("etcd: the cached fabric {} does not build; starting without it:\n{}", path, cached.message());

@@ -1,6 +1,7 @@
 #include "fabric/etcd_fabric.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -82,7 +83,9 @@ struct Entry {
     std::string key;
     EtcdLayout::Key what;
     TomlNode value;
-    std::string rejected;  // why it is left out; empty while it is in
+    std::string parse_reject;  // why its value alone is unusable (parsed once per value)
+    std::optional<std::string> encap;  // a node's "encap", checked against this node's at build
+    std::string rejected;      // per build: why it is left out; empty while it is in
 };
 
 // The field a key names: the value may leave it out (the key gives it) or must agree.
@@ -96,104 +99,120 @@ std::string fill_name(TomlNode& value, const char* field, const std::string& fro
     TomlNode name;
     name.kind = Kind::string;
     name.text = from_key;
-    name.line = value.line;
     value.members.insert(value.members.begin(), {field, std::move(name)});
     return "";
 }
 
-// Parses each value and checks it against its key; what fails is rejected here, before the
-// fabric is decoded.
-std::vector<Entry> read_entries(const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
-                                const std::string& local_encap) {
-    std::vector<Entry> entries;
-    entries.reserve(kvs.size());
-    for (const auto& [key, text] : kvs) {
-        Entry e{key, layout.parse(key), {}, ""};
-        const auto line = static_cast<std::uint32_t>(kKeyLine + entries.size());
-        if (e.what.kind == EtcdLayout::Kind::unknown) {
-            e.rejected = "not a key of the fabric's layout (" + layout.root() + "nodes/NAME, vpcs/NAME or endpoints/VPC/IP)";
-            entries.push_back(std::move(e));
-            continue;
-        }
-        const json value = json::parse(text, nullptr, false);
-        if (value.is_discarded() || !value.is_object()) {
-            e.rejected = value.is_discarded() ? "its value is not JSON" : "its value is not a JSON object";
-            entries.push_back(std::move(e));
-            continue;
-        }
-        e.value = node_of(value, line);
-        switch (e.what.kind) {
-            case EtcdLayout::Kind::node: {
-                e.rejected = fill_name(e.value, "name", e.what.name);
-                // A node's encapsulation is the fabric's: one that differs cannot talk to this one.
-                auto& members = e.value.members;
-                const auto encap = std::find_if(members.begin(), members.end(), [](const TomlMember& m) { return m.first == "encap"; });
-                if (encap != members.end()) {
-                    if (e.rejected.empty() && (encap->second.kind != Kind::string || encap->second.text != local_encap))
-                        e.rejected = "its encap (" + (encap->second.kind == Kind::string ? encap->second.text : "not a string") +
-                                     ") is not this node's (" + local_encap + "): every node of a fabric uses one encapsulation";
-                    members.erase(encap);
-                }
-                break;
-            }
-            case EtcdLayout::Kind::vpc:
-                e.rejected = fill_name(e.value, "name", e.what.name);
-                if (e.rejected.empty() && e.value.find("endpoint") != nullptr)
-                    e.rejected = "a VPC's value has no \"endpoint\" list: each endpoint is a key of its own under " +
-                                 layout.root() + "endpoints/" + e.what.name + "/";
-                break;
-            case EtcdLayout::Kind::endpoint: e.rejected = fill_name(e.value, "ip", e.what.name); break;
-            case EtcdLayout::Kind::unknown: break;
-        }
-        entries.push_back(std::move(e));
+// Parses one value and checks it against its key; what fails is rejected before decoding.
+Entry parse_entry(const std::string& key, const std::string& text, const EtcdLayout& layout) {
+    Entry e{key, layout.parse(key), {}, "", std::nullopt, ""};
+    if (e.what.kind == EtcdLayout::Kind::unknown) {
+        e.parse_reject = "not a key of the fabric's layout (" + layout.root() + "nodes/NAME, vpcs/NAME or endpoints/VPC/IP)";
+        return e;
     }
-    return entries;
+    const json value = json::parse(text, nullptr, false);
+    if (value.is_discarded() || !value.is_object()) {
+        e.parse_reject = value.is_discarded() ? "its value is not JSON" : "its value is not a JSON object";
+        return e;
+    }
+    e.value = node_of(value, 0);
+    switch (e.what.kind) {
+        case EtcdLayout::Kind::node: {
+            e.parse_reject = fill_name(e.value, "name", e.what.name);
+            auto& members = e.value.members;
+            const auto encap = std::find_if(members.begin(), members.end(), [](const TomlMember& m) { return m.first == "encap"; });
+            if (encap != members.end()) {
+                e.encap = encap->second.kind == Kind::string ? encap->second.text : "not a string";
+                members.erase(encap);
+            }
+            break;
+        }
+        case EtcdLayout::Kind::vpc:
+            e.parse_reject = fill_name(e.value, "name", e.what.name);
+            if (e.parse_reject.empty() && e.value.find("endpoint") != nullptr)
+                e.parse_reject = "a VPC's value has no \"endpoint\" list: each endpoint is a key of its own under " + layout.root() +
+                                 "endpoints/" + e.what.name + "/";
+            break;
+        case EtcdLayout::Kind::endpoint: e.parse_reject = fill_name(e.value, "ip", e.what.name); break;
+        case EtcdLayout::Kind::unknown: break;
+    }
+    return e;
 }
 
-// node.toml's tree with the accepted entries as [[nodes]] and [[vpc]] (endpoints under their
-// VPC); endpoints whose VPC is not in are rejected on the way.
-TomlNode compose(const TomlNode& local, std::vector<Entry>& entries, const EtcdLayout& layout) {
-    TomlNode root = local;
-    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+void stamp(TomlNode& n, std::uint32_t line) {
+    n.line = line;
+    for (TomlMember& m : n.members) stamp(m.second, line);
+    for (TomlNode& item : n.items) stamp(item, line);
+}
+
+// node.toml's tree with the accepted entries moved in as [[nodes]] and [[vpc]] (endpoints under
+// their VPC); endpoints whose VPC is not in are rejected on the way. restore() moves them back.
+struct Composed {
+    TomlNode root;
+    std::vector<Entry*> nodes;
+    std::vector<Entry*> vpcs;
+    std::vector<std::vector<Entry*>> endpoints;  // per VPC, in order
+
+    void restore() {
+        TomlNode* node_list = root.find("nodes");
+        for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i]->value = std::move(node_list->items[i]);
+        TomlNode* vpc_list = root.find("vpc");
+        for (std::size_t v = 0; v < vpcs.size(); ++v) {
+            TomlNode& table = vpc_list->items[v];
+            if (TomlNode* list = table.find("endpoint"))
+                for (std::size_t k = 0; k < endpoints[v].size(); ++k) endpoints[v][k]->value = std::move(list->items[k]);
+            std::erase_if(table.members, [](const TomlMember& m) { return m.first == "endpoint"; });
+            vpcs[v]->value = std::move(table);
+        }
+    }
+};
+
+Composed compose(const TomlNode& local, const std::vector<Entry*>& entries, const EtcdLayout& layout) {
+    Composed c;
+    c.root = local;
+    std::erase_if(c.root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    std::map<std::string_view, std::size_t> vpc_index;
+    for (Entry* e : entries) {
+        if (!e->rejected.empty()) continue;
+        if (e->what.kind == EtcdLayout::Kind::node) c.nodes.push_back(e);
+        if (e->what.kind == EtcdLayout::Kind::vpc) {
+            vpc_index[e->what.name] = c.vpcs.size();
+            c.vpcs.push_back(e);
+        }
+    }
+    c.endpoints.resize(c.vpcs.size());
+    for (Entry* e : entries) {
+        if (!e->rejected.empty() || e->what.kind != EtcdLayout::Kind::endpoint) continue;
+        const auto vpc = vpc_index.find(e->what.vpc);
+        if (vpc == vpc_index.end()) {
+            e->rejected = "its VPC " + e->what.vpc + " is not in the fabric (no valid key " + layout.vpc_key(e->what.vpc) + ")";
+            continue;
+        }
+        c.endpoints[vpc->second].push_back(e);
+    }
     TomlNode nodes;
     nodes.kind = Kind::array;
+    for (Entry* e : c.nodes) nodes.items.push_back(std::move(e->value));
     TomlNode vpcs;
     vpcs.kind = Kind::array;
-    std::map<std::string, std::size_t> vpc_index;
-    for (Entry& e : entries) {
-        if (!e.rejected.empty()) continue;
-        if (e.what.kind == EtcdLayout::Kind::node) nodes.items.push_back(e.value);
-        if (e.what.kind == EtcdLayout::Kind::vpc) {
-            vpc_index[e.what.name] = vpcs.items.size();
-            vpcs.items.push_back(e.value);
+    for (std::size_t v = 0; v < c.vpcs.size(); ++v) {
+        TomlNode table = std::move(c.vpcs[v]->value);
+        if (!c.endpoints[v].empty()) {
+            TomlNode list;
+            list.kind = Kind::array;
+            list.line = table.line;
+            for (Entry* e : c.endpoints[v]) list.items.push_back(std::move(e->value));
+            table.members.push_back({"endpoint", std::move(list)});
         }
+        vpcs.items.push_back(std::move(table));
     }
-    for (Entry& e : entries) {
-        if (!e.rejected.empty() || e.what.kind != EtcdLayout::Kind::endpoint) continue;
-        const auto vpc = vpc_index.find(e.what.vpc);
-        if (vpc == vpc_index.end()) {
-            e.rejected = "its VPC " + e.what.vpc + " is not in the fabric (no valid key " + layout.vpc_key(e.what.vpc) + ")";
-            continue;
-        }
-        TomlNode& table = vpcs.items[vpc->second];
-        TomlNode* list = table.find("endpoint");
-        if (list == nullptr) {
-            TomlNode empty;
-            empty.kind = Kind::array;
-            empty.line = table.line;
-            table.members.push_back({"endpoint", std::move(empty)});
-            list = table.find("endpoint");
-        }
-        list->items.push_back(e.value);
-    }
-    if (!nodes.items.empty()) root.members.push_back({"nodes", std::move(nodes)});
-    if (!vpcs.items.empty()) root.members.push_back({"vpc", std::move(vpcs)});
-    return root;
+    // Always both (possibly empty), so restore() finds them.
+    c.root.members.push_back({"nodes", std::move(nodes)});
+    c.root.members.push_back({"vpc", std::move(vpcs)});
+    return c;
 }
 
-// The error with its path made relative to the key's object: "vpc[0].endpoint[4].ip" is the
-// composed document's, meaningless to whoever wrote the key; "ip" is what they wrote.
-std::string reason_of(const ValidationError& error, const std::vector<Entry>& entries) {
+std::string reason_of(const ValidationError& error, const std::vector<Entry*>& entries) {
     std::string field = error.key;
     if (const auto bracket = field.rfind(']'); bracket != std::string::npos)
         field = bracket + 2 <= field.size() ? field.substr(bracket + 2) : "";
@@ -206,7 +225,7 @@ std::string reason_of(const ValidationError& error, const std::vector<Entry>& en
         if (end == at + 5 || end - at - 5 > 10) continue;
         const std::uint64_t line = std::stoull(text.substr(at + 5, end - at - 5));
         if (line < kKeyLine || line - kKeyLine >= entries.size()) continue;
-        const std::string key = "key " + entries[line - kKeyLine].key;
+        const std::string key = "key " + entries[line - kKeyLine]->key;
         text.replace(at, end - at, key);
         at += key.size() - 1;
     }
@@ -240,9 +259,12 @@ EtcdLayout::Key EtcdLayout::parse(std::string_view key) const {
     return out;
 }
 
-EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,
-                             const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
-                             const LoadOptions& options) {
+namespace {
+
+// The fabric of node.toml's part and `entries` (in key order): decode, reject the keys the errors
+// point at, again until what is left decodes cleanly. Every round rejects at least one key.
+EtcdFabric build_from(std::string_view local_toml, const std::string& display_name, const std::vector<Entry*>& entries,
+                      const EtcdLayout& layout, const LoadOptions& options) {
     EtcdFabric out;
     ValidationError syntax;
     const auto local = detail::parse_toml(local_toml, display_name, syntax);
@@ -257,12 +279,19 @@ EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& dis
         out.loaded.errors = std::move(own.errors);
         return out;
     }
-    std::vector<Entry> entries = read_entries(kvs, layout, std::string(to_string(own.config.local.encap)));
-    // Decode; reject the keys the errors point at; again, until what is left decodes cleanly.
-    // Every round rejects at least one key, so this ends.
+    const std::string local_encap(to_string(own.config.local.encap));
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        Entry& e = *entries[i];
+        stamp(e.value, static_cast<std::uint32_t>(kKeyLine + i));
+        e.rejected = e.parse_reject;
+        if (e.rejected.empty() && e.encap && *e.encap != local_encap)
+            e.rejected = "its encap (" + *e.encap + ") is not this node's (" + local_encap +
+                         "): every node of a fabric uses one encapsulation";
+    }
     for (;;) {
-        const TomlNode root = compose(*local, entries, layout);
-        detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
+        Composed composed = compose(*local, entries, layout);
+        detail::DecodedFabric decoded = detail::decode_fabric(composed.root, display_name);
+        composed.restore();
         detail::validate_fabric(decoded);
         bool rejected_any = false;
         ValidationErrors unattributed;
@@ -271,14 +300,14 @@ EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& dis
                 unattributed.push_back(error);
                 continue;
             }
-            Entry& e = entries[error.line - kKeyLine];
+            Entry& e = *entries[error.line - kKeyLine];
             if (!e.rejected.empty()) continue;
             e.rejected = reason_of(error, entries);
             rejected_any = true;
             if (e.what.kind == EtcdLayout::Kind::vpc) {  // its endpoints go with it
-                for (Entry& other : entries)
-                    if (other.rejected.empty() && other.what.kind == EtcdLayout::Kind::endpoint && other.what.vpc == e.what.name)
-                        other.rejected = "its VPC's key " + e.key + " is rejected";
+                for (Entry* other : entries)
+                    if (other->rejected.empty() && other->what.kind == EtcdLayout::Kind::endpoint && other->what.vpc == e.what.name)
+                        other->rejected = "its VPC's key " + e.key + " is rejected";
             }
         }
         if (rejected_any) continue;
@@ -291,11 +320,62 @@ EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& dis
         out.loaded.snapshot = std::make_shared<const FabricSnapshot>(std::move(decoded.config), options.generation, options.ports);
         break;
     }
-    for (const Entry& e : entries) {
-        if (e.rejected.empty()) ++out.keys_used;
-        else out.rejected.push_back({e.key, e.rejected});
+    for (const Entry* e : entries) {
+        if (e->rejected.empty()) ++out.keys_used;
+        else out.rejected.push_back({e->key, e->rejected});
     }
     return out;
+}
+
+}  // namespace
+
+struct EtcdFabricBuilder::Cache {
+    struct Value {
+        std::string text;
+        Entry entry;
+    };
+    std::map<std::string, Value> by_key;
+};
+
+EtcdFabricBuilder::EtcdFabricBuilder(EtcdLayout layout) : layout_(std::move(layout)), cache_(std::make_unique<Cache>()) {}
+EtcdFabricBuilder::~EtcdFabricBuilder() = default;
+
+std::size_t EtcdFabricBuilder::update(const std::map<std::string, std::string>& kvs) {
+    std::size_t parsed = 0;
+    auto& cached = cache_->by_key;
+    // Both maps are in key order: one walk finds what went, what came and what changed.
+    auto c = cached.begin();
+    for (const auto& [key, text] : kvs) {
+        while (c != cached.end() && c->first < key) c = cached.erase(c);
+        if (c != cached.end() && c->first == key) {
+            if (c->second.text != text) {
+                c->second = {text, parse_entry(key, text, layout_)};
+                ++parsed;
+            }
+            ++c;
+            continue;
+        }
+        c = cached.emplace_hint(c, key, Cache::Value{text, parse_entry(key, text, layout_)});
+        ++c;
+        ++parsed;
+    }
+    cached.erase(c, cached.end());
+    return parsed;
+}
+
+EtcdFabric EtcdFabricBuilder::build(std::string_view local_toml, const std::string& display_name, const LoadOptions& options) {
+    std::vector<Entry*> entries;
+    entries.reserve(cache_->by_key.size());
+    for (auto& [key, value] : cache_->by_key) entries.push_back(&value.entry);
+    return build_from(local_toml, display_name, entries, layout_, options);
+}
+
+EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,
+                             const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
+                             const LoadOptions& options) {
+    EtcdFabricBuilder builder(layout);
+    builder.update(kvs);
+    return builder.build(local_toml, display_name, options);
 }
 
 EtcdImport etcd_values_of(std::string_view toml, const std::string& display_name, const EtcdLayout& layout) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,26 @@ struct EtcdFabric {
 [[nodiscard]] EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,
                                            const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
                                            const LoadOptions& options = {});
+
+// The same, for a daemon that builds again at every change: each value is parsed once, when it
+// first appears or changes, and kept between builds.
+class EtcdFabricBuilder {
+public:
+    explicit EtcdFabricBuilder(EtcdLayout layout);
+    ~EtcdFabricBuilder();
+    EtcdFabricBuilder(const EtcdFabricBuilder&) = delete;
+    EtcdFabricBuilder& operator=(const EtcdFabricBuilder&) = delete;
+
+    // Makes the builder hold exactly `kvs`; returns how many values it had to parse.
+    std::size_t update(const std::map<std::string, std::string>& kvs);
+    [[nodiscard]] EtcdFabric build(std::string_view local_toml, const std::string& display_name, const LoadOptions& options = {});
+    [[nodiscard]] const EtcdLayout& layout() const noexcept { return layout_; }
+
+private:
+    struct Cache;
+    EtcdLayout layout_;
+    std::unique_ptr<Cache> cache_;
+};
 
 // A whole node.toml's fabric ([[nodes]], [[vpc]] and their endpoints, validated as a reload
 // would) as the keys and values of `layout`; [node] and [etcd] are the node's own and are not

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "fabric/diff.hpp"
 #include "support/fabric_builder.hpp"
 
 namespace andromeda::fabric {
@@ -130,6 +131,31 @@ TEST(EtcdFabric, EachBadKeyIsLeftOutWithItsReasonAndTheRestIsBuilt) {
     EXPECT_NE(f.find_endpoint(200, wire::Ipv4Address(0x0a000014)), nullptr);
     EXPECT_EQ(f.find_endpoint(100, wire::Ipv4Address(0x0a000921)), nullptr);
     EXPECT_EQ(built.keys_used, kvs.size() - 9);
+}
+
+TEST(EtcdFabric, TheBuilderParsesOnlyWhatChangedAndBuildsWhatAFreshBuildWould) {
+    auto kvs = import_of(kFabric);
+    EtcdFabricBuilder builder(kLayout);
+    EXPECT_EQ(builder.update(kvs), kvs.size());
+    EXPECT_EQ(builder.update(kvs), 0u) << "nothing changed";
+    const std::string root = kLayout.root();
+    kvs[root + "endpoints/blue/10.0.0.30"] = R"({"mac": "02:00:00:00:00:30", "node": "node2"})";
+    kvs[root + "endpoints/blue/10.0.0.20"] = R"({"mac": "02:00:00:00:00:21", "node": "node2"})";  // changed
+    kvs.erase(root + "endpoints/green/10.0.0.20");
+    kvs[root + "vpcs/red"] = "{broken";
+    EXPECT_EQ(builder.update(kvs), 3u) << "one added, one changed, one bad: parsed; the removed one dropped";
+    for (int round = 0; round < 2; ++round) {  // a second build from the same cache gives the same
+        const EtcdFabric cached = builder.build(kLocal, "node.toml");
+        const EtcdFabric fresh = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+        ASSERT_TRUE(cached.loaded.ok() && fresh.loaded.ok());
+        EXPECT_EQ(cached.rejected, fresh.rejected);
+        ASSERT_EQ(cached.rejected.size(), 1u);
+        EXPECT_EQ(cached.rejected[0].key, root + "vpcs/red");
+        const auto diff = diff_fabrics(cached.loaded.snapshot.get(), *fresh.loaded.snapshot);
+        EXPECT_TRUE(diff.empty()) << diff.summary();
+        EXPECT_EQ(cached.loaded.snapshot->find_endpoint(100, wire::Ipv4Address(0x0a000014))->mac.to_string(), "02:00:00:00:00:21");
+        EXPECT_EQ(cached.loaded.snapshot->find_endpoint(200, wire::Ipv4Address(0x0a000014)), nullptr);
+    }
 }
 
 TEST(EtcdFabric, NodeTomlsOwnErrorsStopEverything) {

@@ -312,40 +312,38 @@ struct WatchState {
     std::optional<WatchEnd> end;
 };
 
-// One message of the stream: {"result": WatchResponse} or {"error": {...}}.
-void handle_message(WatchState& state, const std::string& line) {
+}  // namespace
+
+std::optional<WatchEnd> read_watch_message(std::string_view line, const std::function<void(const WatchBatch&)>& on_batch,
+                                           bool* created) {
     const json message = json::parse(line, nullptr, false);
-    if (message.is_discarded() || !message.is_object()) {
-        state.end = WatchEnd{WatchEnd::Why::broken, 0, "etcd sent a watch message that is not JSON"};
-        return;
-    }
-    if (const auto error = message.find("error"); error != message.end()) {
-        state.end = WatchEnd{WatchEnd::Why::broken, 0, "etcd ended the watch: " + error_text(*error)};
-        return;
-    }
+    if (message.is_discarded() || !message.is_object())
+        return WatchEnd{WatchEnd::Why::broken, 0, "etcd sent a watch message that is not JSON"};
+    if (const auto error = message.find("error"); error != message.end())
+        return WatchEnd{WatchEnd::Why::broken, 0, "etcd ended the watch: " + error_text(*error)};
     const auto result = message.find("result");
-    if (result == message.end()) return;
-    if (result->value("created", false)) state.created = true;
-    if (const std::int64_t compacted = int64_of(*result, "compact_revision"); compacted != 0) {
-        state.end = WatchEnd{WatchEnd::Why::compacted, compacted, ""};
-        return;
-    }
-    if (result->value("canceled", false)) {
-        state.end = WatchEnd{WatchEnd::Why::broken, 0, "etcd canceled the watch: " + result->value("cancel_reason", std::string())};
-        return;
-    }
+    if (result == message.end() || !result->is_object()) return std::nullopt;
+    if (result->value("created", false) && created != nullptr) *created = true;
+    if (const std::int64_t compacted = int64_of(*result, "compact_revision"); compacted != 0)
+        return WatchEnd{WatchEnd::Why::compacted, compacted, ""};
+    if (result->value("canceled", false))
+        return WatchEnd{WatchEnd::Why::broken, 0, "etcd canceled the watch: " + result->value("cancel_reason", std::string())};
     const auto events = result->find("events");
-    if (events == result->end() || !events->is_array() || events->empty()) return;
+    if (events == result->end() || !events->is_array() || events->empty()) return std::nullopt;
     WatchBatch batch;
     batch.revision = header_revision(*result);
     for (const json& e : *events) {
+        if (!e.is_object()) throw EtcdError("a watch event is not an object");
         WatchEvent event;
         event.type = e.value("type", std::string("PUT")) == "DELETE" ? WatchEvent::Type::erase : WatchEvent::Type::put;
-        if (const auto kv = e.find("kv"); kv != e.end()) event.kv = key_value_of(*kv);
+        if (const auto kv = e.find("kv"); kv != e.end() && kv->is_object()) event.kv = key_value_of(*kv);
         batch.events.push_back(std::move(event));
     }
-    (*state.on_batch)(batch);
+    on_batch(batch);
+    return std::nullopt;
 }
+
+namespace {
 
 size_t on_watch_data(char* data, size_t size, size_t count, void* user) {
     auto& state = *static_cast<WatchState*>(user);
@@ -355,7 +353,7 @@ size_t on_watch_data(char* data, size_t size, size_t count, void* user) {
         state.buffer.erase(0, newline + 1);
         if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
         try {
-            handle_message(state, line);
+            state.end = read_watch_message(line, *state.on_batch, &state.created);
         } catch (const std::exception& e) {
             state.end = WatchEnd{WatchEnd::Why::broken, 0, std::string("a watch message could not be read: ") + e.what()};
         }

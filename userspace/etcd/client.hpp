@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace andromeda::etcd {
@@ -73,6 +74,12 @@ struct WatchEnd {
 [[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
 // The end of the key range that holds every key starting with `prefix` (etcd's "prefix + 1").
 [[nodiscard]] std::string prefix_end(std::string_view prefix);
+
+// One message of a watch stream ({"result": WatchResponse} or {"error": ...}, one line): calls
+// on_batch when it carries events; returns how the watch ended when it says so. Sets *created
+// when it confirms the watch. Throws EtcdError for a malformed event. (Exposed for the fuzzer.)
+std::optional<WatchEnd> read_watch_message(std::string_view line, const std::function<void(const WatchBatch&)>& on_batch,
+                                           bool* created = nullptr);
 
 class Client {
 public:

@@ -106,46 +106,19 @@ public:
         return text;
     }
 
-    // Starts etcd and waits until it answers (throws after 20 s).
+    // Starts etcd and waits until it answers (throws after 60 s). A port taken meanwhile by
+    // someone else (they are picked free, then etcd binds them) means new ports and another try.
     void start() {
         if (pid_ > 0) return;
-        const std::string client = endpoint();
-        const std::string peer = "http://" + ip_ + ":" + std::to_string(peer_port_);
-        std::vector<std::string> argv = prefix_;
-        for (const std::string& a :
-             {std::string(kEtcdBinary), std::string("--name"), std::string("test"), std::string("--data-dir"), dir_ + "/data",
-              std::string("--listen-client-urls"), client, std::string("--advertise-client-urls"), client,
-              std::string("--listen-peer-urls"), peer, std::string("--initial-advertise-peer-urls"), peer,
-              std::string("--initial-cluster"), "test=" + peer, std::string("--log-level"), std::string("warn")})
-            argv.push_back(a);
-        if (tls_) {
-            for (const char* a : {"--cert-file", tls_->server_cert.c_str(), "--key-file", tls_->server_key.c_str(),
-                                         "--trusted-ca-file", tls_->ca_file.c_str(), "--client-cert-auth"})
-                argv.push_back(a);
-        }
-        log_ = dir_ + "/etcd.log";
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(a.data());
-        args.push_back(nullptr);
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-        const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        if (rc != 0) throw std::runtime_error(std::string("cannot start etcd: ") + std::strerror(rc));
-        etcd::Config config = client_config();
-        config.timeout = std::chrono::milliseconds(500);
-        etcd::Client probe(config);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        for (;;) {
-            try {
-                (void)probe.get("/");
+        for (int attempt = 0;; ++attempt) {
+            if (launch_and_wait()) {
+                ports_may_change_ = false;
                 return;
-            } catch (const etcd::EtcdError&) {
             }
-            if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("etcd did not come up: " + log());
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            const bool port_taken = log().find("address already in use") != std::string::npos;
+            if (!port_taken || attempt == 3 || !ports_may_change_) throw std::runtime_error("etcd did not come up: " + log());
+            client_port_ = free_port(ip_);
+            peer_port_ = free_port(ip_);
         }
     }
 
@@ -170,6 +143,55 @@ public:
     [[nodiscard]] const std::string& directory() const { return dir_; }
 
 private:
+    // Spawns etcd; true once it answers, false when it exits first (its log says why).
+    bool launch_and_wait() {
+        const std::string client = endpoint();
+        const std::string peer = "http://" + ip_ + ":" + std::to_string(peer_port_);
+        std::vector<std::string> argv = prefix_;
+        for (const std::string& a :
+             {std::string(kEtcdBinary), std::string("--name"), std::string("test"), std::string("--data-dir"), dir_ + "/data",
+              std::string("--listen-client-urls"), client, std::string("--advertise-client-urls"), client,
+              std::string("--listen-peer-urls"), peer, std::string("--initial-advertise-peer-urls"), peer,
+              std::string("--initial-cluster"), "test=" + peer, std::string("--log-level"), std::string("warn")})
+            argv.push_back(a);
+        if (tls_) {
+            for (const char* a : {"--cert-file", tls_->server_cert.c_str(), "--key-file", tls_->server_key.c_str(),
+                                  "--trusted-ca-file", tls_->ca_file.c_str(), "--client-cert-auth"})
+                argv.push_back(a);
+        }
+        log_ = dir_ + "/etcd.log";
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(a.data());
+        args.push_back(nullptr);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+        const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) throw std::runtime_error(std::string("cannot start etcd: ") + std::strerror(rc));
+        etcd::Config config = client_config();
+        config.timeout = std::chrono::milliseconds(500);
+        etcd::Client probe(config);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (;;) {
+            try {
+                (void)probe.get("/");
+                return true;
+            } catch (const etcd::EtcdError&) {
+            }
+            if (waitpid(pid_, nullptr, WNOHANG) == pid_) {  // it gave up (a port in use, say)
+                pid_ = -1;
+                return false;
+            }
+            if (std::chrono::steady_clock::now() > deadline) {
+                kill_now();
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
     std::vector<std::string> prefix_;
     std::string ip_;
     std::optional<EtcdTls> tls_;
@@ -178,6 +200,7 @@ private:
     std::uint16_t client_port_ = 0;
     std::uint16_t peer_port_ = 0;
     pid_t pid_ = -1;
+    bool ports_may_change_ = true;  // until etcd has run once: a restart must keep its ports
 };
 
 }  // namespace andromeda::testing

@@ -42,7 +42,7 @@ TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
 
 TEST(FabricValidation, UnknownTopLevelSection) {
     expect_error(kBaseFabric + "[[vpcs]]\nname = \"x\"\n",
-                 "t.toml:21: vpcs: unknown key \"vpcs\"; did you mean \"vpc\"? valid keys here: node, nodes, vpc");
+                 "t.toml:21: vpcs: unknown key \"vpcs\"; did you mean \"vpc\"? valid keys here: node, nodes, vpc, etcd");
 }
 
 TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {

@@ -176,9 +176,10 @@ void EtcdSync::watch_loop() {
                             status_.revision = batch.revision;
                         }
                         revision = batch.revision;
-                        apply_now();
                     },
-                    stop_);
+                    stop_,
+                    // Once per read from the stream: what piled up while a build ran applies in one.
+                    [&] { apply_now(); });
                 if (end.why == etcd::WatchEnd::Why::stopped) return;
                 if (end.why == etcd::WatchEnd::Why::compacted) {
                     spdlog::warn("etcd: revision {} was compacted (oldest now {}): listing again", revision + 1,

@@ -306,6 +306,7 @@ namespace {
 
 struct WatchState {
     const std::function<void(const WatchBatch&)>* on_batch = nullptr;
+    const std::function<void()>* after_batches = nullptr;
     const std::atomic<bool>* stop = nullptr;
     std::string buffer;
     bool created = false;
@@ -348,16 +349,22 @@ namespace {
 size_t on_watch_data(char* data, size_t size, size_t count, void* user) {
     auto& state = *static_cast<WatchState*>(user);
     state.buffer.append(data, size * count);
+    bool delivered = false;
+    const std::function<void(const WatchBatch&)> counting = [&](const WatchBatch& b) {
+        delivered = true;
+        (*state.on_batch)(b);
+    };
     for (std::size_t newline; !state.end && (newline = state.buffer.find('\n')) != std::string::npos;) {
         const std::string line = state.buffer.substr(0, newline);
         state.buffer.erase(0, newline + 1);
         if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
         try {
-            state.end = read_watch_message(line, *state.on_batch, &state.created);
+            state.end = read_watch_message(line, counting, &state.created);
         } catch (const std::exception& e) {
             state.end = WatchEnd{WatchEnd::Why::broken, 0, std::string("a watch message could not be read: ") + e.what()};
         }
     }
+    if (delivered && state.after_batches != nullptr && *state.after_batches) (*state.after_batches)();
     return state.end ? 0 : size * count;  // 0 aborts the transfer
 }
 
@@ -369,7 +376,8 @@ int on_watch_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t
 }  // namespace
 
 WatchEnd Client::watch_prefix(const std::string& prefix, std::int64_t start_revision,
-                              const std::function<void(const WatchBatch&)>& on_batch, const std::atomic<bool>& stop) {
+                              const std::function<void(const WatchBatch&)>& on_batch, const std::atomic<bool>& stop,
+                              const std::function<void()>& after_batches) {
     if (!config_.username.empty() && token_.empty()) {
         try {
             authenticate();
@@ -386,7 +394,7 @@ WatchEnd Client::watch_prefix(const std::string& prefix, std::int64_t start_revi
     for (std::size_t attempt = 0; attempt < config_.endpoints.size() && !stop.load(); ++attempt) {
         const std::size_t index = (preferred_ + attempt) % config_.endpoints.size();
         const std::string url = config_.endpoints[index] + "/v3/watch";
-        WatchState state{&on_batch, &stop, {}, false, std::nullopt};
+        WatchState state{&on_batch, &after_batches, &stop, {}, false, std::nullopt};
         Curl curl;
         curl_slist* headers = make_headers(token_);
         common_options(curl.handle, config_, headers);

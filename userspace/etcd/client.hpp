@@ -113,8 +113,11 @@ public:
     // that carries events, until `stop` is set (libcurl checks about once a second), the revision is
     // compacted, or the stream breaks (etcd down, connection lost: a dead peer is noticed by TCP
     // keepalive within seconds). Returns why it ended; never throws for those.
+    // `after_batches`, when given, is called once the batches of one read from the stream were
+    // handed over: a caller that applies there, not per batch, applies a backlog at once.
     WatchEnd watch_prefix(const std::string& prefix, std::int64_t start_revision,
-                          const std::function<void(const WatchBatch&)>& on_batch, const std::atomic<bool>& stop);
+                          const std::function<void(const WatchBatch&)>& on_batch, const std::atomic<bool>& stop,
+                          const std::function<void()>& after_batches = {});
 
 private:
     struct Curl;

@@ -22,16 +22,18 @@ std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std
 }  // namespace
 
 EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, std::string cache_path,
-                   Apply apply)
+                   Apply apply, std::function<void(const etcd::WatchBatch&)> watched)
     : config_(fabric::etcd_client_config(settings)),
       layout_(settings.prefix),
       node_name_(std::move(node_name)),
       self_value_(std::move(self_value)),
       lease_ttl_(settings.lease_ttl),
       cache_path_(std::move(cache_path)),
-      apply_(std::move(apply)) {
+      apply_(std::move(apply)),
+      watched_(std::move(watched)) {
     status_.endpoints = settings.endpoints;
     status_.prefix = layout_.root();
+    applier_ = std::thread([this] { apply_loop(); });
     watcher_ = std::thread([this] { watch_loop(); });
     leaser_ = std::thread([this] { lease_loop(); });
 }
@@ -42,11 +44,16 @@ EtcdSync::~EtcdSync() {
         std::lock_guard lock(wake_mutex_);
         wake_.notify_all();
     }
+    {
+        std::lock_guard lock(mutex_);
+        apply_wake_.notify_all();
+    }
     if (watcher_.joinable()) watcher_.join();
     if (leaser_.joinable()) leaser_.join();
+    if (applier_.joinable()) applier_.join();
     if (cache_dirty_) {
         const auto s = status();
-        write_cache(keys(), s.revision);
+        write_cache(keys(), s.applied_revision);
     }
 }
 
@@ -107,11 +114,33 @@ void EtcdSync::note_error(const std::string& what) {
     status_.last_error = what;
 }
 
+void EtcdSync::request_apply() {
+    std::lock_guard lock(mutex_);
+    dirty_ = true;
+    apply_wake_.notify_all();
+}
+
+// The applier: builds and applies the latest keys whenever they changed. Changes that arrive
+// while a build runs are applied together by the next one.
+void EtcdSync::apply_loop() {
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            apply_wake_.wait(lock, [this] { return dirty_ || stop_.load(); });
+            if (stop_) return;
+            dirty_ = false;
+        }
+        apply_now();
+    }
+}
+
 void EtcdSync::apply_now() {
     std::map<std::string, std::string> kvs;
+    std::int64_t revision = 0;
     {
         std::lock_guard lock(mutex_);
         kvs = kvs_;
+        revision = status_.revision;
     }
     std::vector<fabric::RejectedKey> rejected;
     try {
@@ -133,9 +162,10 @@ void EtcdSync::apply_now() {
     logged_rejections_ = std::move(now);
     status_.rejected = std::move(rejected);
     status_.keys = kvs.size();
+    status_.applied_revision = revision;
     // The cache follows at most a second behind (a burst of changes is not written per change).
     cache_dirty_ = true;
-    if (std::chrono::steady_clock::now() - cache_written_ >= 1s) write_cache(kvs, status_.revision);
+    if (std::chrono::steady_clock::now() - cache_written_ >= 1s) write_cache(kvs, revision);
 }
 
 void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
@@ -149,7 +179,7 @@ void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
         status_.revision = listed.revision;
     }
     revision = listed.revision;
-    apply_now();
+    request_apply();
 }
 
 void EtcdSync::watch_loop() {
@@ -165,6 +195,7 @@ void EtcdSync::watch_loop() {
                 const etcd::WatchEnd end = client.watch_prefix(
                     layout_.root(), revision + 1,
                     [&](const etcd::WatchBatch& batch) {
+                        if (watched_) watched_(batch);
                         {
                             std::lock_guard lock(mutex_);
                             for (const auto& e : batch.events) {
@@ -178,8 +209,7 @@ void EtcdSync::watch_loop() {
                         revision = batch.revision;
                     },
                     stop_,
-                    // Once per read from the stream: what piled up while a build ran applies in one.
-                    [&] { apply_now(); });
+                    [&] { request_apply(); });
                 if (end.why == etcd::WatchEnd::Why::stopped) return;
                 if (end.why == etcd::WatchEnd::Why::compacted) {
                     spdlog::warn("etcd: revision {} was compacted (oldest now {}): listing again", revision + 1,

@@ -1,7 +1,8 @@
 // The daemon's side of the fabric in etcd (docs/etcd.md): one thread lists the layout's keys,
-// hands them to the daemon to build and apply (the same validation, publication, map sync and
-// fast-path update as a reload), then watches from the list's revision + 1 and hands over every
-// batch of changes the same way. A compacted revision or a broken watch means: list again and
+// then watches from the list's revision + 1, keeping the keys up to date; another hands the
+// latest keys to the daemon to build and apply (the same validation, publication, map sync and
+// fast-path update as a reload) whenever they changed, so changes that arrive during a build are
+// applied together by the next. A compacted revision or a broken watch means: list again and
 // apply (the diff against what runs is all that changes: nothing is flushed). With etcd
 // unreachable, forwarding goes on with the last fabric; the thread reconnects with backoff.
 //
@@ -32,7 +33,8 @@ struct EtcdStatus {
     std::vector<std::string> endpoints;
     std::string prefix;               // the layout's root, "/andromeda/v1/"
     bool connected = false;           // listing or watching right now
-    std::int64_t revision = 0;        // the last revision applied
+    std::int64_t revision = 0;        // the last revision seen (listed or watched)
+    std::int64_t applied_revision = 0;  // the last revision built and applied
     std::size_t keys = 0;             // keys under the prefix at that revision
     std::vector<fabric::RejectedKey> rejected;
     std::uint64_t lists = 0;          // full listings (the first, and every resync)
@@ -56,8 +58,10 @@ public:
     // `self`: this node's entry (JSON) under the layout's nodes/<name>. `cache_path`: where the
     // keys last applied are kept (at most a second behind), for a start while etcd is away.
     // Starts both threads.
+    // `watched`, when given, sees every watch batch on the watch thread before it is kept (tests
+    // use it to make the watch fall behind).
     EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, std::string self_value, std::string cache_path,
-             Apply apply);
+             Apply apply, std::function<void(const etcd::WatchBatch&)> watched = {});
     // Stops the threads and revokes the lease (this node's entry goes at once).
     ~EtcdSync();
     EtcdSync(const EtcdSync&) = delete;
@@ -80,6 +84,8 @@ private:
     void watch_loop();
     void lease_loop();
     void list_and_apply(etcd::Client& client, std::int64_t& revision);
+    void request_apply();
+    void apply_loop();
     void apply_now();
     // Waits up to `d`, or until stopping; false when stopping.
     bool pause(std::chrono::milliseconds d);
@@ -93,6 +99,7 @@ private:
     std::uint32_t lease_ttl_;
     std::string cache_path_;
     Apply apply_;
+    std::function<void(const etcd::WatchBatch&)> watched_;
     std::chrono::steady_clock::time_point cache_written_{};
     bool cache_dirty_ = false;
 
@@ -100,12 +107,15 @@ private:
     std::map<std::string, std::string> kvs_;
     EtcdStatus status_;
     std::set<std::string> logged_rejections_;
+    bool dirty_ = false;  // kvs_ changed since the last build
+    std::condition_variable apply_wake_;
 
     std::atomic<bool> stop_{false};
     std::mutex wake_mutex_;
     std::condition_variable wake_;
     std::thread watcher_;
     std::thread leaser_;
+    std::thread applier_;
 };
 
 }  // namespace andromeda::daemon

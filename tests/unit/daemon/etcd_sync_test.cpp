@@ -1,6 +1,6 @@
 // The daemon's etcd sync on its own, against a real etcd: what it hands to the daemon (the keys
 // under the layout, as listed and then as watched), and a watch that falls behind etcd's
-// compaction while the daemon is busy: it lists again and ends with exactly etcd's keys.
+// compaction while its thread is stalled: it lists again and ends with exactly etcd's keys.
 #include "daemon/etcd_sync.hpp"
 
 #include <gtest/gtest.h>
@@ -22,12 +22,10 @@ struct Recorder {
     std::mutex m;
     std::condition_variable changed;
     std::vector<std::map<std::string, std::string>> applied;
-    bool hold = false;  // while true, apply() blocks (a busy daemon)
 
     EtcdSync::Apply apply() {
         return [this](const std::map<std::string, std::string>& kvs) {
             std::unique_lock lock(m);
-            changed.wait(lock, [this] { return !hold; });
             applied.push_back(kvs);
             changed.notify_all();
             return std::vector<fabric::RejectedKey>{};
@@ -86,12 +84,16 @@ TEST(EtcdSync, AWatchThatFallsBehindACompactionListsAgainAndEndsWithEtcdsKeys) {
     etcd::Client c(server.client_config());
     c.put("/andromeda/v1/vpcs/blue", "{}");
     Recorder r;
-    EtcdSync sync(settings_of(server), "node1", "{}", cache_path(), r.apply());
+    // The watch thread stalls on the first batch it sees until released (a host too busy to
+    // read the stream): etcd's watch then falls behind.
+    std::mutex stall_mutex;
+    std::condition_variable stall_cv;
+    bool stalled = true;
+    EtcdSync sync(settings_of(server), "node1", "{}", cache_path(), r.apply(), [&](const etcd::WatchBatch&) {
+        std::unique_lock lock(stall_mutex);
+        stall_cv.wait(lock, [&] { return !stalled; });
+    });
     ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 1; }, 10s));
-    {
-        std::lock_guard lock(r.m);
-        r.hold = true;  // the daemon is busy: the watch stream backs up
-    }
     // Far more changes than the stream's buffers hold, then a compaction past all of them.
     const std::string padding(200, 'x');
     std::int64_t revision = 0;
@@ -105,9 +107,9 @@ TEST(EtcdSync, AWatchThatFallsBehindACompactionListsAgainAndEndsWithEtcdsKeys) {
     revision = c.put("/andromeda/v1/vpcs/green", "{\"final\": true}");
     c.compact(revision);
     {
-        std::lock_guard lock(r.m);
-        r.hold = false;
-        r.changed.notify_all();
+        std::lock_guard lock(stall_mutex);
+        stalled = false;
+        stall_cv.notify_all();
     }
     ASSERT_TRUE(r.wait_for([](const auto& kvs) {
         const auto it = kvs.find("/andromeda/v1/vpcs/green");

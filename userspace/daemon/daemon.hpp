@@ -141,7 +141,8 @@ private:
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
-    std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;  // [etcd]: the values parsed, kept between builds
+    std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;
+    std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build  // [etcd]: the values parsed, kept between builds
     std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
     std::uint64_t reloads_ok_ = 0;

@@ -45,6 +45,7 @@ ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
         text << in.rdbuf();
         if (!in) return {false, store_.current()->generation(), "cannot read " + path + "\n"};
         result = load_etcd_fabric(text.str(), etcd_->keys(), nullptr);
+        if (result.applied) etcd_config_text_ = text.str();
     } else {
         result = store_.load_file(path);
     }
@@ -83,10 +84,17 @@ fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, co
 
 void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
     const auto& settings = *snapshot.local().etcd;
+    {
+        std::ifstream in(options_.config_path, std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        if (!in) throw StartupError("cannot read " + options_.config_path);
+        etcd_config_text_ = text.str();
+    }
     if (!etcd_builder_) etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(fabric::EtcdLayout(settings.prefix));
     const nlohmann::json self{{"name", snapshot.local().name},
                               {"address", host_.underlay_address.to_string()},
-                              {"mac", host_.underlay.mac.to_string()},
+                              {"underlay_mac", host_.underlay.mac.to_string()},
                               {"encap", std::string(fabric::to_string(snapshot.local().encap))}};
     try {
         etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
@@ -123,12 +131,9 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
 
 std::vector<fabric::RejectedKey> Daemon::apply_etcd(const std::map<std::string, std::string>& kvs) {
     std::lock_guard lock(mutex_);
-    std::ifstream in(options_.config_path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) throw std::runtime_error("cannot read " + options_.config_path);
+    // node.toml as last loaded (at start or by a reload), not as it may have been edited since.
     std::vector<fabric::RejectedKey> rejected;
-    const fabric::ReloadResult result = load_etcd_fabric(text.str(), kvs, &rejected);
+    const fabric::ReloadResult result = load_etcd_fabric(etcd_config_text_, kvs, &rejected);
     if (!result.applied) {
         ++reloads_failed_;
         throw std::runtime_error(result.message());

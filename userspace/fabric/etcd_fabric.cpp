@@ -9,6 +9,7 @@
 
 #include "fabric/decode.hpp"
 #include "fabric/toml_tree.hpp"
+#include "wire/addresses.hpp"
 
 namespace andromeda::fabric {
 
@@ -124,6 +125,15 @@ Entry parse_entry(const std::string& key, const std::string& text, const EtcdLay
             if (encap != members.end()) {
                 e.encap = encap->second.kind == Kind::string ? encap->second.text : "not a string";
                 members.erase(encap);
+            }
+            // What a daemon says of itself for people (`fabric get`): its own underlay MAC. Not the
+            // next hop ("mac" pins that), which on a routed underlay is a router's.
+            const auto own_mac =
+                std::find_if(members.begin(), members.end(), [](const TomlMember& m) { return m.first == "underlay_mac"; });
+            if (own_mac != members.end()) {
+                if (e.parse_reject.empty() && (own_mac->second.kind != Kind::string || !wire::MacAddress::parse(own_mac->second.text)))
+                    e.parse_reject = "underlay_mac: not a MAC address";
+                members.erase(own_mac);
             }
             break;
         }

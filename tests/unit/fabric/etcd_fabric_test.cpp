@@ -158,6 +158,25 @@ TEST(EtcdFabric, TheBuilderParsesOnlyWhatChangedAndBuildsWhatAFreshBuildWould) {
     }
 }
 
+TEST(EtcdFabric, ADaemonsOwnUnderlayMacIsNotTakenForTheNextHop) {
+    auto kvs = import_of(kFabric);
+    const std::string root = kLayout.root();
+    kvs[root + "nodes/node2"] = R"({"address": "192.168.1.2", "encap": "andromeda", "underlay_mac": "02:00:00:00:a1:02"})";
+    kvs[root + "nodes/node3"] = R"({"address": "192.168.1.3", "underlay_mac": "nope"})";
+    const EtcdFabric built = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(built.loaded.ok()) << to_string(built.loaded.errors);
+    ASSERT_EQ(built.rejected.size(), 1u) << reasons(built);
+    EXPECT_EQ(built.rejected[0].key, root + "nodes/node3");
+    EXPECT_EQ(built.rejected[0].reason, "underlay_mac: not a MAC address");
+    bool found = false;
+    for (const Node& n : built.loaded.snapshot->nodes())
+        if (n.name == "node2") {
+            found = true;
+            EXPECT_FALSE(n.mac) << "no pinned next hop: peers resolve it (a router's, on a routed underlay)";
+        }
+    EXPECT_TRUE(found);
+}
+
 TEST(EtcdFabric, NodeTomlsOwnErrorsStopEverything) {
     const auto kvs = import_of(kFabric);
     const std::string with_vpc = kLocal + "\n[[vpc]]\nname = \"x\"\nvni = 1\ncidr = \"10.1.0.0/24\"\ngateway = \"10.1.0.1\"\n";

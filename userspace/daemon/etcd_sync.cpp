@@ -63,11 +63,15 @@ std::optional<EtcdSync::Cache> EtcdSync::read_cache(const std::string& path, con
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
     const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || doc.value("prefix", std::string()) != layout.root()) return std::nullopt;
+    // A damaged cache is no cache: the daemon starts without it and lists etcd.
+    const auto prefix = doc.is_object() ? doc.find("prefix") : doc.end();
+    const auto revision = doc.is_object() ? doc.find("revision") : doc.end();
+    const auto keys = doc.is_object() ? doc.find("keys") : doc.end();
+    if (doc.is_discarded() || !doc.is_object() || prefix == doc.end() || !prefix->is_string() ||
+        prefix->get<std::string>() != layout.root() || keys == doc.end() || !keys->is_object())
+        return std::nullopt;
     Cache cache;
-    cache.revision = doc.value("revision", std::int64_t{0});
-    const auto keys = doc.find("keys");
-    if (keys == doc.end() || !keys->is_object()) return std::nullopt;
+    if (revision != doc.end() && revision->is_number_integer()) cache.revision = revision->get<std::int64_t>();
     for (const auto& [k, v] : keys->items())
         if (v.is_string()) cache.kvs.emplace(k, v.get<std::string>());
     return cache;

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -75,6 +76,21 @@ TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
     ASSERT_TRUE(cache);
     EXPECT_EQ(cache->kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10"), 1u) << "the cache holds what was last applied";
     EXPECT_EQ(cache->kvs.count("/andromeda/v1/vpcs/blue"), 0u);
+    std::filesystem::remove(cache_path());
+}
+
+TEST(EtcdSync, ADamagedCacheIsNoCache) {
+    const fabric::EtcdLayout layout("/andromeda");
+    for (const char* text : {"", "not json", "[]", R"({"prefix": 5, "keys": {}})", R"({"prefix": "/andromeda/v1/"})",
+                             R"({"prefix": "/other/v1/", "keys": {}})", R"({"prefix": "/andromeda/v1/", "keys": []})"}) {
+        std::ofstream(cache_path()) << text;
+        EXPECT_FALSE(EtcdSync::read_cache(cache_path(), layout)) << text;
+    }
+    std::ofstream(cache_path()) << R"({"prefix": "/andromeda/v1/", "revision": "x", "keys": {"/andromeda/v1/vpcs/a": "{}", "/b": 1}})";
+    const auto cache = EtcdSync::read_cache(cache_path(), layout);
+    ASSERT_TRUE(cache);
+    EXPECT_EQ(cache->revision, 0);
+    EXPECT_EQ(cache->kvs.size(), 1u);
     std::filesystem::remove(cache_path());
 }
 

@@ -68,7 +68,15 @@ Daemon::Daemon(DaemonOptions options)
 }
 
 Daemon::~Daemon() {
-    etcd_.reset();  // no more fabrics applied, this node's etcd entry revoked
+    // No more fabrics applied, this node's etcd entry revoked. Taken out under the lock (the
+    // control server reads etcd_ for status and stats), stopped outside it (its applier may be
+    // waiting for the lock to apply one last fabric).
+    std::unique_ptr<EtcdSync> etcd;
+    {
+        std::lock_guard lock(mutex_);
+        etcd = std::move(etcd_);
+    }
+    etcd.reset();
     control_.stop();
     const std::vector<OwnedPort> ports = pool_ ? pool_->ports() : std::vector<OwnedPort>{};
     pool_.reset();  // threads joined, sockets closed

@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 #include "etcd/client.hpp"
 #include "fabric/etcd_fabric.hpp"
@@ -112,16 +110,14 @@ int guarded(std::ostream& err, F&& body) {
 }  // namespace
 
 int run_fabric_import(const EtcdTarget& target, const std::string& file, bool replace, std::ostream& out, std::ostream& err) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) {
+    const auto text = fabric::read_text_file(file);
+    if (!text) {
         err << "andromedactl: cannot read " << file << '\n';
         return 2;
     }
     auto c = connect(target, err);
     if (!c) return 2;
-    const fabric::EtcdImport imported = fabric::etcd_values_of(text.str(), file, c->layout);
+    const fabric::EtcdImport imported = fabric::etcd_values_of(*text, file, c->layout);
     if (!imported.errors.empty()) {
         err << fabric::to_string(imported.errors) << "andromedactl: nothing imported: " << imported.errors.size()
             << " error(s) in " << file << '\n';

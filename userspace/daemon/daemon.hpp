@@ -104,7 +104,8 @@ private:
     std::string finish_reload(const fabric::ReloadResult& result);
     // The fabric in etcd (etcd_sync.hpp): node.toml's own part and the keys, applied as a reload.
     void start_etcd(const fabric::FabricSnapshot& snapshot);
-    // The fabric a previous run cached, so a start while etcd is away forwards as before.
+    // [etcd] at start: node.toml's text kept for the etcd builds, and the fabric a previous run
+    // cached, so a start while etcd is away forwards as before.
     void start_from_etcd_cache(fabric::ReloadResult& loaded);
     std::vector<fabric::RejectedKey> apply_etcd(const std::map<std::string, std::string>& kvs);
     fabric::ReloadResult load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,

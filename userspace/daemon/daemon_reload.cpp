@@ -10,9 +10,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
@@ -40,12 +38,10 @@ ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
     const std::string path = file.value_or(options_.config_path);
     fabric::ReloadResult result;
     if (etcd_) {  // node.toml holds this node's part; the fabric is etcd's, as last seen
-        std::ifstream in(path, std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        if (!in) return {false, store_.current()->generation(), "cannot read " + path + "\n"};
-        result = load_etcd_fabric(text.str(), etcd_->keys(), nullptr);
-        if (result.applied) etcd_config_text_ = text.str();
+        auto text = fabric::read_text_file(path);
+        if (!text) return {false, store_.current()->generation(), "cannot read " + path + "\n"};
+        result = load_etcd_fabric(*text, etcd_->keys(), nullptr);
+        if (result.applied) etcd_config_text_ = std::move(*text);
     } else {
         result = store_.load_file(path);
     }
@@ -84,13 +80,6 @@ fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, co
 
 void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
     const auto& settings = *snapshot.local().etcd;
-    {
-        std::ifstream in(options_.config_path, std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        if (!in) throw StartupError("cannot read " + options_.config_path);
-        etcd_config_text_ = text.str();
-    }
     if (!etcd_builder_) etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(fabric::EtcdLayout(settings.prefix));
     const nlohmann::json self{{"name", snapshot.local().name},
                               {"address", host_.underlay_address.to_string()},
@@ -107,18 +96,19 @@ void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
 }
 
 void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
+    // node.toml's text, read once: this start's builds and every etcd build until a reload use it.
+    auto text = fabric::read_text_file(options_.config_path);
+    if (!text) throw StartupError("cannot read " + options_.config_path);
+    etcd_config_text_ = std::move(*text);
     const auto& local = loaded.snapshot->local();
     const fabric::EtcdLayout layout(local.etcd->prefix);
     const std::string path = EtcdSync::default_cache_path(local.name);
     const auto cache = EtcdSync::read_cache(path, layout);
     if (!cache) return;
-    std::ifstream in(options_.config_path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
     etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(layout);
     etcd_builder_->update(cache->kvs);
     fabric::ReloadResult cached = store_.load_with([&](const fabric::LoadOptions& o) {
-        return etcd_builder_->build(text.str(), options_.config_path, o).loaded;
+        return etcd_builder_->build(etcd_config_text_, options_.config_path, o).loaded;
     });
     if (!cached.applied) {
         spdlog::warn("etcd: the cached fabric {} does not build; starting without it:\n{}", path, cached.message());

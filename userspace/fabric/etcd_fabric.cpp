@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
@@ -436,11 +434,9 @@ etcd::Config etcd_client_config(const EtcdSettings& settings) {
     config.key_file = settings.key_file;
     config.username = settings.username;
     if (!settings.password_file.empty()) {
-        std::ifstream file(settings.password_file);
-        std::stringstream text;
-        text << file.rdbuf();
-        if (!file) throw std::runtime_error("cannot read etcd.password_file " + settings.password_file);
-        config.password = text.str();
+        const auto password = read_text_file(settings.password_file);
+        if (!password) throw std::runtime_error("cannot read etcd.password_file " + settings.password_file);
+        config.password = *password;
         while (!config.password.empty() && (config.password.back() == '\n' || config.password.back() == '\r'))
             config.password.pop_back();
     }

@@ -31,17 +31,23 @@ LoadResult load_fabric_string(std::string_view text, const std::string& display_
     return result;
 }
 
-LoadResult load_fabric_file(const std::string& path, const LoadOptions& options) {
+std::optional<std::string> read_text_file(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
     std::ostringstream text;
     if (file) text << file.rdbuf();
-    if (!file || file.bad()) {
+    if (!file || file.bad()) return std::nullopt;
+    return text.str();
+}
+
+LoadResult load_fabric_file(const std::string& path, const LoadOptions& options) {
+    const auto text = read_text_file(path);
+    if (!text) {
         LoadResult result;
         result.errors.push_back({path, 0, "", std::string("cannot read the file: ") + std::strerror(errno),
                                  "check the path and its permissions"});
         return result;
     }
-    return load_fabric_string(text.str(), path, options);
+    return load_fabric_string(*text, path, options);
 }
 
 }  // namespace andromeda::fabric

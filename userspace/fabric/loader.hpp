@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,9 @@ struct LoadOptions {
 // `display_name` is the file name used in error messages.
 [[nodiscard]] LoadResult load_fabric_string(std::string_view text, const std::string& display_name,
                                             const LoadOptions& options = {});
+// A whole file as text; nullopt when it cannot be read (errno says why).
+[[nodiscard]] std::optional<std::string> read_text_file(const std::string& path);
+
 [[nodiscard]] LoadResult load_fabric_file(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace andromeda::fabric

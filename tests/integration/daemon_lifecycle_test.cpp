@@ -260,8 +260,11 @@ TEST_F(TwoNodesFastPath, VpcFastpathKnobMovesItsTrafficBetweenPathsByReload) {
         << port_paths(0, "tap-blue-10");
     EXPECT_TRUE(eventually([&] { return counter(0, "dataplane", "encapsulated") > slow_before + 50; }, 5s))
         << "the pipeline carries the VPC's traffic now\n" << logs();
-    EXPECT_GT(counter(0, "fastpath", "punt_fastpath_off"), 50u);
-    EXPECT_GT(counter(1, "dataplane", "delivered_from_fabric"), 50u) << "and decapsulates it on the far side";
+    // Each daemon publishes its counters on its own schedule: the far side's count catches up.
+    EXPECT_TRUE(eventually([&] { return counter(0, "fastpath", "punt_fastpath_off") > 50; }, 5s))
+        << "punted because the VPC's fast path is off\n" << logs();
+    EXPECT_TRUE(eventually([&] { return counter(1, "dataplane", "delivered_from_fabric") > 50; }, 5s))
+        << "and decapsulated on the far side\n" << logs();
 
     const std::uint64_t fast_before = counter(0, "fastpath", "encap_packets");
     for (int i = 0; i < 2; ++i) {

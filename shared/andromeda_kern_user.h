@@ -5,7 +5,18 @@
 #ifndef ANDROMEDA_KERN_USER_H
 #define ANDROMEDA_KERN_USER_H
 
+#ifdef __EMSCRIPTEN__
+/* The playground's WebAssembly build (web/) has no kernel headers: the same fixed-width types. */
+#include <stdint.h>
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+typedef uint16_t __be16;
+typedef uint32_t __be32;
+#else
 #include <linux/types.h>
+#endif
 
 #include "andromeda_drops.h"
 

@@ -105,7 +105,23 @@ public:
     void ethernet(ByteSpan frame, int depth, int nesting);
 
 private:
-    void add(int depth, std::string text, json fields) { out_.layers.push_back({depth, std::move(text), std::move(fields)}); }
+    // A field of the layer being added: `at` bytes into its header, `length` bytes long.
+    struct Field {
+        const char* name;
+        std::size_t at;
+        std::size_t length;
+    };
+    // Adds a layer covering `bytes`, its fields placed inside them (clipped to them, so a span
+    // never points past what was decoded).
+    void add(int depth, std::string text, json fields, ByteSpan bytes, std::initializer_list<Field> spans = {}) {
+        DecodedLayer layer{depth, std::move(text), std::move(fields), offset_of(bytes), bytes.size(), {}};
+        for (const auto& f : spans) add_span(layer, f);
+        out_.layers.push_back(std::move(layer));
+    }
+    static void add_span(DecodedLayer& layer, const Field& f) {
+        if (f.length == 0 || f.at >= layer.length) return;
+        layer.spans.push_back({f.name, layer.offset + f.at, std::min(f.length, layer.length - f.at)});
+    }
     void fail(std::string_view what, ByteSpan at, wire::ParseError error) {
         if (!out_.error)
             out_.error = fmt::format("{} at offset {}: {} ({} bytes left)", what, offset_of(at), wire::to_string(error),
@@ -132,6 +148,7 @@ void Decoder::ethernet(ByteSpan frame, int depth, int nesting) {
     const auto eth = wire::EthernetView::parse(frame);
     if (!eth) return fail("Ethernet", frame, eth.error());
     const auto h = eth->header();
+    const ByteSpan header = frame.first(frame.size() - eth->payload().size());
     std::string text = fmt::format("Ethernet  {} -> {}", h.source.to_string(), h.destination.to_string());
     json fields = {{"layer", "ethernet"}, {"src", h.source.to_string()}, {"dst", h.destination.to_string()},
                    {"ethertype", h.ethertype}};
@@ -144,7 +161,9 @@ void Decoder::ethernet(ByteSpan frame, int depth, int nesting) {
         fields["vlan"] = std::move(tags);
     }
     text += fmt::format("  ethertype 0x{:04x} ({})", h.ethertype, ethertype_name(h.ethertype));
-    add(depth, std::move(text), std::move(fields));
+    add(depth, std::move(text), std::move(fields), header, {{"dst", 0, 6}, {"src", 6, 6}});
+    for (std::size_t i = 0; i < h.tag_count; ++i) add_span(out_.layers.back(), {"vlan", 12 + 4 * i, 4});
+    add_span(out_.layers.back(), {"ethertype", 12 + 4 * std::size_t{h.tag_count}, 2});
     const ByteSpan payload = eth->payload();
     switch (h.ethertype) {
         case wire::ethertype::kIpv4: return ipv4(payload, depth + 1, nesting);
@@ -172,7 +191,9 @@ void Decoder::arp(ByteSpan bytes, int depth) {
                            a->target_ip().to_string());
     else
         text = fmt::format("ARP  op {}", a->operation());
-    add(depth, std::move(text), std::move(fields));
+    add(depth, std::move(text), std::move(fields), bytes.first(std::min<std::size_t>(bytes.size(), 28)),
+        {{"htype", 0, 2}, {"ptype", 2, 2}, {"hlen", 4, 1}, {"plen", 5, 1}, {"op", 6, 2}, {"sender_mac", 8, 6},
+         {"sender_ip", 14, 4}, {"target_mac", 18, 6}, {"target_ip", 24, 4}});
 }
 
 void Decoder::ipv4(ByteSpan bytes, int depth, int nesting) {
@@ -191,7 +212,11 @@ void Decoder::ipv4(ByteSpan bytes, int depth, int nesting) {
          {"protocol", ip->protocol()}, {"ttl", ip->ttl()}, {"total_length", ip->total_length()},
          {"id", ip->identification()}, {"df", ip->dont_fragment()}, {"mf", ip->more_fragments()},
          {"fragment_offset", ip->fragment_offset() * 8}, {"options_length", ip->options().size()},
-         {"checksum", ip->checksum()}, {"checksum_ok", cksum_ok}});
+         {"checksum", ip->checksum()}, {"checksum_ok", cksum_ok}},
+        bytes.first(20 + ip->options().size()),
+        {{"version_ihl", 0, 1}, {"tos", 1, 1}, {"total_length", 2, 2}, {"id", 4, 2}, {"flags_fragment", 6, 2},
+         {"ttl", 8, 1}, {"protocol", 9, 1}, {"checksum", 10, 2}, {"src", 12, 4}, {"dst", 16, 4},
+         {"options", 20, ip->options().size()}});
     const ByteSpan payload = ip->payload();
     if (ip->fragment_offset() != 0) return raw(payload, depth + 1, "fragment data");
     switch (ip->protocol()) {
@@ -216,7 +241,10 @@ void Decoder::ipv6(ByteSpan bytes, int depth) {
     add(depth, std::move(text),
         {{"layer", "ipv6"}, {"src", ip->source().to_string()}, {"dst", ip->destination().to_string()},
          {"next_header", upper}, {"hop_limit", ip->hop_limit()}, {"payload_length", ip->payload_length()},
-         {"flow_label", ip->flow_label()}, {"extension_headers", std::move(ext)}});
+         {"flow_label", ip->flow_label()}, {"extension_headers", std::move(ext)}},
+        bytes.first(bytes.size() - ip->upper_layer_payload().size()),
+        {{"version_class_flow", 0, 4}, {"payload_length", 4, 2}, {"next_header", 6, 1}, {"hop_limit", 7, 1},
+         {"src", 8, 16}, {"dst", 24, 16}, {"extension_headers", 40, bytes.size() - ip->upper_layer_payload().size() - 40}});
     const ByteSpan payload = ip->upper_layer_payload();
     if (ip->fragment_offset() != 0) return raw(payload, depth + 1, "fragment data");
     switch (upper) {
@@ -240,7 +268,8 @@ void Decoder::udp(ByteSpan bytes, const wire::Ipv4View* ip4, const wire::Ipv6Vie
         text += fmt::format("  cksum {}", ok_or_bad(ok));
         fields["checksum_ok"] = ok;
     }
-    add(depth, std::move(text), std::move(fields));
+    add(depth, std::move(text), std::move(fields), bytes.first(8),
+        {{"src_port", 0, 2}, {"dst_port", 2, 2}, {"length", 4, 2}, {"checksum", 6, 2}});
     const std::uint16_t port = u->destination_port();
     const bool is_vxlan = std::find(options_.vxlan_ports.begin(), options_.vxlan_ports.end(), port) !=
                           options_.vxlan_ports.end();
@@ -256,13 +285,16 @@ void Decoder::overlay(ByteSpan payload, bool vxlan, int depth, int nesting) {
         const bool vni_valid = (payload[0] & overlay::kVxlanFlagVniValid) != 0;
         const std::uint32_t vni = wire::load_be24(&payload[4]);
         add(depth, fmt::format("VXLAN  flags 0x{:02x}  VNI {}{}", payload[0], vni, vni_valid ? "" : "  (I flag clear: VNI invalid)"),
-            {{"layer", "vxlan"}, {"flags", payload[0]}, {"vni", vni}, {"vni_valid", vni_valid}});
+            {{"layer", "vxlan"}, {"flags", payload[0]}, {"vni", vni}, {"vni_valid", vni_valid}},
+            payload.first(overlay::kOverlayHeaderSize),
+            {{"flags", 0, 1}, {"reserved", 1, 3}, {"vni", 4, 3}, {"reserved", 7, 1}});
         if (!vni_valid) return;
     } else {
         const auto h = overlay::AndromedaHeader::decode(payload);
         if (!h) {
             add(depth, fmt::format("Andromeda  unsupported version {}", payload[0] >> 4),
-                {{"layer", "andromeda"}, {"version", payload[0] >> 4}});
+                {{"layer", "andromeda"}, {"version", payload[0] >> 4}}, payload.first(overlay::kOverlayHeaderSize),
+                {{"version", 0, 1}});
             if (!out_.error) out_.error = fmt::format("Andromeda header at offset {}: version {} (expected 1)",
                                                       offset_of(payload), payload[0] >> 4);
             return;
@@ -275,10 +307,12 @@ void Decoder::overlay(ByteSpan payload, bool vxlan, int depth, int nesting) {
         add(depth, std::move(text),
             {{"layer", "andromeda"}, {"version", overlay::kAndromedaVersion}, {"flags", h->flags},
              {"inner_protocol", h->inner_protocol}, {"vni", h->vni}, {"flow_hash", h->flow_hash},
-             {"hop_limit", h->hop_limit}});
+             {"hop_limit", h->hop_limit}},
+            payload.first(overlay::kOverlayHeaderSize),
+            {{"version_flags", 0, 1}, {"inner_protocol", 1, 1}, {"flow_hash", 2, 2}, {"vni", 4, 3}, {"hop_limit", 7, 1}});
         if (h->inner_protocol != overlay::kInnerProtocolEthernet) return;
     }
-    add(depth, "-- inner frame --", {{"layer", "inner_frame"}});
+    add(depth, "-- inner frame --", {{"layer", "inner_frame"}}, payload.subspan(overlay::kOverlayHeaderSize));
     ethernet(payload.subspan(overlay::kOverlayHeaderSize), depth + 1, nesting + 1);
 }
 
@@ -294,7 +328,10 @@ void Decoder::tcp(ByteSpan bytes, const wire::Ipv4View* ip4, const wire::Ipv6Vie
         {{"layer", "tcp"}, {"src_port", t->source_port()}, {"dst_port", t->destination_port()},
          {"flags", tcp_flags_text(t->flags())}, {"seq", t->sequence()}, {"ack", t->acknowledgment()},
          {"window", t->window()}, {"payload_length", t->payload().size()}, {"checksum", t->checksum()},
-         {"checksum_ok", ok}});
+         {"checksum_ok", ok}},
+        bytes.first(bytes.size() - t->payload().size()),
+        {{"src_port", 0, 2}, {"dst_port", 2, 2}, {"seq", 4, 4}, {"ack", 8, 4}, {"offset_flags", 12, 2},
+         {"window", 14, 2}, {"checksum", 16, 2}, {"urgent", 18, 2}, {"options", 20, bytes.size() - t->payload().size() - 20}});
 }
 
 void Decoder::icmpv4(ByteSpan bytes, int depth) {
@@ -313,9 +350,12 @@ void Decoder::icmpv4(ByteSpan bytes, int depth) {
         fields["mtu"] = m->next_hop_mtu();
     }
     text += fmt::format("  cksum {}", ok_or_bad(ok));
-    add(depth, std::move(text), std::move(fields));
+    add(depth, std::move(text), std::move(fields), bytes.first(std::min<std::size_t>(bytes.size(), 8)),
+        {{"type", 0, 1}, {"code", 1, 1}, {"checksum", 2, 2}});
+    if (m->is_echo()) add_span(out_.layers.back(), {"id", 4, 2}), add_span(out_.layers.back(), {"seq", 6, 2});
+    if (m->is_fragmentation_needed()) add_span(out_.layers.back(), {"mtu", 6, 2});
     if (m->is_error() && !m->original_datagram().empty()) {
-        add(depth, "-- original datagram --", {{"layer", "original_datagram"}});
+        add(depth, "-- original datagram --", {{"layer", "original_datagram"}}, m->original_datagram());
         // The quoted datagram is usually cut after 8 bytes of transport header: decode its IPv4
         // header only, so a short quote is not reported as a malformed frame.
         const auto inner = wire::Ipv4View::parse(m->original_datagram());
@@ -325,7 +365,9 @@ void Decoder::icmpv4(ByteSpan bytes, int depth) {
                             inner->destination().to_string(), inner->protocol(), ip_protocol_name(inner->protocol()),
                             inner->total_length()),
                 {{"layer", "ipv4"}, {"src", inner->source().to_string()}, {"dst", inner->destination().to_string()},
-                 {"protocol", inner->protocol()}, {"total_length", inner->total_length()}});
+                 {"protocol", inner->protocol()}, {"total_length", inner->total_length()}},
+                m->original_datagram().first(20 + inner->options().size()),
+                {{"total_length", 2, 2}, {"protocol", 9, 1}, {"src", 12, 4}, {"dst", 16, 4}});
         else
             raw(m->original_datagram(), depth + 1, "quoted bytes");
     }
@@ -347,12 +389,15 @@ void Decoder::icmpv6(ByteSpan bytes, const wire::Ipv6View& ip, int depth) {
         fields["mtu"] = m->mtu();
     }
     text += fmt::format("  cksum {}", ok_or_bad(ok));
-    add(depth, std::move(text), std::move(fields));
+    add(depth, std::move(text), std::move(fields), bytes.first(std::min<std::size_t>(bytes.size(), 8)),
+        {{"type", 0, 1}, {"code", 1, 1}, {"checksum", 2, 2}});
+    if (m->is_echo()) add_span(out_.layers.back(), {"id", 4, 2}), add_span(out_.layers.back(), {"seq", 6, 2});
+    if (m->type() == wire::icmpv6_type::kPacketTooBig) add_span(out_.layers.back(), {"mtu", 4, 4});
 }
 
 void Decoder::raw(ByteSpan bytes, int depth, std::string_view what) {
     if (bytes.empty()) return;
-    add(depth, fmt::format("{} {} bytes", what, bytes.size()), {{"layer", "data"}, {"length", bytes.size()}});
+    add(depth, fmt::format("{} {} bytes", what, bytes.size()), {{"layer", "data"}, {"length", bytes.size()}}, bytes);
 }
 
 }  // namespace
@@ -418,6 +463,16 @@ std::optional<std::vector<std::uint8_t>> parse_hex(std::string_view text, std::s
         return std::nullopt;
     }
     return bytes;
+}
+
+std::string to_hex(ByteSpan bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string s(bytes.size() * 2, '0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        s[2 * i] = kDigits[bytes[i] >> 4];
+        s[2 * i + 1] = kDigits[bytes[i] & 0x0f];
+    }
+    return s;
 }
 
 std::vector<std::uint8_t> example_overlay_packet() {

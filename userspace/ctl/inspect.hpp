@@ -20,12 +20,26 @@ struct InspectOptions {
     std::vector<std::uint16_t> vxlan_ports = {4789, 8472};
 };
 
+// Where a field of a header lies in the decoded bytes (offsets from the frame's first byte).
+struct FieldSpan {
+    std::string name;
+    std::size_t offset = 0;
+    std::size_t length = 0;
+
+    friend bool operator==(const FieldSpan&, const FieldSpan&) = default;
+};
+
 // One decoded header. `depth` is the indentation level; `fields` holds the same facts as `text`
-// with typed values, keyed by name, plus "layer".
+// with typed values, keyed by name, plus "layer". [offset, offset + length) are the bytes the
+// layer covers: a header's own bytes, or for "inner_frame", "original_datagram" and "data" the
+// whole region; `spans` place the header's fields inside it (the playground lights them up).
 struct DecodedLayer {
     int depth = 0;
     std::string text;
     nlohmann::json fields;
+    std::size_t offset = 0;
+    std::size_t length = 0;
+    std::vector<FieldSpan> spans;
 };
 
 struct DecodedFrame {
@@ -45,6 +59,9 @@ struct DecodedFrame {
 // On failure returns nullopt and says why in `error` (odd digit count, a non-hex character and
 // its position).
 [[nodiscard]] std::optional<std::vector<std::uint8_t>> parse_hex(std::string_view text, std::string& error);
+
+// Bytes as lowercase hex digits, no separators (what parse_hex reads back).
+[[nodiscard]] std::string to_hex(wire::ByteSpan bytes);
 
 // A synthesised example: 10.0.0.10 -> 10.0.0.20 UDP 40000 -> 4242 in VNI 100, encapsulated by
 // Andromeda from 192.168.1.1 to 192.168.1.2 (flow hash 0x60d1, source port 57553).

@@ -21,9 +21,11 @@ std::optional<std::string> print_frame(wire::ByteSpan bytes, const InspectReques
     if (json_frames) {
         auto j = render_json(frame);
         if (index) j["frame"] = *index;
+        if (request.print_hex) j["hex"] = to_hex(bytes);
         json_frames->push_back(std::move(j));
     } else {
         if (index) out << fmt::format("# frame {} ({} bytes)\n", *index, bytes.size());
+        if (request.print_hex) out << "hex " << to_hex(bytes) << '\n';
         out << render_text(frame);
     }
     return frame.error;

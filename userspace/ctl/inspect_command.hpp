@@ -14,6 +14,7 @@ struct InspectRequest {
     std::optional<std::string> hex;   // one frame as hex
     std::optional<std::string> pcap;  // a pcap/pcapng file: every frame
     bool json = false;
+    bool print_hex = false;  // each frame's bytes too: "hex <digits>" before its decode, or "hex" in JSON
     InspectOptions options;
 };
 

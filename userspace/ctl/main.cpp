@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
     auto* hex_opt = inspect_cmd->add_option("hex", hex, "the frame as hex digits (spaces, ':' and '-' allowed)");
     inspect_cmd->add_option("--pcap", pcap, "decode every frame of this pcap/pcapng file")->excludes(hex_opt);
     inspect_cmd->add_flag("--json", inspect.json, "print JSON instead of text");
+    inspect_cmd->add_flag("--print-hex", inspect.print_hex, "also print each frame's bytes as hex (\"hex ...\" before its decode)");
     inspect_cmd->add_option("--andromeda-port", inspect.options.andromeda_port, "UDP port decoded as Andromeda")
         ->capture_default_str();
     inspect_cmd->add_option("--vxlan-port", inspect.options.vxlan_ports, "UDP ports decoded as VXLAN")

@@ -22,7 +22,7 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     const std::uint16_t udp_port = decap_.udp_port != 0 ? decap_.udp_port : overlay::default_udp_port(decap_.kind);
     const std::array<std::uint8_t, 8> udp{0, 0, static_cast<std::uint8_t>(udp_port >> 8),
                                           static_cast<std::uint8_t>(udp_port), 0, 0, 0, 0};
-    overlay_udp_word_ = std::bit_cast<std::uint64_t>(udp);
+    overlay_udp_word_ = util::bit_cast<std::uint64_t>(udp);
 
     stale_ = true;  // until the end: an exception half-way leaves the state to be rebuilt
     snapshot_ = &snapshot;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "overlay/flow_hash.hpp"
+#include "util/bit_cast.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 #include "wire/ip_protocol.hpp"
@@ -78,7 +79,7 @@ struct MacPair {
 // A UDP header read as one native 8-byte word, masked to the destination port and the checksum
 // (bytes 2-3 and 6-7): FabricState::overlay_udp_word() is the overlay port with checksum 0.
 inline constexpr std::uint64_t kUdpPortAndChecksumMask =
-    std::bit_cast<std::uint64_t>(std::array<std::uint8_t, 8>{0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff});
+    util::bit_cast<std::uint64_t>(std::array<std::uint8_t, 8>{0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff});
 
 // An untagged IPv4 packet without options: ethertype 0x0800 and version/IHL 0x45, the four bytes
 // from offset 12 of the Ethernet header (the fourth is the TOS, any value). One load: for frames

@@ -67,6 +67,17 @@ enum class NatStageDrop : std::uint8_t {
     return "unknown";
 }
 
+[[nodiscard]] constexpr std::string_view describe(NatStageDrop d) noexcept {
+    switch (d) {
+        case NatStageDrop::none: return "not dropped";
+        case NatStageDrop::no_nat_engine: return "the frame needs NAT, but this node is no NAT gateway";
+        case NatStageDrop::not_ipv4: return "the frame for NAT carries no IPv4 packet";
+        case NatStageDrop::no_uplink_port: return "translated outbound, but no port has the uplink role";
+        case NatStageDrop::no_uplink_next_hop: return "translated outbound, but the uplink router's MAC is not known yet";
+    }
+    return "unknown";
+}
+
 enum class NatPath : std::uint8_t {
     none,       // the frame never reached NAT
     to_uplink,  // translated outbound and emitted on the uplink

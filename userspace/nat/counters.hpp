@@ -36,6 +36,17 @@ inline constexpr std::size_t kDropReasonCount = 1
     return "unknown";
 }
 
+[[nodiscard]] constexpr std::string_view describe(DropReason r) noexcept {
+    switch (r) {
+        case DropReason::none: return "not dropped";
+#define ANDROMEDA_NAT_DROP_DESCRIPTION(name, id, description) \
+    case DropReason::name: return description;
+        ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_DESCRIPTION)
+#undef ANDROMEDA_NAT_DROP_DESCRIPTION
+    }
+    return "unknown";
+}
+
 struct NatCounters {
     // Verdicts.
     std::uint64_t translated_outbound = 0;    // tenant -> outside, source rewritten

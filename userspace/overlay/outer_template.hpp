@@ -19,6 +19,7 @@
 #include "overlay/encap_kind.hpp"
 #include "overlay/flow_hash.hpp"
 #include "overlay/vxlan_header.hpp"
+#include "util/bit_cast.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 
@@ -133,7 +134,7 @@ public:
     // vni_word(vni) is the VNI's three bytes as both headers carry them (bytes 4-6), read as one
     // native 32-bit word with the byte after them zero: what the decap fast path reads.
     [[nodiscard]] static constexpr std::uint32_t vni_word(std::uint32_t vni) noexcept {
-        return std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{
+        return util::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{
             static_cast<std::uint8_t>(vni >> 16), static_cast<std::uint8_t>(vni >> 8), static_cast<std::uint8_t>(vni), 0});
     }
     [[nodiscard]] static constexpr std::uint64_t vni_bits(std::uint32_t vni) noexcept {

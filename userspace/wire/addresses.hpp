@@ -12,6 +12,14 @@
 
 namespace andromeda::wire {
 
+template <std::size_t N>
+[[nodiscard]] constexpr std::strong_ordering compare_bytes(const std::array<std::uint8_t, N>& a,
+                                                           const std::array<std::uint8_t, N>& b) noexcept {
+    for (std::size_t i = 0; i < N; ++i)
+        if (a[i] != b[i]) return a[i] <=> b[i];
+    return std::strong_ordering::equal;
+}
+
 class MacAddress {
 public:
     constexpr MacAddress() = default;
@@ -34,7 +42,11 @@ public:
     [[nodiscard]] std::string to_string() const;
     [[nodiscard]] std::uint64_t as_u64() const noexcept;
 
-    friend constexpr auto operator<=>(const MacAddress&, const MacAddress&) = default;
+    // Byte by byte, spelled out: the libc++ of Emscripten 3.1 (the playground) has no <=> for std::array.
+    friend constexpr bool operator==(const MacAddress& a, const MacAddress& b) noexcept { return a.bytes_ == b.bytes_; }
+    friend constexpr std::strong_ordering operator<=>(const MacAddress& a, const MacAddress& b) noexcept {
+        return compare_bytes(a.bytes_, b.bytes_);
+    }
 
 private:
     std::array<std::uint8_t, 6> bytes_{};
@@ -74,7 +86,11 @@ public:
     void copy_to(std::uint8_t* p) const noexcept;
     [[nodiscard]] std::string to_string() const;
 
-    friend constexpr auto operator<=>(const Ipv6Address&, const Ipv6Address&) = default;
+    // Byte by byte, spelled out: the libc++ of Emscripten 3.1 (the playground) has no <=> for std::array.
+    friend constexpr bool operator==(const Ipv6Address& a, const Ipv6Address& b) noexcept { return a.bytes_ == b.bytes_; }
+    friend constexpr std::strong_ordering operator<=>(const Ipv6Address& a, const Ipv6Address& b) noexcept {
+        return compare_bytes(a.bytes_, b.bytes_);
+    }
 
 private:
     std::array<std::uint8_t, 16> bytes_{};

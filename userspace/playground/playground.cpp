@@ -1,0 +1,563 @@
+#include "playground/playground.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "ctl/inspect.hpp"
+#include "dataplane/nat_pipeline.hpp"
+#include "dataplane/pipeline.hpp"
+#include "fabric/loader.hpp"
+#include "overlay/flow_hash.hpp"
+#include "playground/pcap_reader.hpp"
+#include "wire/arp.hpp"
+#include "wire/ethernet.hpp"
+#include "wire/icmp.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/tcp.hpp"
+#include "wire/udp.hpp"
+
+namespace andromeda::playground {
+
+namespace {
+
+using nlohmann::json;
+using Bytes = std::vector<std::uint8_t>;
+
+// A request the engine cannot serve: the message names the field and what would be valid.
+struct RequestError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+constexpr dataplane::PortId kUnderlayPort = 1;
+constexpr dataplane::PortId kUplinkPort = 2;
+constexpr dataplane::PortId kFirstTenantPort = 10;
+// Stand-ins for what the daemon learns from the host: the uplink's own MAC and its router's
+// (netlink), and a peer's next-hop MAC when node.toml pins none (the neighbour table).
+const wire::MacAddress kUplinkMac{{0x02, 0x00, 0x00, 0x00, 0xee, 0x01}};
+const wire::MacAddress kUplinkRouterMac{{0x02, 0x00, 0x00, 0x00, 0xee, 0xfe}};
+constexpr std::size_t kMaxFrame = 9216;
+constexpr std::size_t kMaxPayload = 8000;
+
+const json& member(const json& object, const char* key, std::string_view where) {
+    if (!object.is_object()) throw RequestError(std::string(where) + ": must be a JSON object");
+    const auto it = object.find(key);
+    if (it == object.end()) throw RequestError(std::string(where) + "." + key + ": missing");
+    return *it;
+}
+
+std::string string_field(const json& object, const char* key, std::string_view where) {
+    const json& v = member(object, key, where);
+    if (!v.is_string()) throw RequestError(std::string(where) + "." + key + ": must be a string");
+    return v.get<std::string>();
+}
+
+std::string string_field_or(const json& object, const char* key, std::string fallback) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw RequestError(std::string(key) + ": must be a string");
+    return it->get<std::string>();
+}
+
+std::uint64_t number_field(const json& object, const char* key, std::string_view where, std::uint64_t min,
+                           std::uint64_t max, std::optional<std::uint64_t> fallback = std::nullopt) {
+    const auto it = object.is_object() ? object.find(key) : object.end();
+    if (it == object.end() || it->is_null()) {
+        if (fallback) return *fallback;
+        throw RequestError(std::string(where) + "." + key + ": missing");
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::uint64_t>() < min ||
+        it->get<std::uint64_t>() > max)
+        throw RequestError(std::string(where) + "." + key + ": must be a whole number from " + std::to_string(min) +
+                           " to " + std::to_string(max));
+    return it->get<std::uint64_t>();
+}
+
+wire::MacAddress mac_field(const json& object, const char* key, std::string_view where) {
+    const std::string text = string_field(object, key, where);
+    const auto mac = wire::MacAddress::parse(text);
+    if (!mac) throw RequestError(std::string(where) + "." + key + ": '" + text + "' is not a MAC address (02:00:00:00:00:0a)");
+    return *mac;
+}
+
+wire::Ipv4Address ipv4_field(const json& object, const char* key, std::string_view where) {
+    const std::string text = string_field(object, key, where);
+    const auto ip = wire::Ipv4Address::parse(text);
+    if (!ip) throw RequestError(std::string(where) + "." + key + ": '" + text + "' is not an IPv4 address (10.0.0.10)");
+    return *ip;
+}
+
+Bytes hex_field(const json& object, const char* key, std::string_view where) {
+    std::string why;
+    auto bytes = ctl::parse_hex(string_field(object, key, where), why);
+    if (!bytes) throw RequestError(std::string(where) + "." + key + ": " + why);
+    return std::move(*bytes);
+}
+
+std::string mac_text(const wire::MacAddress& mac) { return mac.to_string(); }
+
+// ---- sample ---------------------------------------------------------------------------------
+
+std::uint32_t other_vni(std::uint32_t vni, std::uint32_t wanted) { return vni == wanted ? wanted + 1 : wanted; }
+
+}  // namespace
+
+std::string sample_fabric(std::string_view local, std::string_view encap, std::uint32_t vni) {
+    const bool node1 = local != "node2";
+    const std::uint32_t green = other_vni(vni, 200), orange = other_vni(vni, 400);
+    std::string t;
+    t += "# The playground's sample fabric, as node" + std::string(node1 ? "1" : "2") + " sees it.\n";
+    t += "[node]\nname = \"" + std::string(node1 ? "node1" : "node2") + "\"\nunderlay = \"eth1\"\naddress = \"" +
+         std::string(node1 ? "192.168.1.1" : "192.168.1.2") + "\"\n";
+    if (encap == "vxlan") t += "encap = \"vxlan\"\n";
+    if (node1) t += "\n[node.uplink]\ninterface = \"uplink0\"\n";
+    t += R"(
+# mac: a peer's underlay MAC, pinned (the daemon would otherwise ask the neighbour table). Its
+# own MAC the daemon reads off eth1; the playground takes it from its "underlay MAC" field.
+[[nodes]]
+name = "node1"
+address = "192.168.1.1"
+mac = "02:00:00:00:a1:01"
+
+[[nodes]]
+name = "node2"
+address = "192.168.1.2"
+mac = "02:00:00:00:a1:02"
+
+[[vpc]]
+name = "blue"
+vni = )" + std::to_string(vni) +
+         R"(
+cidr = "10.0.0.0/24"
+gateway = "10.0.0.1"
+[[vpc.endpoint]]
+ip = "10.0.0.10"
+mac = "02:00:00:00:00:0a"
+node = "node1"
+port = "tap-blue-10"
+[[vpc.endpoint]]
+ip = "10.0.0.11"
+mac = "02:00:00:00:00:0c"
+node = "node1"
+port = "tap-blue-11"
+[[vpc.endpoint]]
+ip = "10.0.0.20"
+mac = "02:00:00:00:00:0b"
+node = "node2"
+port = "tap-blue-20"
+
+# Another tenant with the same addresses: the VNI keeps them apart.
+[[vpc]]
+name = "green"
+vni = )" + std::to_string(green) +
+         R"(
+cidr = "10.0.0.0/24"
+gateway = "10.0.0.1"
+[[vpc.endpoint]]
+ip = "10.0.0.10"
+mac = "02:00:00:c8:00:0a"
+node = "node1"
+port = "tap-green-10"
+[[vpc.endpoint]]
+ip = "10.0.0.20"
+mac = "02:00:00:c8:00:14"
+node = "node2"
+port = "tap-green-20"
+
+# Reaches the outside through NAT on node1 (its uplink), as 203.0.113.10.
+[[vpc]]
+name = "orange"
+vni = )" + std::to_string(orange) +
+         R"(
+cidr = "192.168.50.0/24"
+gateway = "192.168.50.1"
+[vpc.nat]
+gateway_node = "node1"
+address = "203.0.113.10"
+[[vpc.nat.forward]]
+protocol = "tcp"
+nat_port = 8080
+to = "192.168.50.10:80"
+[[vpc.endpoint]]
+ip = "192.168.50.10"
+mac = "02:00:00:32:00:0a"
+node = "node1"
+port = "tap-orange-10"
+[[vpc.endpoint]]
+ip = "192.168.50.20"
+mac = "02:00:00:32:00:14"
+node = "node2"
+port = "tap-orange-20"
+)";
+    return t;
+}
+
+namespace {
+
+// ---- build ----------------------------------------------------------------------------------
+
+Bytes build_frame(const json& packet) {
+    constexpr std::string_view kWhere = "packet";
+    const std::string protocol = string_field(packet, "protocol", kWhere);
+    wire::EthernetHeader eth;
+    eth.source = mac_field(packet, "src_mac", kWhere);
+    eth.destination = mac_field(packet, "dst_mac", kWhere);
+    const auto src = ipv4_field(packet, "src_ip", kWhere);
+    const auto dst = ipv4_field(packet, "dst_ip", kWhere);
+    Bytes frame(kMaxFrame);
+    const wire::MutableByteSpan out(frame);
+
+    if (protocol == "arp") {
+        eth.ethertype = wire::ethertype::kArp;
+        const std::size_t l2 = wire::write_ethernet_header(out, eth);
+        const std::size_t arp = wire::write_arp(out.subspan(l2), wire::make_arp_request(eth.source, src, dst));
+        frame.resize(l2 + arp);
+        return frame;
+    }
+    const std::string payload = string_field_or(packet, "payload", "");
+    if (payload.size() > kMaxPayload)
+        throw RequestError("packet.payload: " + std::to_string(payload.size()) + " bytes; at most " +
+                           std::to_string(kMaxPayload));
+    const auto src_port = static_cast<std::uint16_t>(number_field(packet, "src_port", kWhere, 0, 65535, 0));
+    const auto dst_port = static_cast<std::uint16_t>(number_field(packet, "dst_port", kWhere, 0, 65535, 0));
+
+    eth.ethertype = wire::ethertype::kIpv4;
+    const std::size_t l2 = wire::write_ethernet_header(out, eth);
+    wire::Ipv4Header ip;
+    ip.source = src;
+    ip.destination = dst;
+    ip.ttl = static_cast<std::uint8_t>(number_field(packet, "ttl", kWhere, 0, 255, 64));
+    if (const auto df = packet.find("df"); df != packet.end()) {
+        if (!df->is_boolean()) throw RequestError("packet.df: must be true or false");
+        ip.dont_fragment = df->get<bool>();
+    }
+    ip.identification = static_cast<std::uint16_t>(number_field(packet, "id", kWhere, 0, 65535, 0));
+    std::size_t l4 = 0;
+    if (protocol == "udp") {
+        ip.protocol = 17;
+        l4 = wire::kUdpHeaderLength;
+    } else if (protocol == "tcp") {
+        ip.protocol = 6;
+        l4 = wire::kTcpMinHeaderLength;
+    } else if (protocol == "icmp") {
+        ip.protocol = 1;
+        l4 = 8;
+    } else {
+        throw RequestError("packet.protocol: '" + protocol + "' is not one of udp, tcp, icmp, arp");
+    }
+    ip.total_length = static_cast<std::uint16_t>(wire::kIpv4MinHeaderLength + l4 + payload.size());
+    const std::size_t l3 = wire::write_ipv4_header(out.subspan(l2), ip);
+    const auto segment = out.subspan(l2 + l3, l4 + payload.size());
+    std::copy(payload.begin(), payload.end(), segment.begin() + static_cast<std::ptrdiff_t>(l4));
+    if (protocol == "udp") {
+        (void)wire::write_udp_header(segment, {src_port, dst_port, static_cast<std::uint16_t>(segment.size()), 0});
+        if (auto u = wire::MutableUdpView::parse(segment)) u->update_checksum(src, dst);
+    } else if (protocol == "tcp") {
+        wire::TcpHeader tcp;
+        tcp.source_port = src_port;
+        tcp.destination_port = dst_port;
+        tcp.sequence = 1;
+        tcp.acknowledgment = 1;
+        tcp.flags = wire::tcp_flag::kPsh | wire::tcp_flag::kAck;
+        tcp.window = 502;
+        (void)wire::write_tcp_header(segment, tcp);
+        if (auto t = wire::MutableTcpView::parse(segment)) t->update_checksum(src, dst);
+    } else {
+        // An echo request: the ports stand for the identifier and the sequence number.
+        (void)wire::write_icmp_header(segment, wire::icmp_echo(wire::icmpv4_type::kEchoRequest, src_port, dst_port));
+        if (auto m = wire::MutableIcmpv4View::parse(segment)) m->update_checksum();
+    }
+    frame.resize(l2 + l3 + segment.size());
+    return frame;
+}
+
+// ---- decode ---------------------------------------------------------------------------------
+
+json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
+    const ctl::DecodedFrame decoded = ctl::inspect_frame(bytes, options);
+    json layers = json::array();
+    for (const auto& layer : decoded.layers) {
+        json fields = json::array();
+        for (const auto& span : layer.spans) {
+            json field = {{"name", span.name}, {"offset", span.offset}, {"length", span.length}};
+            const auto known = layer.fields.find(span.name);
+            if (known != layer.fields.end() && !known->is_object() && !known->is_array())
+                field["value"] = *known;
+            else
+                field["value"] = "0x" + ctl::to_hex(bytes.subspan(span.offset, span.length));
+            fields.push_back(std::move(field));
+        }
+        json l = {{"depth", layer.depth},
+                  {"text", layer.text},
+                  {"layer", layer.fields.value("layer", "")},
+                  {"offset", layer.offset},
+                  {"length", layer.length},
+                  {"fields", std::move(fields)}};
+        if (const auto ok = layer.fields.find("checksum_ok"); ok != layer.fields.end()) l["checksum_ok"] = *ok;
+        layers.push_back(std::move(l));
+    }
+    return {{"hex", ctl::to_hex(bytes)},
+            {"length", bytes.size()},
+            {"text", ctl::render_text(decoded)},
+            {"error", decoded.error ? json(*decoded.error) : json(nullptr)},
+            {"layers", std::move(layers)}};
+}
+
+json decode(const json& request) { return {{"ok", true}, {"frames", json::array({frame_json(hex_field(request, "hex", "request"), {})})}}; }
+
+json decode_pcap(const json& request) {
+    const Bytes file = hex_field(request, "hex", "request");
+    const CaptureFile capture = read_capture(file);
+    json frames = json::array();
+    std::size_t index = 0;
+    for (const auto& f : capture.frames) {
+        ++index;
+        if (f.link_type != kLinkTypeEthernet) continue;
+        json frame = frame_json(wire::ByteSpan(file).subspan(f.offset, f.length), {});
+        frame["index"] = index;
+        frames.push_back(std::move(frame));
+    }
+    if (!capture.error.empty() && capture.frames.empty()) throw RequestError(capture.error);
+    json answer = {{"ok", true}, {"frames", std::move(frames)}};
+    if (index != answer["frames"].size())
+        answer["warning"] = std::to_string(index - answer["frames"].size()) +
+                            " frames are not Ethernet (link type other than 1) and were left out";
+    if (!capture.error.empty()) answer["warning"] = capture.error + "; the frames before it are shown";
+    return answer;
+}
+
+// ---- run ------------------------------------------------------------------------------------
+
+struct Port {
+    dataplane::PortId id;
+    std::string name;
+    dataplane::PortRole role;
+    const fabric::Endpoint* endpoint = nullptr;
+};
+
+// The next-hop MAC a peer gets: its pinned one, else 02:00 followed by its IPv4 address.
+wire::MacAddress stand_in_mac(const fabric::Node& node) {
+    if (node.mac) return *node.mac;
+    const std::uint32_t a = node.address ? node.address->value() : 0;
+    return wire::MacAddress{{0x02, 0x00, static_cast<std::uint8_t>(a >> 24), static_cast<std::uint8_t>(a >> 16),
+                             static_cast<std::uint8_t>(a >> 8), static_cast<std::uint8_t>(a)}};
+}
+
+std::string describe_emission(const json& frame, const Port* port, const fabric::FabricSnapshot& fabric) {
+    if (port == nullptr) return "an unknown port";
+    if (port->role == dataplane::PortRole::tenant) {
+        std::string s = port->name;
+        if (port->endpoint)
+            s += " (" + port->endpoint->ip.to_string() + ", VPC " + fabric.vpc_of(*port->endpoint).name + ")";
+        return s;
+    }
+    if (port->role == dataplane::PortRole::underlay) {
+        for (const auto& layer : frame.at("layers"))
+            if (layer.value("layer", "") == "ipv4") {
+                for (const auto& f : layer.at("fields"))
+                    if (f.value("name", "") == "dst") {
+                        const std::string address = f.value("value", "");
+                        const auto ip = wire::Ipv4Address::parse(address);
+                        const fabric::Node* node = ip ? fabric.find_node_by_address(*ip) : nullptr;
+                        return node ? node->name + " (" + address + ")" : address;
+                    }
+                break;
+            }
+        return "the underlay";
+    }
+    return "the uplink";
+}
+
+json run(const json& request) {
+    const std::string text = string_field(request, "fabric", "request");
+    const std::string port_name = string_field(request, "port", "request");
+    const Bytes input = hex_field(request, "hex", "request");
+
+    const fabric::LoadResult loaded = fabric::load_fabric_string(text, "node.toml");
+    if (!loaded.ok()) throw RequestError("the fabric does not load:\n" + fabric::to_string(loaded.errors));
+    const fabric::FabricSnapshot& fabric = *loaded.snapshot;
+
+    // The port table a daemon builds: the underlay, the uplink if any, each local endpoint's port.
+    std::vector<Port> ports = {{kUnderlayPort, "underlay", dataplane::PortRole::underlay}};
+    if (fabric.local().uplink) ports.push_back({kUplinkPort, "uplink", dataplane::PortRole::uplink});
+    dataplane::PortId next = kFirstTenantPort;
+    for (const auto& e : fabric.endpoints())
+        if (e.is_local) ports.push_back({next++, e.port, dataplane::PortRole::tenant, &e});
+    const auto port_by_id = [&](dataplane::PortId id) -> const Port* {
+        for (const auto& p : ports)
+            if (p.id == id) return &p;
+        return nullptr;
+    };
+    const Port* ingress = nullptr;
+    for (const auto& p : ports)
+        if (p.name == port_name) ingress = &p;
+    if (ingress == nullptr) {
+        std::string names;
+        for (const auto& p : ports) names += (names.empty() ? "" : ", ") + p.name;
+        throw RequestError("request.port: '" + port_name + "' is no port of " + fabric.local().name + " (its ports: " +
+                           names + ")");
+    }
+
+    dataplane::PipelineConfig config;
+    // The daemon reads its own MAC off the underlay interface; here the request says it.
+    config.underlay_mac = request.contains("underlay_mac") ? mac_field(request, "underlay_mac", "request")
+                                                           : stand_in_mac(fabric.local_node());
+    for (const auto& node : fabric.nodes())
+        if (!node.is_local && node.address) config.next_hops.push_back({*node.address, stand_in_mac(node)});
+    for (const auto& p : ports) config.ports.push_back({p.id, p.role, p.role == dataplane::PortRole::tenant ? p.name : ""});
+    config.clock = [] { return std::uint64_t{1'000'000'000}; };
+    dataplane::Pipeline pipeline(config);
+
+    bool nat_node = false;
+    for (const auto& vpc : fabric.vpcs())
+        if (vpc.nat && vpc.nat->gateway_node == fabric.local().name) nat_node = true;
+    nat::NatSettings settings;
+    settings.max_flows = 1024;
+    settings.hash_seed = 1;
+    std::unique_ptr<nat::NatEngine> engine = nat_node ? std::make_unique<nat::NatEngine>(settings) : nullptr;
+    dataplane::NatPipeline stage(pipeline, engine.get(), {kUplinkPort, kUplinkMac, kUplinkRouterMac});
+
+    // Owned chunks behind the sink, each with headroom as an AF_XDP UMEM chunk has.
+    constexpr std::size_t kChunks = 64, kChunkSize = 16384, kHeadroom = 256;
+    std::vector<Bytes> chunks(kChunks, Bytes(kChunkSize));
+    std::vector<dataplane::PacketBuffer> spares;
+    for (auto& chunk : chunks) spares.push_back({chunk.data(), kChunkSize, kHeadroom, 0});
+    std::vector<dataplane::Emission> slots(kChunks + dataplane::kMaxBatch);
+    dataplane::FrameSink sink(slots, spares);
+    const auto now = nat::TimePoint{} + std::chrono::seconds(1000);
+    const dataplane::NatFrameResult result = stage.process(ingress->id, input, fabric, sink, now);
+
+    ctl::InspectOptions options;
+    options.vxlan_ports.push_back(fabric.local().vxlan_port);
+    json port_list = json::array();
+    for (const auto& p : ports) {
+        json j = {{"name", p.name}, {"role", dataplane::to_string(p.role)}};
+        if (p.endpoint) {
+            j["endpoint"] = p.endpoint->ip.to_string();
+            j["vpc"] = fabric.vpc_of(*p.endpoint).name;
+            j["mac"] = mac_text(p.endpoint->mac);
+        }
+        port_list.push_back(std::move(j));
+    }
+    json emissions = json::array();
+    std::string first_target;
+    json flow = nullptr;
+    for (const auto& e : sink.emissions()) {
+        const wire::ByteSpan bytes(e.frame.data(), e.frame.length);
+        const Port* out = port_by_id(e.port);
+        json frame = frame_json(bytes, options);
+        if (first_target.empty()) first_target = describe_emission(frame, out, fabric);
+        if (out && out->role == dataplane::PortRole::underlay && flow.is_null()) {
+            // The flow hash the pipeline put in the header, and the source port it gives.
+            for (const auto& layer : frame.at("layers"))
+                if (layer.value("layer", "") == "udp") {
+                    for (const auto& f : layer.at("fields"))
+                        if (f.value("name", "") == "src_port") {
+                            const auto port = f.at("value").get<std::uint16_t>();
+                            const auto hash = overlay::flow_hash_of_frame(
+                                bytes.subspan(std::min(bytes.size(), overlay::kOuterHeadersSize)));
+                            char hex[8];
+                            std::snprintf(hex, sizeof hex, "0x%04x", hash);
+                            flow = {{"hash", hex}, {"source_port", port}};
+                        }
+                    break;
+                }
+        }
+        emissions.push_back({{"port", out ? out->name : "port " + std::to_string(e.port)},
+                             {"role", out ? std::string(dataplane::to_string(out->role)) : "unknown"},
+                             {"frame", std::move(frame)}});
+    }
+
+    std::string verdict(dataplane::to_string(result.verdict));
+    json drop = nullptr;
+    std::string summary;
+    const std::size_t n = emissions.size();
+    switch (result.verdict) {
+        case dataplane::Verdict::forward:
+            summary = "encapsulated to " + first_target + (n > 1 ? " in " + std::to_string(n) + " fragments" : "");
+            break;
+        case dataplane::Verdict::deliver: summary = "delivered to " + first_target; break;
+        case dataplane::Verdict::reply:
+            summary = "answered by the gateway on " + first_target + ": " +
+                      emissions.at(0).at("frame").at("layers").back().value("text", "");
+            break;
+        case dataplane::Verdict::to_nat:  // never from NatPipeline; reported as a drop if it were
+        case dataplane::Verdict::drop: {
+            if (result.nat_drop != nat::DropReason::none)
+                drop = {{"layer", "nat"},
+                        {"reason", nat::to_string(result.nat_drop)},
+                        {"description", nat::describe(result.nat_drop)}};
+            else if (result.stage_drop != dataplane::NatStageDrop::none)
+                drop = {{"layer", "nat stage"},
+                        {"reason", dataplane::to_string(result.stage_drop)},
+                        {"description", dataplane::describe(result.stage_drop)}};
+            else
+                drop = {{"layer", "pipeline"},
+                        {"reason", dataplane::to_string(result.drop_reason)},
+                        {"description", dataplane::describe(result.drop_reason)}};
+            verdict = "drop";
+            summary = "dropped by the " + drop["layer"].get<std::string>() + ": " + drop["reason"].get<std::string>() +
+                      " (" + drop["description"].get<std::string>() + ")";
+            break;
+        }
+    }
+    if (result.path != dataplane::NatPath::none && result.verdict != dataplane::Verdict::drop) {
+        verdict = "nat";
+        summary = "translated by NAT, then " + (result.path == dataplane::NatPath::to_uplink ? "sent out of the uplink"
+                                                                                            : summary);
+    }
+    return {{"ok", true},
+            {"node", fabric.local().name},
+            {"ports", std::move(port_list)},
+            {"input", frame_json(input, options)},
+            {"verdict", verdict},
+            {"summary", summary},
+            {"drop", std::move(drop)},
+            {"flow", std::move(flow)},
+            {"emissions", std::move(emissions)}};
+}
+
+json sample(const json& request) {
+    const std::string node = string_field_or(request, "node", "node1");
+    if (node != "node1" && node != "node2") throw RequestError("request.node: '" + node + "' is not node1 or node2");
+    const std::string encap = string_field_or(request, "encap", "andromeda");
+    if (encap != "andromeda" && encap != "vxlan")
+        throw RequestError("request.encap: '" + encap + "' is not andromeda or vxlan");
+    const auto vni = static_cast<std::uint32_t>(number_field(request, "vni", "request", 1, 0xffffff - 1, 100));
+    return {{"ok", true},
+            {"fabric", sample_fabric(node, encap, vni)},
+            {"nodes", {"node1", "node2"}},
+            {"underlay_mac", node == "node1" ? "02:00:00:00:a1:01" : "02:00:00:00:a1:02"}};
+}
+
+}  // namespace
+
+json handle(const json& request) {
+    try {
+        const std::string op = string_field(request, "op", "request");
+        if (op == "sample") return sample(request);
+        if (op == "build") return {{"ok", true}, {"hex", ctl::to_hex(build_frame(member(request, "packet", "request")))}};
+        if (op == "run") return run(request);
+        if (op == "decode") return decode(request);
+        if (op == "decode_pcap") return decode_pcap(request);
+        throw RequestError("request.op: '" + op + "' is not one of sample, build, run, decode, decode_pcap");
+    } catch (const RequestError& e) {
+        return {{"ok", false}, {"error", e.what()}};
+    } catch (const json::exception& e) {
+        return {{"ok", false}, {"error", std::string("request: ") + e.what()}};
+    }
+}
+
+std::string handle_text(std::string_view request) {
+    const json parsed = json::parse(request, nullptr, false);
+    if (parsed.is_discarded()) return json{{"ok", false}, {"error", "request: not JSON"}}.dump();
+    // Replace, not throw: an error message may quote a byte of a user's multi-byte character.
+    return handle(parsed).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace andromeda::playground

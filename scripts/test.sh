@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test entry point (CI runs it too): installs missing Debian packages, then builds and
 # runs every test in three configurations, and builds a fourth so no build type breaks unnoticed:
-#   1. build/         gcc, RelWithDebInfo, -Werror: all unit, BPF and integration tests; benches built
+#   1. build/         gcc, RelWithDebInfo, -Werror: all unit, BPF and integration tests; benches built;
+#                     the playground's WebAssembly page (Emscripten) and its headless-Chromium test
 #   2. build-release/ gcc, Release (-O3, where gcc warns differently), -Werror: built, not run
 #                     (benches off; about 5 min on 2 cores)
 #   3. build-asan/    clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again,
@@ -68,10 +69,10 @@ fi
 # Release is only built: its code is build/'s at a higher optimisation level, and what it can
 # break is the build itself (-O3 brings warnings -O2 does not, all of them errors here).
 configure_and_build build-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
-  -DANDROMEDA_BENCH=OFF
+  -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF
 
 configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF
+  -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan
 
@@ -91,7 +92,7 @@ done
 
 step "configure build-tsan (ThreadSanitizer)"
 cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON -DANDROMEDA_BENCH=OFF \
+  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF \
   > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; exit 1; }
 step "build and run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
 ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}" andromedad andromedactl "${DAEMON_TSAN_TESTS[@]}"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -278,6 +279,17 @@ Bytes build_frame(const json& packet) {
 
 // ---- decode ---------------------------------------------------------------------------------
 
+// Fields people read in hex (as tcpdump and Wireshark show them), not as decimal numbers.
+bool shown_in_hex(std::string_view name) {
+    return name == "ethertype" || name == "checksum" || name == "flow_hash" || name == "flags";
+}
+
+std::string hex_number(std::uint32_t value, std::size_t bytes) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%0*x", static_cast<int>(2 * std::min<std::size_t>(bytes, 4)), value);
+    return text;
+}
+
 json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
     const ctl::DecodedFrame decoded = ctl::inspect_frame(bytes, options);
     json layers = json::array();
@@ -286,7 +298,9 @@ json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
         for (const auto& span : layer.spans) {
             json field = {{"name", span.name}, {"offset", span.offset}, {"length", span.length}};
             const auto known = layer.fields.find(span.name);
-            if (known != layer.fields.end() && !known->is_object() && !known->is_array())
+            if (known != layer.fields.end() && known->is_number_unsigned() && shown_in_hex(span.name))
+                field["value"] = hex_number(known->get<std::uint32_t>(), span.length);
+            else if (known != layer.fields.end() && !known->is_object() && !known->is_array())
                 field["value"] = *known;
             else
                 field["value"] = "0x" + ctl::to_hex(bytes.subspan(span.offset, span.length));
@@ -461,9 +475,7 @@ json run(const json& request) {
                             const auto port = f.at("value").get<std::uint16_t>();
                             const auto hash = overlay::flow_hash_of_frame(
                                 bytes.subspan(std::min(bytes.size(), overlay::kOuterHeadersSize)));
-                            char hex[8];
-                            std::snprintf(hex, sizeof hex, "0x%04x", hash);
-                            flow = {{"hash", hex}, {"source_port", port}};
+                            flow = {{"hash", hex_number(hash, 2)}, {"source_port", port}};
                         }
                     break;
                 }

@@ -27,6 +27,46 @@ TEST(Inspect, ExamplePacketDecodesLayerByLayer) {
               "              payload 12 bytes\n");
 }
 
+// Each layer knows its bytes and its fields' bytes: the outer headers of the example at their
+// RFC offsets, the inner frame where the overlay header ends.
+TEST(Inspect, LayersAndFieldsKnowTheirBytes) {
+    const auto frame = inspect_frame(example_overlay_packet());
+    ASSERT_EQ(frame.layers.size(), 9u);
+    const auto where = [&](std::size_t i) { return std::pair{frame.layers[i].offset, frame.layers[i].length}; };
+    EXPECT_EQ(where(0), (std::pair<std::size_t, std::size_t>{0, 14}));   // outer Ethernet
+    EXPECT_EQ(where(1), (std::pair<std::size_t, std::size_t>{14, 20}));  // outer IPv4
+    EXPECT_EQ(where(2), (std::pair<std::size_t, std::size_t>{34, 8}));   // outer UDP
+    EXPECT_EQ(where(3), (std::pair<std::size_t, std::size_t>{42, 8}));   // Andromeda
+    EXPECT_EQ(where(4), (std::pair<std::size_t, std::size_t>{50, 54}));  // the inner frame, whole
+    EXPECT_EQ(where(8), (std::pair<std::size_t, std::size_t>{92, 12}));  // its payload
+    const auto span = [&](std::size_t i, std::string_view name) {
+        for (const auto& s : frame.layers[i].spans)
+            if (s.name == name) return std::pair{s.offset, s.length};
+        return std::pair<std::size_t, std::size_t>{0, 0};
+    };
+    EXPECT_EQ(span(1, "ttl"), (std::pair<std::size_t, std::size_t>{22, 1}));
+    EXPECT_EQ(span(1, "dst"), (std::pair<std::size_t, std::size_t>{30, 4}));
+    EXPECT_EQ(span(2, "src_port"), (std::pair<std::size_t, std::size_t>{34, 2}));
+    EXPECT_EQ(span(3, "flow_hash"), (std::pair<std::size_t, std::size_t>{44, 2}));
+    EXPECT_EQ(span(5, "src"), (std::pair<std::size_t, std::size_t>{56, 6}));  // inner Ethernet source
+    // A frame cut inside a header: the spans stop where the bytes do.
+    auto cut = example_overlay_packet();
+    cut.resize(30);
+    for (const auto& layer : inspect_frame(cut).layers)
+        for (const auto& s : layer.spans) EXPECT_LE(s.offset + s.length, 30u) << s.name;
+}
+
+TEST(InspectCommand, PrintHexShowsTheBytesBeforeTheirDecode) {
+    std::ostringstream out, err;
+    InspectRequest r;
+    r.print_hex = true;
+    ASSERT_EQ(run_inspect(r, out, err), 0) << err.str();
+    const std::string hex = to_hex(example_overlay_packet());
+    EXPECT_EQ(out.str(), "hex " + hex + "\n" + render_text(inspect_frame(example_overlay_packet())));
+    std::string why;
+    EXPECT_EQ(parse_hex(hex, why), example_overlay_packet());
+}
+
 TEST(Inspect, JsonCarriesTheSameLayers) {
     const auto frame = inspect_frame(example_overlay_packet());
     const auto j = render_json(frame);

@@ -101,12 +101,18 @@ TEST_F(EtcdFabric, AnEndpointPutIntoEtcdIsReachableWithNoReloadAnywhere) {
     EXPECT_EQ(counter(0, "daemon", "reloads_failed"), 0u);
     EXPECT_GE(counter(0, "etcd", "events"), 1u);
     EXPECT_EQ(counter(0, "etcd", "lists"), 1u) << "one listing, then the watch";
+    // A remote endpoint for node 0: applied to its running fabric in place; a local one for
+    // node 1 (its tenant port is plumbed): built in full.
+    const std::uint64_t in_place = counter(0, "etcd", "applied_incremental");
+    EXPECT_GE(in_place, 1u);
+    EXPECT_GE(counter(1, "etcd", "applied_full"), 2u) << "the listing, then the local endpoint";
 
     // And out again: a delete stops its forwarding.
     const auto gone = ctl_in_underlay({"fabric", "delete", "--etcd", etcd_->endpoint(), "endpoint", "blue/10.0.0.21"});
     ASSERT_TRUE(gone.ok()) << gone.output;
     EXPECT_TRUE(eventually([&] { return !ping_once(*endpoints_[0].ns, "10.0.0.21"); }, 10s));
     EXPECT_TRUE(ping_once(*endpoints_[0].ns, "10.0.0.20"));
+    EXPECT_GT(counter(0, "etcd", "applied_incremental"), in_place) << "the delete too, in place";
 }
 
 TEST_F(EtcdFabric, ABadValueIsRejectedByNameAndTheRestOfTheFabricKeepsWorking) {

@@ -107,7 +107,9 @@ private:
     // [etcd] at start: node.toml's text kept for the etcd builds, and the fabric a previous run
     // cached, so a start while etcd is away forwards as before.
     void start_from_etcd_cache(fabric::ReloadResult& loaded);
-    std::vector<fabric::RejectedKey> apply_etcd(const std::map<std::string, std::string>& kvs);
+    // A watch's changes: endpoint changes applied to the running fabric where that is exactly
+    // what a build gives (fabric::EtcdFabricBuilder::derive), the whole fabric built otherwise.
+    EtcdApplied apply_etcd(const EtcdUpdate& update);
     fabric::ReloadResult load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
                                           std::vector<fabric::RejectedKey>* rejected);
     void tick();

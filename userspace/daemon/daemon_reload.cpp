@@ -88,7 +88,7 @@ void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
     try {
         etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
                                            EtcdSync::default_cache_path(snapshot.local().name),
-                                           [this](const std::map<std::string, std::string>& kvs) { return apply_etcd(kvs); });
+                                           [this](const EtcdUpdate& update) { return apply_etcd(update); });
     } catch (const std::exception& e) {
         throw StartupError(std::string("[etcd]: ") + e.what());
     }
@@ -119,20 +119,35 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
     loaded = std::move(cached);
 }
 
-std::vector<fabric::RejectedKey> Daemon::apply_etcd(const std::map<std::string, std::string>& kvs) {
+EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     std::lock_guard lock(mutex_);
     // node.toml as last loaded (at start or by a reload), not as it may have been edited since.
-    std::vector<fabric::RejectedKey> rejected;
-    const fabric::ReloadResult result = load_etcd_fabric(etcd_config_text_, kvs, &rejected);
-    if (!result.applied) {
+    EtcdApplied applied;
+    std::optional<fabric::ReloadResult> result;
+    if (update.full) {
+        result = load_etcd_fabric(etcd_config_text_, update.kvs, &applied.rejected);
+    } else {
+        etcd_builder_->update(update.changes);
+        result = store_.derive([&](const fabric::FabricSnapshot& running, const fabric::LoadOptions& o) {
+            return etcd_builder_->derive(running, update.changes, etcd_config_text_, options_.config_path, o);
+        });
+        applied.incremental = result.has_value();
+        if (!result)
+            result = store_.load_with([&](const fabric::LoadOptions& o) {
+                fabric::EtcdFabric built = etcd_builder_->build(etcd_config_text_, options_.config_path, o);
+                applied.rejected = std::move(built.rejected);
+                return std::move(built.loaded);
+            });
+    }
+    if (!result->applied) {
         ++reloads_failed_;
-        throw std::runtime_error(result.message());
+        throw std::runtime_error(result->message());
     }
     ++reloads_ok_;
-    const std::string message = finish_reload(result);
-    if (!result.diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result.snapshot->generation(), message);
+    const std::string message = finish_reload(*result);
+    if (!result->diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result->snapshot->generation(), message);
     publish_stats();
-    return rejected;
+    return applied;
 }
 
 void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,

@@ -178,6 +178,8 @@ control::StatsReply Daemon::stats() const {
                               {"compactions", e.compactions},
                               {"disconnects", e.disconnects},
                               {"apply_failures", e.apply_failures},
+                              {"applied_incremental", e.applied_incremental},
+                              {"applied_full", e.applied_full},
                               {"keys", e.keys},
                               {"rejected_keys", e.rejected.size()},
                               {"revision", static_cast<std::uint64_t>(e.revision)},

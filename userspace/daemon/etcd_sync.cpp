@@ -124,8 +124,8 @@ void EtcdSync::request_apply() {
     apply_wake_.notify_all();
 }
 
-// The applier: builds and applies the latest keys whenever they changed. Changes that arrive
-// while a build runs are applied together by the next one.
+// The applier: applies what changed whenever something did. Changes that arrive while an apply
+// runs are applied together by the next one.
 void EtcdSync::apply_loop() {
     for (;;) {
         {
@@ -139,16 +139,20 @@ void EtcdSync::apply_loop() {
 }
 
 void EtcdSync::apply_now() {
-    std::map<std::string, std::string> kvs;
+    EtcdUpdate update;
     std::int64_t revision = 0;
     {
         std::lock_guard lock(mutex_);
-        kvs = kvs_;
+        update.full = full_pending_;
+        if (update.full) update.kvs = kvs_;
+        else update.changes.swap(pending_);
+        full_pending_ = false;
+        pending_.clear();
         revision = status_.revision;
     }
-    std::vector<fabric::RejectedKey> rejected;
+    EtcdApplied applied;
     try {
-        rejected = apply_(kvs);
+        applied = apply_(update);
     } catch (const std::exception& e) {
         spdlog::error("etcd: the fabric at revision {} was not applied: {}", status().revision, e.what());
         std::lock_guard lock(mutex_);
@@ -156,20 +160,26 @@ void EtcdSync::apply_now() {
         status_.last_error = e.what();
         return;
     }
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    ++(applied.incremental ? status_.applied_incremental : status_.applied_full);
     std::set<std::string> now;
-    for (const auto& r : rejected) {
+    for (const auto& r : applied.rejected) {
         const std::string line = r.key + ": " + r.reason;
         if (logged_rejections_.count(line) == 0) spdlog::warn("etcd: key rejected, the rest of the fabric applies: {}", line);
         now.insert(line);
     }
     logged_rejections_ = std::move(now);
-    status_.rejected = std::move(rejected);
-    status_.keys = kvs.size();
+    status_.rejected = std::move(applied.rejected);
+    status_.keys = kvs_.size();
     status_.applied_revision = revision;
     // The cache follows at most a second behind (a burst of changes is not written per change).
     cache_dirty_ = true;
-    if (std::chrono::steady_clock::now() - cache_written_ >= 1s) write_cache(kvs, revision);
+    if (std::chrono::steady_clock::now() - cache_written_ < 1s) return;
+    // The keys as they are now, which is at or past `revision`: a cache a little ahead is
+    // listed over at the next start like one behind.
+    std::map<std::string, std::string> kvs = kvs_;
+    lock.unlock();
+    write_cache(kvs, revision);
 }
 
 void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
@@ -178,6 +188,8 @@ void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
         std::lock_guard lock(mutex_);
         kvs_.clear();
         for (auto& kv : listed.kvs) kvs_.emplace(std::move(kv.key), std::move(kv.value));
+        full_pending_ = true;
+        pending_.clear();
         ++status_.lists;
         status_.connected = true;
         status_.revision = listed.revision;
@@ -205,6 +217,9 @@ void EtcdSync::watch_loop() {
                             for (const auto& e : batch.events) {
                                 if (e.type == etcd::WatchEvent::Type::put) kvs_[e.kv.key] = e.kv.value;
                                 else kvs_.erase(e.kv.key);
+                                if (full_pending_) continue;  // the next apply takes every key anyway
+                                if (e.type == etcd::WatchEvent::Type::put) pending_[e.kv.key] = e.kv.value;
+                                else pending_[e.kv.key] = std::nullopt;
                             }
                             ++status_.watch_batches;
                             status_.events += batch.events.size();

@@ -1,8 +1,8 @@
 // The daemon's side of the fabric in etcd (docs/etcd.md): one thread lists the layout's keys,
-// then watches from the list's revision + 1, keeping the keys up to date; another hands the
-// latest keys to the daemon to build and apply (the same validation, publication, map sync and
-// fast-path update as a reload) whenever they changed, so changes that arrive during a build are
-// applied together by the next. A compacted revision or a broken watch means: list again and
+// then watches from the list's revision + 1, keeping the keys up to date; another hands the daemon
+// what changed (every key after a list; otherwise the keys the watch changed since the last
+// apply) to apply as a reload is (the same validation, publication, map sync and fast-path
+// update), so changes that arrive during an apply are applied together by the next. A compacted revision or a broken watch means: list again and
 // apply (the diff against what runs is all that changes: nothing is flushed). With etcd
 // unreachable, forwarding goes on with the last fabric; the thread reconnects with backoff.
 //
@@ -43,17 +43,33 @@ struct EtcdStatus {
     std::uint64_t compactions = 0;    // watches that fell behind a compaction (then: list again)
     std::uint64_t disconnects = 0;    // lists or watches that failed (then: back off, list again)
     std::uint64_t apply_failures = 0; // fabrics the daemon refused (node.toml's own errors)
+    std::uint64_t applied_incremental = 0;  // applies of endpoint changes to the running fabric
+    std::uint64_t applied_full = 0;         // applies that built the whole fabric again
     bool lease_alive = false;         // this node's entry is in etcd under a live lease
     std::int64_t lease = 0;
     std::uint64_t lease_renewals = 0;
     std::string last_error;
 };
 
+// What the daemon is given to apply: after a list, every key; otherwise what changed since the
+// last apply.
+struct EtcdUpdate {
+    bool full = false;
+    std::map<std::string, std::string> kvs;  // full: every key and value
+    fabric::EtcdChanges changes;             // otherwise: each changed key's value, or nullopt (deleted)
+};
+
+// How an update was applied: the keys left out, and whether the running fabric took the changes
+// in place (fabric::EtcdFabricBuilder::derive) or was built again.
+struct EtcdApplied {
+    std::vector<fabric::RejectedKey> rejected;
+    bool incremental = false;
+};
+
 class EtcdSync {
 public:
-    // Builds and applies a fabric from the keys; returns the keys it left out (or throws when
-    // nothing could be applied, which the sync counts and logs).
-    using Apply = std::function<std::vector<fabric::RejectedKey>(const std::map<std::string, std::string>& kvs)>;
+    // Applies an update; throws when nothing could be applied (which the sync counts and logs).
+    using Apply = std::function<EtcdApplied(const EtcdUpdate& update)>;
 
     // `self`: this node's entry (JSON) under the layout's nodes/<name>. `cache_path`: where the
     // keys last applied are kept (at most a second behind), for a start while etcd is away.
@@ -107,7 +123,9 @@ private:
     std::map<std::string, std::string> kvs_;
     EtcdStatus status_;
     std::set<std::string> logged_rejections_;
-    bool dirty_ = false;  // kvs_ changed since the last build
+    bool dirty_ = false;       // kvs_ changed since the last apply
+    bool full_pending_ = false;  // ... by a list: the next apply gets every key
+    fabric::EtcdChanges pending_;  // otherwise what changed, key by key
     std::condition_variable apply_wake_;
 
     std::atomic<bool> stop_{false};

@@ -2,6 +2,7 @@
 // written to the BPF maps, and NAT flows to removed endpoints are expired.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,14 @@ struct FabricDiff {
     // One count line, then one line per change (at most `max_lines` per kind), for
     // `andromedactl reload` and the daemon log.
     [[nodiscard]] std::string summary(std::size_t max_lines = 20) const;
+};
+
+// A fabric derived from the running one by a change applied in place (etcd's incremental path),
+// with the diff that change makes: what diff_fabrics(running, snapshot) would say, computed from
+// the change alone.
+struct DerivedFabric {
+    std::shared_ptr<const FabricSnapshot> snapshot;
+    FabricDiff diff;
 };
 
 // `before` may be null (the first load): then everything in `after` is added.

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "fabric/decode.hpp"
@@ -335,6 +337,34 @@ EtcdFabric build_from(std::string_view local_toml, const std::string& display_na
     return out;
 }
 
+// One endpoint entry decoded and validated as build_from() checks it, against node.toml's part,
+// the fabric's nodes and its VPC (without the VPC's NAT, whose port forwards name endpoints not
+// given here): the endpoint, or nullopt when anything is wrong with it. Checks that span
+// endpoints (a MAC unique in its VPC, forward targets) are the caller's.
+std::optional<Endpoint> decode_endpoint(const TomlNode& local, const std::vector<const Entry*>& nodes, const Entry& vpc,
+                                        const Entry& endpoint, const std::string& display_name) {
+    TomlNode root = local;
+    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    TomlNode node_list;
+    node_list.kind = Kind::array;
+    for (const Entry* n : nodes) node_list.items.push_back(n->value);
+    TomlNode table = vpc.value;
+    std::erase_if(table.members, [](const TomlMember& m) { return m.first == "nat"; });
+    TomlNode endpoints;
+    endpoints.kind = Kind::array;
+    endpoints.items.push_back(endpoint.value);
+    table.members.push_back({"endpoint", std::move(endpoints)});
+    TomlNode vpc_list;
+    vpc_list.kind = Kind::array;
+    vpc_list.items.push_back(std::move(table));
+    root.members.push_back({"nodes", std::move(node_list)});
+    root.members.push_back({"vpc", std::move(vpc_list)});
+    detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
+    detail::validate_fabric(decoded);
+    if (!decoded.errors.empty() || decoded.config.endpoints.size() != 1) return std::nullopt;
+    return std::move(decoded.config.endpoints.front());
+}
+
 }  // namespace
 
 struct EtcdFabricBuilder::Cache {
@@ -371,11 +401,125 @@ std::size_t EtcdFabricBuilder::update(const std::map<std::string, std::string>& 
     return parsed;
 }
 
+std::size_t EtcdFabricBuilder::update(const EtcdChanges& changes) {
+    std::size_t parsed = 0;
+    auto& cached = cache_->by_key;
+    for (const auto& [key, text] : changes) {
+        if (!text) {
+            cached.erase(key);
+            continue;
+        }
+        const auto it = cached.find(key);
+        if (it != cached.end() && it->second.text == *text) continue;
+        Cache::Value value{*text, parse_entry(key, *text, layout_)};
+        if (it != cached.end()) it->second = std::move(value);
+        else cached.emplace(key, std::move(value));
+        ++parsed;
+    }
+    return parsed;
+}
+
 EtcdFabric EtcdFabricBuilder::build(std::string_view local_toml, const std::string& display_name, const LoadOptions& options) {
     std::vector<Entry*> entries;
     entries.reserve(cache_->by_key.size());
     for (auto& [key, value] : cache_->by_key) entries.push_back(&value.entry);
-    return build_from(local_toml, display_name, entries, layout_, options);
+    EtcdFabric built = build_from(local_toml, display_name, entries, layout_, options);
+    clean_ = built.loaded.ok() && built.rejected.empty();
+    return built;
+}
+
+std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& running, const EtcdChanges& changes,
+                                                       std::string_view local_toml, const std::string& display_name,
+                                                       const LoadOptions& options) {
+    if (!clean_) return std::nullopt;
+    const auto& cached = cache_->by_key;
+    const std::span<const Endpoint> base = running.endpoints();
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+    std::optional<TomlNode> local;
+    std::vector<const Entry*> nodes;  // every node entry (all of them are in: the fabric is clean)
+    const auto prepare = [&] {
+        if (local) return true;
+        ValidationError syntax;
+        local = detail::parse_toml(local_toml, display_name, syntax);
+        const std::string prefix = layout_.root() + "nodes/";
+        for (auto it = cached.lower_bound(prefix); it != cached.end() && it->first.starts_with(prefix); ++it)
+            nodes.push_back(&it->second.entry);
+        return local.has_value();
+    };
+
+    DerivedFabric out;
+    std::vector<bool> removed(base.size(), false);
+    std::vector<std::pair<std::size_t, Endpoint>> replaced;  // (index in base, its new version)
+    std::vector<Endpoint> added;
+    for (const auto& [key, value] : changes) {
+        const EtcdLayout::Key what = layout_.parse(key);
+        if (what.kind != EtcdLayout::Kind::endpoint) return std::nullopt;
+        const auto ip = wire::Ipv4Address::parse(what.name);
+        if (!ip || ip->to_string() != what.name) return std::nullopt;
+        const auto vpcs = running.vpcs();
+        const auto vpc_it = std::find_if(vpcs.begin(), vpcs.end(), [&](const Vpc& v) { return v.name == what.vpc; });
+        if (vpc_it == vpcs.end()) return std::nullopt;
+        const Vpc& vpc = *vpc_it;
+        const Endpoint* old = running.find_endpoint(vpc.vni, *ip);
+        if (old != nullptr && old->is_local) return std::nullopt;
+        const std::size_t old_index = old != nullptr ? static_cast<std::size_t>(old - base.data()) : kNone;
+        if (!value) {
+            if (old == nullptr) continue;
+            if (vpc.nat)
+                for (const NatForward& f : vpc.nat->forwards)
+                    if (f.endpoint_ip == *ip) return std::nullopt;
+            removed[old_index] = true;
+            out.diff.endpoints_removed.push_back(*old);
+            continue;
+        }
+        const auto entry = cached.find(key);
+        const auto vpc_entry = cached.find(layout_.vpc_key(what.vpc));
+        if (entry == cached.end() || vpc_entry == cached.end() || !entry->second.entry.parse_reject.empty() || !prepare())
+            return std::nullopt;
+        std::optional<Endpoint> endpoint =
+            decode_endpoint(*local, nodes, vpc_entry->second.entry, entry->second.entry, display_name);
+        if (!endpoint || endpoint->is_local) return std::nullopt;
+        const Node* node = running.find_node(endpoint->node);
+        if (node == nullptr) return std::nullopt;
+        endpoint->vpc_index = static_cast<std::uint32_t>(vpc_it - vpcs.begin());
+        endpoint->node_index = static_cast<std::uint32_t>(node - running.nodes().data());
+        if (old != nullptr) {
+            if (!old->same_config(*endpoint)) out.diff.endpoints_changed.push_back({*old, *endpoint});
+            replaced.emplace_back(old_index, std::move(*endpoint));
+        } else {
+            out.diff.endpoints_added.push_back(*endpoint);
+            added.push_back(std::move(*endpoint));
+        }
+    }
+
+    // A MAC is unique within its VPC: each new or changed endpoint's among what the fabric keeps.
+    const auto mac_key = [](const Endpoint& e) { return std::uint64_t{e.vpc_index} << 48 | e.mac.as_u64(); };
+    std::unordered_map<std::uint64_t, std::uint32_t> uses;
+    for (const auto& [index, e] : replaced) ++uses[mac_key(e)];
+    for (const Endpoint& e : added) ++uses[mac_key(e)];
+    std::vector<std::size_t> replacement(base.size(), kNone);
+    for (std::size_t r = 0; r < replaced.size(); ++r) replacement[replaced[r].first] = r;
+    if (!uses.empty())
+        for (std::size_t i = 0; i < base.size(); ++i)
+            if (!removed[i] && replacement[i] == kNone)
+                if (const auto it = uses.find(mac_key(base[i])); it != uses.end()) ++it->second;
+    for (const auto& [key, count] : uses)
+        if (count > 1) return std::nullopt;
+
+    FabricConfig config;
+    config.source_name = running.source_name();
+    config.local = running.local();
+    config.nodes.assign(running.nodes().begin(), running.nodes().end());
+    config.vpcs.assign(running.vpcs().begin(), running.vpcs().end());
+    config.endpoints.reserve(base.size() + added.size());
+    for (std::size_t i = 0; i < base.size(); ++i) {
+        if (removed[i]) continue;
+        config.endpoints.push_back(replacement[i] == kNone ? base[i] : std::move(replaced[replacement[i]].second));
+    }
+    for (Endpoint& e : added) config.endpoints.push_back(std::move(e));
+    out.snapshot = std::make_shared<const FabricSnapshot>(std::move(config), options.generation, options.ports);
+    return out;
 }
 
 EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,

@@ -18,12 +18,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "etcd/client.hpp"
+#include "fabric/diff.hpp"
 #include "fabric/errors.hpp"
 #include "fabric/loader.hpp"
 #include "fabric/model.hpp"
@@ -74,8 +76,12 @@ struct EtcdFabric {
                                            const std::map<std::string, std::string>& kvs, const EtcdLayout& layout,
                                            const LoadOptions& options = {});
 
+// Keys that changed, as a watch reports them: the new value, or nullopt for a deleted key.
+using EtcdChanges = std::map<std::string, std::optional<std::string>>;
+
 // The same, for a daemon that builds again at every change: each value is parsed once, when it
-// first appears or changes, and kept between builds.
+// first appears or changes, and kept between builds. Endpoint changes can also be applied to the
+// running fabric without building it again (derive()).
 class EtcdFabricBuilder {
 public:
     explicit EtcdFabricBuilder(EtcdLayout layout);
@@ -85,13 +91,30 @@ public:
 
     // Makes the builder hold exactly `kvs`; returns how many values it had to parse.
     std::size_t update(const std::map<std::string, std::string>& kvs);
+    // Applies changed keys to what it holds (as update() with the whole new set would).
+    std::size_t update(const EtcdChanges& changes);
     [[nodiscard]] EtcdFabric build(std::string_view local_toml, const std::string& display_name, const LoadOptions& options = {});
+
+    // `running` (this builder's last build or derivation) with `changes` (already given to
+    // update()) applied, in time proportional to the changes plus one copy of the running
+    // snapshot's vectors and its indexes, where that is exactly what build() would give:
+    //   - the last build left no key out (a rejected key may come back with any change);
+    //   - every change is an endpoint key (its address as the address prints) of a VPC that runs;
+    //   - neither its old nor its new entry is on this node (tenant ports are build()'s);
+    //   - a removed endpoint is no target of its VPC's NAT port forwards;
+    //   - its new value decodes and validates as build() checks it, against the nodes and its VPC,
+    //     and its MAC is unique in the VPC.
+    // Otherwise nullopt, having changed nothing: build() then decides, and says what it rejects.
+    [[nodiscard]] std::optional<DerivedFabric> derive(const FabricSnapshot& running, const EtcdChanges& changes,
+                                                      std::string_view local_toml, const std::string& display_name,
+                                                      const LoadOptions& options = {});
     [[nodiscard]] const EtcdLayout& layout() const noexcept { return layout_; }
 
 private:
     struct Cache;
     EtcdLayout layout_;
     std::unique_ptr<Cache> cache_;
+    bool clean_ = false;  // the last build or derivation left no key out
 };
 
 // A whole node.toml's fabric ([[nodes]], [[vpc]] and their endpoints, validated as a reload

@@ -25,6 +25,22 @@ ReloadResult FabricStore::load_with(const std::function<LoadResult(const LoadOpt
     return apply(build(next_options()));
 }
 
+std::optional<ReloadResult> FabricStore::derive(
+    const std::function<std::optional<DerivedFabric>(const FabricSnapshot&, const LoadOptions&)>& derive) {
+    std::lock_guard lock(reload_mutex_);
+    const auto running = publisher_.current();
+    if (!running) return std::nullopt;
+    std::optional<DerivedFabric> derived = derive(*running, next_options());
+    if (!derived) return std::nullopt;
+    ReloadResult result;
+    result.applied = true;
+    result.diff = std::move(derived->diff);
+    result.snapshot = derived->snapshot;
+    generation_ = derived->snapshot->generation();
+    publisher_.publish(std::move(derived->snapshot));
+    return result;
+}
+
 ReloadResult FabricStore::apply(LoadResult loaded) {
     ReloadResult result;
     if (!loaded.ok()) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "fabric/diff.hpp"
@@ -33,6 +34,12 @@ public:
     // Any other source (etcd): `build` makes the fabric with the options it is given (the next
     // generation, the port resolver); applied as a reload is.
     ReloadResult load_with(const std::function<LoadResult(const LoadOptions&)>& build);
+    // A source that derives the next fabric from the running one (etcd's endpoint changes):
+    // `derive` gets the running snapshot and the next generation's options and returns the new
+    // snapshot with its diff, or nullopt when it cannot (then nothing changes, and nullopt is
+    // returned: the caller builds in full instead).
+    std::optional<ReloadResult> derive(
+        const std::function<std::optional<DerivedFabric>(const FabricSnapshot&, const LoadOptions&)>& derive);
 
     // One per worker thread, created before the workers start reading.
     [[nodiscard]] FabricReader make_reader() { return publisher_.make_reader(); }

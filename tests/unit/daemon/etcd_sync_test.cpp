@@ -19,17 +19,27 @@ namespace {
 using namespace std::chrono_literals;
 using testing::EtcdServer;
 
+// Keeps the keys as the daemon would from the updates it is handed (every key after a list, the
+// changed ones otherwise), and each update.
 struct Recorder {
     std::mutex m;
     std::condition_variable changed;
-    std::vector<std::map<std::string, std::string>> applied;
+    std::map<std::string, std::string> keys;
+    std::vector<std::map<std::string, std::string>> applied;  // the keys after each update
+    std::vector<EtcdUpdate> updates;
 
     EtcdSync::Apply apply() {
-        return [this](const std::map<std::string, std::string>& kvs) {
+        return [this](const EtcdUpdate& update) {
             std::unique_lock lock(m);
-            applied.push_back(kvs);
+            if (update.full) keys = update.kvs;
+            for (const auto& [key, value] : update.changes) {
+                if (value) keys[key] = *value;
+                else keys.erase(key);
+            }
+            applied.push_back(keys);
+            updates.push_back(update);
             changed.notify_all();
-            return std::vector<fabric::RejectedKey>{};
+            return EtcdApplied{};
         };
     }
     bool wait_for(const std::function<bool(const std::map<std::string, std::string>&)>& done, std::chrono::seconds timeout) {
@@ -58,10 +68,26 @@ TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
         EtcdSync sync(settings_of(server), "node1", R"({"address": "192.168.1.1"})", cache_path(), r.apply());
         ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 1; }, 10s));
         EXPECT_EQ(r.applied.back().count("/other/key"), 0u);
+        {
+            std::lock_guard lock(r.m);
+            EXPECT_TRUE(r.updates.front().full) << "the list hands over every key";
+        }
         c.put("/andromeda/v1/endpoints/blue/10.0.0.10", R"({"mac": "02:00:00:00:00:10"})");
         ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10") == 1; }, 10s));
+        {
+            // A watched change comes alone, not with every key.
+            std::lock_guard lock(r.m);
+            const EtcdUpdate& u = r.updates.back();
+            EXPECT_FALSE(u.full);
+            ASSERT_EQ(u.changes.count("/andromeda/v1/endpoints/blue/10.0.0.10"), 1u);
+            EXPECT_EQ(u.changes.at("/andromeda/v1/endpoints/blue/10.0.0.10"), R"({"mac": "02:00:00:00:00:10"})");
+        }
         c.erase("/andromeda/v1/vpcs/blue");
         ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/vpcs/blue") == 0; }, 10s));
+        {
+            std::lock_guard lock(r.m);
+            EXPECT_EQ(r.updates.back().changes.at("/andromeda/v1/vpcs/blue"), std::nullopt) << "a deletion is a key without value";
+        }
         // Its own node, under a lease.
         for (int i = 0; i < 100 && !sync.status().lease_alive; ++i) std::this_thread::sleep_for(100ms);
         ASSERT_TRUE(sync.status().lease_alive);

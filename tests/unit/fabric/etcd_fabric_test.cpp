@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 
 #include "fabric/diff.hpp"
 #include "support/fabric_builder.hpp"
@@ -202,6 +205,133 @@ TEST(EtcdFabric, AnImportOfABadFileSaysWhyAndConvertsNothing) {
     EXPECT_TRUE(imported.values.empty());
     ASSERT_FALSE(imported.errors.empty());
     EXPECT_EQ(imported.errors[0].file, "bad.toml");
+}
+
+// Everything a snapshot says of its nodes, VPCs and endpoints, endpoints in (VNI, IP) order:
+// two snapshots with equal texts are the same fabric, whatever order their vectors keep.
+std::string fabric_text(const FabricSnapshot& s) {
+    std::string out = s.local().name + "\n";
+    for (const Node& n : s.nodes())
+        out += "node " + n.name + " " + (n.address ? n.address->to_string() : "-") + " " + (n.mac ? n.mac->to_string() : "-") +
+               (n.is_local ? " local" : "") + "\n";
+    for (const Vpc& v : s.vpcs())
+        out += "vpc " + v.name + " " + std::to_string(v.vni) + (v.nat ? " nat " + std::to_string(v.nat->forwards.size()) : "") + "\n";
+    std::vector<std::string> endpoints;
+    for (const Endpoint& e : s.endpoints()) {
+        char line[160];
+        std::snprintf(line, sizeof line, "%08u %08x %s %s %s %s vpc%u node%u", e.vni, e.ip.value(), e.mac.to_string().c_str(),
+                      e.node.c_str(), e.port.c_str(), e.is_local ? "local" : "remote", e.vpc_index, e.node_index);
+        endpoints.push_back(line);
+    }
+    std::sort(endpoints.begin(), endpoints.end());
+    for (const auto& e : endpoints) out += e + "\n";
+    return out;
+}
+
+// A diff's endpoint changes, each kind sorted: derive() states them from the change, diff_fabrics()
+// from the two snapshots; they must agree.
+std::string endpoint_changes(const FabricDiff& d) {
+    const auto line = [](const Endpoint& e) { return std::to_string(e.vni) + "/" + e.ip.to_string() + " " + e.mac.to_string() + " " + e.node; };
+    std::vector<std::string> lines;
+    for (const auto& e : d.endpoints_added) lines.push_back("+ " + line(e));
+    for (const auto& e : d.endpoints_removed) lines.push_back("- " + line(e));
+    for (const auto& c : d.endpoints_changed) lines.push_back("~ " + line(c.before) + " -> " + line(c.after));
+    std::sort(lines.begin(), lines.end());
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+// A daemon's way with a watch: endpoint changes applied to the running fabric when derive() takes
+// them, a build otherwise. After every one of many random changes (endpoints added, moved,
+// re-addressed, deleted; duplicate MACs, bad values, local endpoints, forward targets, VPC
+// changes), the running fabric is exactly a fresh build of etcd's keys, and a derivation's diff
+// is what diff_fabrics() says of it.
+TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
+    const std::string root = kLayout.root();
+    auto kvs = import_of(test_support::two_node_blue("node1")
+                             .nat("node2", "203.0.113.10", "forward = [{protocol = \"tcp\", nat_port = 8080, to = \"10.0.0.20:80\"}]\n")
+                             .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap1")
+                             .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                             .vpc("green", 200, "10.0.0.0/24", "10.0.0.1")
+                             .endpoint("10.0.0.20", "02:00:00:c8:00:14", "node2")
+                             .toml());
+    EtcdFabricBuilder builder(kLayout);
+    builder.update(kvs);
+    EtcdFabric first = builder.build(kLocal, "node.toml", LoadOptions{1, {}});
+    ASSERT_TRUE(first.loaded.ok() && first.rejected.empty()) << reasons(first);
+    std::shared_ptr<const FabricSnapshot> running = first.loaded.snapshot;
+
+    std::mt19937 rng(20261202);
+    const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    const auto endpoint_keys = [&] {
+        std::vector<std::string> keys;
+        for (const auto& [k, v] : kvs)
+            if (k.starts_with(root + "endpoints/")) keys.push_back(k);
+        return keys;
+    };
+    std::size_t derived = 0, built = 0;
+    std::vector<RejectedKey> left_out;
+    for (std::uint64_t generation = 2; generation < 402; ++generation) {
+        EtcdChanges changes;
+        // What the last build left out is taken away again (as an operator would), so the
+        // fabric comes clean and endpoint changes can be applied in place again.
+        // A VPC left out has lost its port forward's target: that endpoint comes back.
+        for (const auto& r : left_out) {
+            if (r.key.starts_with(root + "endpoints/")) changes[r.key] = std::nullopt;
+            else changes[root + "endpoints/blue/10.0.0.20"] = R"({"mac": "02:00:00:00:00:20", "node": "node2"})";
+        }
+        const int count = 1 + pick(4);
+        for (int c = 0; c < count; ++c) {
+            const std::string vpc = pick(2) == 0 ? "blue" : "green";
+            const std::string ip = "10.0.0." + std::to_string(2 + pick(40));
+            char mac_text[18];  // 512 MACs: now and then one is taken already in its VPC
+            std::snprintf(mac_text, sizeof mac_text, "02:00:00:00:%02x:%02x", 1 + pick(2), pick(256));
+            const std::string mac = mac_text;
+            const std::string key = root + "endpoints/" + vpc + "/" + ip;
+            switch (pick(40)) {
+                case 0: changes[key] = R"({"mac": "zz", "node": "node2"})"; break;                 // a bad value
+                case 1: changes[root + "endpoints/blue/10.0.1.5"] = R"({"mac": "02:00:00:00:02:01", "node": "node2"})"; break;
+                case 2: changes[key] = R"({"mac": ")" + mac + R"(", "node": "node1", "port": "tap-)" + ip + R"("})"; break;
+                case 3: changes[root + "endpoints/blue/10.0.0.20"] = std::nullopt; break;         // a forward's target
+                case 4: changes[root + "vpcs/green"] = R"({"vni": 200, "cidr": "10.0.0.0/24", "gateway": "10.0.0.1", "mtu": )" +
+                                                       std::to_string(1300 + pick(100)) + "}";
+                    break;
+                case 5: case 6: case 7: case 8: case 9: case 10: {
+                    const auto keys = endpoint_keys();
+                    if (!keys.empty()) changes[keys[rng() % keys.size()]] = std::nullopt;
+                    break;
+                }
+                default: changes[key] = R"({"mac": ")" + mac + R"(", "node": "node2"})"; break;
+            }
+        }
+        for (const auto& [k, v] : changes) {
+            if (v) kvs[k] = *v;
+            else kvs.erase(k);
+        }
+        builder.update(changes);
+        const LoadOptions options{generation, {}};
+        const EtcdFabric fresh = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout, options);
+        ASSERT_TRUE(fresh.loaded.ok()) << to_string(fresh.loaded.errors);
+        left_out = fresh.rejected;
+        if (auto d = builder.derive(*running, changes, kLocal, "node.toml", options)) {
+            ++derived;
+            EXPECT_TRUE(fresh.rejected.empty()) << "derived although a build leaves keys out:\n" << reasons(fresh);
+            EXPECT_EQ(d->snapshot->generation(), generation);
+            EXPECT_EQ(endpoint_changes(d->diff), endpoint_changes(diff_fabrics(running.get(), *d->snapshot)));
+            EXPECT_TRUE(d->diff.nodes_added.empty() && d->diff.vpcs_changed.empty() && !d->diff.local_settings_changed);
+            running = d->snapshot;
+        } else {
+            ++built;
+            const EtcdFabric b = builder.build(kLocal, "node.toml", options);
+            ASSERT_TRUE(b.loaded.ok());
+            EXPECT_EQ(b.rejected, fresh.rejected);
+            running = b.loaded.snapshot;
+        }
+        ASSERT_EQ(fabric_text(*running), fabric_text(*fresh.loaded.snapshot)) << "after generation " << generation;
+    }
+    EXPECT_GT(derived, 100u) << "most rounds are plain endpoint changes";
+    EXPECT_GT(built, 30u) << "and the rest is built";
 }
 
 }  // namespace

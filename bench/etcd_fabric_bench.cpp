@@ -1,10 +1,12 @@
-// What a daemon spends building the fabric from etcd's keys (fabric::build_etcd_fabric): the
-// whole fabric is rebuilt for every watch response, so at fleet scale this bounds how fast a
-// change reaches the maps. 20 nodes, 10 VPCs, N endpoints spread over them.
+// What a daemon spends on the fabric from etcd's keys: a whole build (fabric::build_etcd_fabric:
+// the first listing, and any change that is not a remote endpoint's), and an endpoint change
+// applied to the running fabric in place (EtcdFabricBuilder::derive), which bounds how fast a
+// change reaches the maps at fleet scale. 20 nodes, 10 VPCs, N endpoints spread over them.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "fabric/etcd_fabric.hpp"
@@ -78,6 +80,37 @@ void rebuild_after_one_change(benchmark::State& state) {
     }
 }
 BENCHMARK(rebuild_after_one_change)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// What a daemon does per watch response now when the change is a remote endpoint's: the change
+// applied to the running fabric in place (EtcdFabricBuilder::derive: that value parsed and
+// validated, the snapshot's vectors copied and indexed again), no build.
+void derive_one_change(benchmark::State& state) {
+    const auto kvs = fleet(static_cast<int>(state.range(0)));
+    EtcdFabricBuilder builder(kLayout);
+    builder.update(kvs);
+    const EtcdFabric first = builder.build(kLocal, "node.toml");
+    if (!first.loaded.ok() || !first.rejected.empty()) {
+        state.SkipWithError("the fleet does not build");
+        return;
+    }
+    std::shared_ptr<const FabricSnapshot> running = first.loaded.snapshot;
+    const std::string key = kLayout.endpoint_key("vpc3", "10.3.0.2");  // endpoint 3, on node n3
+    int i = 0;
+    for (auto _ : state) {
+        EtcdChanges changes;
+        char value[96];
+        std::snprintf(value, sizeof value, R"({"mac": "02:02:00:00:00:%02x", "node": "n3"})", 16 + i++ % 200);
+        changes[key] = value;
+        builder.update(changes);
+        auto derived = builder.derive(*running, changes, kLocal, "node.toml");
+        if (!derived || derived->diff.endpoints_changed.size() != 1) {
+            state.SkipWithError("the change was not applied in place");
+            return;
+        }
+        running = std::move(derived->snapshot);
+    }
+}
+BENCHMARK(derive_one_change)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

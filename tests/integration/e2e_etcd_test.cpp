@@ -166,7 +166,8 @@ TEST_F(EtcdFabric, EtcdKilledAndRestartedWhileAPingRunsLosesNoPing) {
 
 TEST_F(EtcdFabric, ADaemonRestartedWhileEtcdIsAwayForwardsWithTheFabricItCached) {
     ASSERT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.20"); }, 10s)) << logs();
-    ASSERT_TRUE(std::filesystem::exists("/run/andromeda/" + nodes_[0].name + ".etcd-fabric.json"));
+    // Written once the changes have been quiet for 2 s (and when the daemon stops).
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists("/run/andromeda/" + nodes_[0].name + ".etcd-fabric.json"); }, 10s));
     etcd_->kill_now();
     // A graceful stop takes node1's whole data path down; the new daemon cannot reach etcd.
     nodes_[0].daemon->stop(20s);

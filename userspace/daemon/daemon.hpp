@@ -93,7 +93,7 @@ private:
     // The fast path's view of this node, written into andromeda_fp_config.
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
     [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
-    void reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes);
+    void reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_changed, std::vector<std::string>& notes);
     void replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
                          std::vector<std::string>& notes);
     void update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,

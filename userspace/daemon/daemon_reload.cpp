@@ -61,7 +61,9 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result) {
     notes.push_back("maps: " + (written.total().writes() == 0 && written.total().unchanged == 0 ? std::string("no change")
                                                                                                : written.summary()));
     update_nat(snapshot, result.diff, notes);
-    reconcile_ports(snapshot, notes);
+    const bool nodes_changed =
+        !result.diff.nodes_added.empty() || !result.diff.nodes_removed.empty() || !result.diff.nodes_changed.empty();
+    reconcile_ports(snapshot, nodes_changed, notes);
     std::string message = result.diff.summary();
     if (!message.empty() && message.back() != '\n') message += '\n';
     for (const auto& note : notes) message += note + '\n';
@@ -177,7 +179,7 @@ PortChanges Daemon::port_changes(const fabric::FabricSnapshot& snapshot, const i
     return changes;
 }
 
-void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector<std::string>& notes) {
+void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_changed, std::vector<std::string>& notes) {
     std::map<std::string, std::uint32_t> unresolved;
     io::PortTable desired = desired_ports(snapshot, &unresolved);
     for (const auto& [name, vni] : unresolved)
@@ -201,8 +203,10 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, std::vector
         }
     }
     // 3. Next hops (the fast path's peer entries first), then sockets, with the workers paused
-    //    between two batches.
-    const std::vector<dataplane::NextHop> hops = next_hops_.update(snapshot, kReloadResolveTimeout);
+    //    between two batches. Only when the nodes changed: a peer the kernel cannot resolve would
+    //    otherwise cost every endpoint change its timeout (the periodic refresh retries it).
+    const std::vector<dataplane::NextHop> hops =
+        nodes_changed ? next_hops_.update(snapshot, kReloadResolveTimeout) : std::vector<dataplane::NextHop>{};
     for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
     if (!hops.empty()) sync_->apply(io::plan_peers(snapshot, local_));
     replumb_workers(changes, hops, notes);

@@ -16,6 +16,10 @@ using namespace std::chrono_literals;
 
 constexpr auto kFirstBackoff = 200ms;
 constexpr auto kMaxBackoff = 5000ms;
+// The cache is written once changes have been quiet this long, and at least this often while
+// they keep coming: writing 100k keys costs a daemon ~0.2 s of a core, too much per change.
+constexpr auto kCacheQuiet = 2000ms;
+constexpr auto kCacheMaxDelay = 30000ms;
 
 std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std::min(b * 2, kMaxBackoff); }
 
@@ -34,6 +38,7 @@ EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, 
     status_.endpoints = settings.endpoints;
     status_.prefix = layout_.root();
     applier_ = std::thread([this] { apply_loop(); });
+    cacher_ = std::thread([this] { cache_loop(); });
     watcher_ = std::thread([this] { watch_loop(); });
     leaser_ = std::thread([this] { lease_loop(); });
 }
@@ -47,14 +52,13 @@ EtcdSync::~EtcdSync() {
     {
         std::lock_guard lock(mutex_);
         apply_wake_.notify_all();
+        cache_wake_.notify_all();
     }
     if (watcher_.joinable()) watcher_.join();
     if (leaser_.joinable()) leaser_.join();
     if (applier_.joinable()) applier_.join();
-    if (cache_dirty_) {
-        const auto s = status();
-        write_cache(keys(), s.applied_revision);
-    }
+    if (cacher_.joinable()) cacher_.join();
+    if (cache_dirty_) write_cache(kvs_, status_.applied_revision);  // every other thread is gone
 }
 
 std::string EtcdSync::default_cache_path(const std::string& node_name) { return "/run/andromeda/" + node_name + ".etcd-fabric.json"; }
@@ -93,8 +97,30 @@ void EtcdSync::write_cache(const std::map<std::string, std::string>& kvs, std::i
         spdlog::warn("etcd: cannot rename {} to {}", temporary, cache_path_);
         return;
     }
-    cache_written_ = std::chrono::steady_clock::now();
-    cache_dirty_ = false;
+}
+
+// The cache writer: the keys as they are once changes have been quiet for kCacheQuiet, or
+// kCacheMaxDelay after the first change not yet written while they keep coming. The keys may be
+// a little ahead of the applied revision it records: a start lists over them either way.
+void EtcdSync::cache_loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        cache_wake_.wait(lock, [this] { return cache_dirty_ || stop_.load(); });
+        if (stop_) return;  // the destructor writes what is left
+        const auto first = std::chrono::steady_clock::now();
+        for (;;) {
+            const auto until = std::min(last_applied_ + kCacheQuiet, first + kCacheMaxDelay);
+            if (stop_) return;
+            if (std::chrono::steady_clock::now() >= until) break;
+            cache_wake_.wait_until(lock, until);
+        }
+        std::map<std::string, std::string> kvs = kvs_;
+        const std::int64_t revision = status_.applied_revision;
+        cache_dirty_ = false;
+        lock.unlock();
+        write_cache(kvs, revision);
+        lock.lock();
+    }
 }
 
 EtcdStatus EtcdSync::status() const {
@@ -160,7 +186,7 @@ void EtcdSync::apply_now() {
         status_.last_error = e.what();
         return;
     }
-    std::unique_lock lock(mutex_);
+    std::lock_guard lock(mutex_);
     ++(applied.incremental ? status_.applied_incremental : status_.applied_full);
     std::set<std::string> now;
     for (const auto& r : applied.rejected) {
@@ -172,14 +198,9 @@ void EtcdSync::apply_now() {
     status_.rejected = std::move(applied.rejected);
     status_.keys = kvs_.size();
     status_.applied_revision = revision;
-    // The cache follows at most a second behind (a burst of changes is not written per change).
     cache_dirty_ = true;
-    if (std::chrono::steady_clock::now() - cache_written_ < 1s) return;
-    // The keys as they are now, which is at or past `revision`: a cache a little ahead is
-    // listed over at the next start like one behind.
-    std::map<std::string, std::string> kvs = kvs_;
-    lock.unlock();
-    write_cache(kvs, revision);
+    last_applied_ = std::chrono::steady_clock::now();
+    cache_wake_.notify_all();
 }
 
 void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {

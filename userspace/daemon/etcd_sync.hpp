@@ -72,7 +72,8 @@ public:
     using Apply = std::function<EtcdApplied(const EtcdUpdate& update)>;
 
     // `self`: this node's entry (JSON) under the layout's nodes/<name>. `cache_path`: where the
-    // keys last applied are kept (at most a second behind), for a start while etcd is away.
+    // keys last applied are kept (written once changes have been quiet for 2 s, and at least every
+    // 30 s while they keep coming; and when the sync stops), for a start while etcd is away.
     // Starts both threads.
     // `watched`, when given, sees every watch batch on the watch thread before it is kept (tests
     // use it to make the watch fall behind).
@@ -106,6 +107,7 @@ private:
     // Waits up to `d`, or until stopping; false when stopping.
     bool pause(std::chrono::milliseconds d);
     void note_error(const std::string& what);
+    void cache_loop();
     void write_cache(const std::map<std::string, std::string>& kvs, std::int64_t revision);
 
     etcd::Config config_;
@@ -116,8 +118,6 @@ private:
     std::string cache_path_;
     Apply apply_;
     std::function<void(const etcd::WatchBatch&)> watched_;
-    std::chrono::steady_clock::time_point cache_written_{};
-    bool cache_dirty_ = false;
 
     mutable std::mutex mutex_;  // guards kvs_ and status_
     std::map<std::string, std::string> kvs_;
@@ -127,6 +127,9 @@ private:
     bool full_pending_ = false;  // ... by a list: the next apply gets every key
     fabric::EtcdChanges pending_;  // otherwise what changed, key by key
     std::condition_variable apply_wake_;
+    bool cache_dirty_ = false;  // applied since the cache was last written
+    std::chrono::steady_clock::time_point last_applied_{};
+    std::condition_variable cache_wake_;
 
     std::atomic<bool> stop_{false};
     std::mutex wake_mutex_;
@@ -134,6 +137,7 @@ private:
     std::thread watcher_;
     std::thread leaser_;
     std::thread applier_;
+    std::thread cacher_;
 };
 
 }  // namespace andromeda::daemon

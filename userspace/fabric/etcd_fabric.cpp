@@ -365,6 +365,23 @@ std::optional<Endpoint> decode_endpoint(const TomlNode& local, const std::vector
     return std::move(decoded.config.endpoints.front());
 }
 
+// node.toml's part with every node entry and no VPC, decoded and validated as build_from()
+// checks nodes (names and addresses unique, the VLAN underlay's pinned MACs): its nodes, the
+// local one first, or nullopt when anything is wrong with them.
+std::optional<std::vector<Node>> decode_nodes(const TomlNode& local, const std::vector<const Entry*>& nodes,
+                                              const std::string& display_name) {
+    TomlNode root = local;
+    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    TomlNode node_list;
+    node_list.kind = Kind::array;
+    for (const Entry* n : nodes) node_list.items.push_back(n->value);
+    root.members.push_back({"nodes", std::move(node_list)});
+    detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
+    detail::validate_fabric(decoded);
+    if (!decoded.errors.empty()) return std::nullopt;
+    return std::move(decoded.config.nodes);
+}
+
 }  // namespace
 
 struct EtcdFabricBuilder::Cache {
@@ -449,11 +466,44 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
     };
 
     DerivedFabric out;
+    // Nodes first (an endpoint of the same batch may name a new one): each a node that is not
+    // this one, put (added or changed; a deletion may strand endpoints: build() decides).
+    std::vector<Node> nodes_now(running.nodes().begin(), running.nodes().end());
+    std::vector<std::string_view> node_puts;
+    for (const auto& [key, value] : changes) {
+        const EtcdLayout::Key what = layout_.parse(key);
+        if (what.kind != EtcdLayout::Kind::node) continue;
+        const auto entry = cached.find(key);
+        if (!value || what.name == running.local().name || entry == cached.end() ||
+            !entry->second.entry.parse_reject.empty())
+            return std::nullopt;
+        if (entry->second.entry.encap && *entry->second.entry.encap != to_string(running.local().encap)) return std::nullopt;
+        node_puts.push_back(std::string_view(entry->first).substr(entry->first.size() - what.name.size()));
+    }
+    if (!node_puts.empty()) {
+        if (!prepare()) return std::nullopt;
+        const std::optional<std::vector<Node>> decoded = decode_nodes(*local, nodes, display_name);
+        if (!decoded) return std::nullopt;
+        for (const std::string_view name : node_puts) {
+            const auto fresh = std::find_if(decoded->begin(), decoded->end(), [&](const Node& n) { return n.name == name; });
+            if (fresh == decoded->end()) return std::nullopt;
+            const auto old = std::find_if(nodes_now.begin(), nodes_now.end(), [&](const Node& n) { return n.name == name; });
+            if (old == nodes_now.end()) {
+                out.diff.nodes_added.push_back(*fresh);
+                nodes_now.push_back(*fresh);
+            } else if (!(*old == *fresh)) {
+                out.diff.nodes_changed.push_back({*old, *fresh});
+                *old = *fresh;
+            }
+        }
+    }
+
     std::vector<bool> removed(base.size(), false);
     std::vector<std::pair<std::size_t, Endpoint>> replaced;  // (index in base, its new version)
     std::vector<Endpoint> added;
     for (const auto& [key, value] : changes) {
         const EtcdLayout::Key what = layout_.parse(key);
+        if (what.kind == EtcdLayout::Kind::node) continue;  // above
         if (what.kind != EtcdLayout::Kind::endpoint) return std::nullopt;
         const auto ip = wire::Ipv4Address::parse(what.name);
         if (!ip || ip->to_string() != what.name) return std::nullopt;
@@ -480,10 +530,10 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
         std::optional<Endpoint> endpoint =
             decode_endpoint(*local, nodes, vpc_entry->second.entry, entry->second.entry, display_name);
         if (!endpoint || endpoint->is_local) return std::nullopt;
-        const Node* node = running.find_node(endpoint->node);
-        if (node == nullptr) return std::nullopt;
+        const auto node = std::find_if(nodes_now.begin(), nodes_now.end(), [&](const Node& n) { return n.name == endpoint->node; });
+        if (node == nodes_now.end()) return std::nullopt;
         endpoint->vpc_index = static_cast<std::uint32_t>(vpc_it - vpcs.begin());
-        endpoint->node_index = static_cast<std::uint32_t>(node - running.nodes().data());
+        endpoint->node_index = static_cast<std::uint32_t>(node - nodes_now.begin());
         if (old != nullptr) {
             if (!old->same_config(*endpoint)) out.diff.endpoints_changed.push_back({*old, *endpoint});
             replaced.emplace_back(old_index, std::move(*endpoint));
@@ -510,7 +560,7 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
     FabricConfig config;
     config.source_name = running.source_name();
     config.local = running.local();
-    config.nodes.assign(running.nodes().begin(), running.nodes().end());
+    config.nodes = std::move(nodes_now);
     config.vpcs.assign(running.vpcs().begin(), running.vpcs().end());
     config.endpoints.reserve(base.size() + added.size());
     for (std::size_t i = 0; i < base.size(); ++i) {

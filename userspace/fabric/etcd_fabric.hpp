@@ -99,8 +99,10 @@ public:
     // update()) applied, in time proportional to the changes plus one copy of the running
     // snapshot's vectors and its indexes, where that is exactly what build() would give:
     //   - the last build left no key out (a rejected key may come back with any change);
-    //   - every change is an endpoint key (its address as the address prints) of a VPC that runs;
-    //   - neither its old nor its new entry is on this node (tenant ports are build()'s);
+    //   - every change is an endpoint key (its address as the address prints) of a VPC that runs,
+    //     or the put of another node's key (a node added, or its address or MAC changed), its
+    //     value valid with the other nodes and of this node's encapsulation;
+    //   - neither the endpoint's old nor its new entry is on this node (tenant ports are build()'s);
     //   - a removed endpoint is no target of its VPC's NAT port forwards;
     //   - its new value decodes and validates as build() checks it, against the nodes and its VPC,
     //     and its MAC is unique in the VPC.

@@ -210,17 +210,23 @@ TEST(EtcdFabric, AnImportOfABadFileSaysWhyAndConvertsNothing) {
 // Everything a snapshot says of its nodes, VPCs and endpoints, endpoints in (VNI, IP) order:
 // two snapshots with equal texts are the same fabric, whatever order their vectors keep.
 std::string fabric_text(const FabricSnapshot& s) {
-    std::string out = s.local().name + "\n";
+    std::string out = s.local().name + " first: " + s.nodes()[0].name + "\n";
+    std::vector<std::string> nodes;
     for (const Node& n : s.nodes())
-        out += "node " + n.name + " " + (n.address ? n.address->to_string() : "-") + " " + (n.mac ? n.mac->to_string() : "-") +
-               (n.is_local ? " local" : "") + "\n";
+        nodes.push_back("node " + n.name + " " + (n.address ? n.address->to_string() : "-") + " " +
+                        (n.mac ? n.mac->to_string() : "-") + (n.is_local ? " local" : "") + "\n");
+    std::sort(nodes.begin(), nodes.end());
+    for (const auto& n : nodes) out += n;
     for (const Vpc& v : s.vpcs())
         out += "vpc " + v.name + " " + std::to_string(v.vni) + (v.nat ? " nat " + std::to_string(v.nat->forwards.size()) : "") + "\n";
     std::vector<std::string> endpoints;
     for (const Endpoint& e : s.endpoints()) {
         char line[160];
-        std::snprintf(line, sizeof line, "%08u %08x %s %s %s %s vpc%u node%u", e.vni, e.ip.value(), e.mac.to_string().c_str(),
-                      e.node.c_str(), e.port.c_str(), e.is_local ? "local" : "remote", e.vpc_index, e.node_index);
+        // The indexes by what they point at: a fabric derived in place may keep its nodes in
+        // another order than a build.
+        std::snprintf(line, sizeof line, "%08u %08x %s %s %s %s vpc %s node %s", e.vni, e.ip.value(), e.mac.to_string().c_str(),
+                      e.node.c_str(), e.port.c_str(), e.is_local ? "local" : "remote", s.vpcs()[e.vpc_index].name.c_str(),
+                      s.nodes()[e.node_index].name.c_str());
         endpoints.push_back(line);
     }
     std::sort(endpoints.begin(), endpoints.end());
@@ -242,12 +248,12 @@ std::string endpoint_changes(const FabricDiff& d) {
     return out;
 }
 
-// A daemon's way with a watch: endpoint changes applied to the running fabric when derive() takes
-// them, a build otherwise. After every one of many random changes (endpoints added, moved,
-// re-addressed, deleted; duplicate MACs, bad values, local endpoints, forward targets, VPC
-// changes), the running fabric is exactly a fresh build of etcd's keys, and a derivation's diff
-// is what diff_fabrics() says of it.
-TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
+// A daemon's way with a watch: endpoint and node changes applied to the running fabric when
+// derive() takes them, a build otherwise. After every one of many random changes (endpoints added,
+// moved, re-addressed, deleted; nodes joining and moving, some onto a taken address; duplicate
+// MACs, bad values, local endpoints, forward targets, VPC changes), the running fabric is exactly
+// a fresh build of etcd's keys, and a derivation's diff is what diff_fabrics() says of it.
+TEST(EtcdFabric, ChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
     const std::string root = kLayout.root();
     auto kvs = import_of(test_support::two_node_blue("node1")
                              .nat("node2", "203.0.113.10", "forward = [{protocol = \"tcp\", nat_port = 8080, to = \"10.0.0.20:80\"}]\n")
@@ -270,7 +276,7 @@ TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
             if (k.starts_with(root + "endpoints/")) keys.push_back(k);
         return keys;
     };
-    std::size_t derived = 0, built = 0;
+    std::size_t derived = 0, built = 0, nodes_in_place = 0;
     std::vector<RejectedKey> left_out;
     for (std::uint64_t generation = 2; generation < 402; ++generation) {
         EtcdChanges changes;
@@ -278,7 +284,7 @@ TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
         // fabric comes clean and endpoint changes can be applied in place again.
         // A VPC left out has lost its port forward's target: that endpoint comes back.
         for (const auto& r : left_out) {
-            if (r.key.starts_with(root + "endpoints/")) changes[r.key] = std::nullopt;
+            if (!r.key.starts_with(root + "vpcs/")) changes[r.key] = std::nullopt;
             else changes[root + "endpoints/blue/10.0.0.20"] = R"({"mac": "02:00:00:00:00:20", "node": "node2"})";
         }
         const int count = 1 + pick(4);
@@ -302,6 +308,17 @@ TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
                     if (!keys.empty()) changes[keys[rng() % keys.size()]] = std::nullopt;
                     break;
                 }
+                case 11: case 12: {  // a node joins, or moves (its address may be taken: rejected)
+                    const std::string node = "node" + std::to_string(3 + pick(3));
+                    changes[root + "nodes/" + node] = R"({"address": "192.168.1.)" + std::to_string(2 + pick(12)) + R"("})";
+                    break;
+                }
+                case 13: changes[root + "nodes/node2"] = R"({"address": "192.168.1.2", "mac": "02:00:00:00:a1:0)" +
+                                                         std::to_string(pick(10)) + R"("})";
+                    break;
+                case 14: case 15: case 16:  // an endpoint of a node that may or may not be there
+                    changes[key] = R"({"mac": ")" + mac + R"(", "node": "node)" + std::to_string(3 + pick(3)) + R"("})";
+                    break;
                 default: changes[key] = R"({"mac": ")" + mac + R"(", "node": "node2"})"; break;
             }
         }
@@ -319,7 +336,11 @@ TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
             EXPECT_TRUE(fresh.rejected.empty()) << "derived although a build leaves keys out:\n" << reasons(fresh);
             EXPECT_EQ(d->snapshot->generation(), generation);
             EXPECT_EQ(endpoint_changes(d->diff), endpoint_changes(diff_fabrics(running.get(), *d->snapshot)));
-            EXPECT_TRUE(d->diff.nodes_added.empty() && d->diff.vpcs_changed.empty() && !d->diff.local_settings_changed);
+            const FabricDiff full = diff_fabrics(running.get(), *d->snapshot);
+            EXPECT_EQ(d->diff.nodes_added.size(), full.nodes_added.size());
+            EXPECT_EQ(d->diff.nodes_changed.size(), full.nodes_changed.size());
+            EXPECT_TRUE(full.nodes_removed.empty() && full.vpcs_changed.empty() && !d->diff.local_settings_changed);
+            nodes_in_place += d->diff.nodes_added.size() + d->diff.nodes_changed.size();
             running = d->snapshot;
         } else {
             ++built;
@@ -332,6 +353,7 @@ TEST(EtcdFabric, EndpointChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
     }
     EXPECT_GT(derived, 100u) << "most rounds are plain endpoint changes";
     EXPECT_GT(built, 30u) << "and the rest is built";
+    EXPECT_GT(nodes_in_place, 10u) << "nodes joined and moved in place too";
 }
 
 }  // namespace

@@ -101,7 +101,8 @@ private:
     void apply_next_hops(const std::vector<dataplane::NextHop>& hops);
     ReloadOutcome reload_locked(const std::optional<std::string>& file);
     // What follows a fabric the store applied, whatever its source: maps, NAT, ports.
-    std::string finish_reload(const fabric::ReloadResult& result);
+    // `written_ahead`: map entries of this change already written (etcd's in-place path).
+    std::string finish_reload(const fabric::ReloadResult& result, const io::SyncCounts& written_ahead = {});
     // The fabric in etcd (etcd_sync.hpp): node.toml's own part and the keys, applied as a reload.
     void start_etcd(const fabric::FabricSnapshot& snapshot);
     // [etcd] at start: node.toml's text kept for the etcd builds, and the fabric a previous run

@@ -52,12 +52,18 @@ ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
     return {true, result.snapshot->generation(), message};
 }
 
-std::string Daemon::finish_reload(const fabric::ReloadResult& result) {
+std::string Daemon::finish_reload(const fabric::ReloadResult& result, const io::SyncCounts& written_ahead) {
     const fabric::FabricSnapshot& snapshot = *result.snapshot;
     std::vector<std::string> notes;
     if (result.diff.local_settings_changed)
         notes.push_back("! [node] settings changed: they take effect when andromedad restarts");
-    const io::SyncCounts written = sync_->apply(io::plan_diff(snapshot, result.diff, local_));
+    io::SyncCounts written = sync_->apply(io::plan_diff(snapshot, result.diff, local_));
+    // What was written ahead now counts as unchanged here: it was written, once.
+    for (std::size_t m = 0; m < written.maps.size(); ++m) {
+        const std::uint64_t ahead = written_ahead.maps[m].writes();
+        written.maps[m].unchanged -= std::min(written.maps[m].unchanged, ahead);
+    }
+    written += written_ahead;
     notes.push_back("maps: " + (written.total().writes() == 0 && written.total().unchanged == 0 ? std::string("no change")
                                                                                                : written.summary()));
     update_nat(snapshot, result.diff, notes);
@@ -126,13 +132,27 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     // node.toml as last loaded (at start or by a reload), not as it may have been edited since.
     EtcdApplied applied;
     std::optional<fabric::ReloadResult> result;
+    io::SyncCounts ahead;  // map entries written before the snapshot (the in-place path)
     if (update.full) {
         result = load_etcd_fabric(etcd_config_text_, update.kvs, &applied.rejected);
     } else {
         etcd_builder_->update(update.changes);
-        result = store_.derive([&](const fabric::FabricSnapshot& running, const fabric::LoadOptions& o) {
-            return etcd_builder_->derive(running, update.changes, etcd_config_text_, options_.config_path, o);
-        });
+        const auto running = store_.current();
+        std::optional<fabric::EtcdChangePlan> plan =
+            etcd_builder_->plan_change(*running, update.changes, etcd_config_text_, options_.config_path);
+        if (plan) {
+            // Endpoints only: the fast path's entries first, valued from the change itself, so
+            // the kernel forwards by it (and a removed endpoint is no longer forwarded) while the
+            // workers' snapshot is built; finish_reload() then finds them written.
+            const fabric::FabricDiff& d = plan->diff;
+            if (d.nodes_added.empty() && d.nodes_changed.empty())
+                ahead = sync_->apply(io::plan_endpoint_changes(plan->nodes, d, local_));
+            result = store_.derive([&](const fabric::FabricSnapshot& now, const fabric::LoadOptions& o)
+                                       -> std::optional<fabric::DerivedFabric> {
+                if (now.generation() != plan->base_generation) return std::nullopt;  // not under mutex_: cannot be
+                return etcd_builder_->apply_change(now, std::move(*plan), o);
+            });
+        }
         applied.incremental = result.has_value();
         if (!result)
             result = store_.load_with([&](const fabric::LoadOptions& o) {
@@ -146,7 +166,7 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
         throw std::runtime_error(result->message());
     }
     ++reloads_ok_;
-    const std::string message = finish_reload(*result);
+    const std::string message = finish_reload(*result, ahead);
     if (!result->diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result->snapshot->generation(), message);
     publish_stats();
     return applied;

@@ -445,9 +445,8 @@ EtcdFabric EtcdFabricBuilder::build(std::string_view local_toml, const std::stri
     return built;
 }
 
-std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& running, const EtcdChanges& changes,
-                                                       std::string_view local_toml, const std::string& display_name,
-                                                       const LoadOptions& options) {
+std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
+                                                             std::string_view local_toml, const std::string& display_name) {
     if (!clean_) return std::nullopt;
     const auto& cached = cache_->by_key;
     const std::span<const Endpoint> base = running.endpoints();
@@ -465,10 +464,12 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
         return local.has_value();
     };
 
-    DerivedFabric out;
+    EtcdChangePlan out;
+    out.base_generation = running.generation();
     // Nodes first (an endpoint of the same batch may name a new one): each a node that is not
     // this one, put (added or changed; a deletion may strand endpoints: build() decides).
-    std::vector<Node> nodes_now(running.nodes().begin(), running.nodes().end());
+    std::vector<Node>& nodes_now = out.nodes;
+    nodes_now.assign(running.nodes().begin(), running.nodes().end());
     std::vector<std::string_view> node_puts;
     for (const auto& [key, value] : changes) {
         const EtcdLayout::Key what = layout_.parse(key);
@@ -498,9 +499,10 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
         }
     }
 
-    std::vector<bool> removed(base.size(), false);
-    std::vector<std::pair<std::size_t, Endpoint>> replaced;  // (index in base, its new version)
-    std::vector<Endpoint> added;
+    std::vector<bool>& removed = out.removed;
+    removed.assign(base.size(), false);
+    auto& replaced = out.replaced;
+    auto& added = out.added;
     for (const auto& [key, value] : changes) {
         const EtcdLayout::Key what = layout_.parse(key);
         if (what.kind == EtcdLayout::Kind::node) continue;  // above
@@ -548,28 +550,46 @@ std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& run
     std::unordered_map<std::uint64_t, std::uint32_t> uses;
     for (const auto& [index, e] : replaced) ++uses[mac_key(e)];
     for (const Endpoint& e : added) ++uses[mac_key(e)];
-    std::vector<std::size_t> replacement(base.size(), kNone);
-    for (std::size_t r = 0; r < replaced.size(); ++r) replacement[replaced[r].first] = r;
+    std::vector<bool> replacing(base.size(), false);
+    for (const auto& r : replaced) replacing[r.first] = true;
     if (!uses.empty())
         for (std::size_t i = 0; i < base.size(); ++i)
-            if (!removed[i] && replacement[i] == kNone)
+            if (!removed[i] && !replacing[i])
                 if (const auto it = uses.find(mac_key(base[i])); it != uses.end()) ++it->second;
     for (const auto& [key, count] : uses)
         if (count > 1) return std::nullopt;
+    return out;
+}
 
+DerivedFabric EtcdFabricBuilder::apply_change(const FabricSnapshot& running, EtcdChangePlan plan,
+                                              const LoadOptions& options) const {
+    const std::span<const Endpoint> base = running.endpoints();
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> replacement(base.size(), kNone);
+    for (std::size_t r = 0; r < plan.replaced.size(); ++r) replacement[plan.replaced[r].first] = r;
     FabricConfig config;
     config.source_name = running.source_name();
     config.local = running.local();
-    config.nodes = std::move(nodes_now);
+    config.nodes = std::move(plan.nodes);
     config.vpcs.assign(running.vpcs().begin(), running.vpcs().end());
-    config.endpoints.reserve(base.size() + added.size());
+    config.endpoints.reserve(base.size() + plan.added.size());
     for (std::size_t i = 0; i < base.size(); ++i) {
-        if (removed[i]) continue;
-        config.endpoints.push_back(replacement[i] == kNone ? base[i] : std::move(replaced[replacement[i]].second));
+        if (plan.removed[i]) continue;
+        config.endpoints.push_back(replacement[i] == kNone ? base[i] : std::move(plan.replaced[replacement[i]].second));
     }
-    for (Endpoint& e : added) config.endpoints.push_back(std::move(e));
+    for (Endpoint& e : plan.added) config.endpoints.push_back(std::move(e));
+    DerivedFabric out;
+    out.diff = std::move(plan.diff);
     out.snapshot = std::make_shared<const FabricSnapshot>(std::move(config), options.generation, options.ports);
     return out;
+}
+
+std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& running, const EtcdChanges& changes,
+                                                       std::string_view local_toml, const std::string& display_name,
+                                                       const LoadOptions& options) {
+    std::optional<EtcdChangePlan> plan = plan_change(running, changes, local_toml, display_name);
+    if (!plan) return std::nullopt;
+    return apply_change(running, std::move(*plan), options);
 }
 
 EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,

@@ -79,6 +79,18 @@ struct EtcdFabric {
 // Keys that changed, as a watch reports them: the new value, or nullopt for a deleted key.
 using EtcdChanges = std::map<std::string, std::optional<std::string>>;
 
+// A change checked against the running fabric (EtcdFabricBuilder::plan_change), not yet built
+// into a snapshot: its diff and what apply_change() needs. The daemon writes the fast path's map
+// entries from it before the snapshot for the workers is built.
+struct EtcdChangePlan {
+    std::uint64_t base_generation = 0;  // the running snapshot it was planned against
+    FabricDiff diff;
+    std::vector<Node> nodes;  // the fabric's nodes after the change (the endpoints' node_index)
+    std::vector<bool> removed;                                // per running endpoint
+    std::vector<std::pair<std::size_t, Endpoint>> replaced;  // (running index, new version)
+    std::vector<Endpoint> added;
+};
+
 // The same, for a daemon that builds again at every change: each value is parsed once, when it
 // first appears or changes, and kept between builds. Endpoint changes can also be applied to the
 // running fabric without building it again (derive()).
@@ -110,6 +122,12 @@ public:
     [[nodiscard]] std::optional<DerivedFabric> derive(const FabricSnapshot& running, const EtcdChanges& changes,
                                                       std::string_view local_toml, const std::string& display_name,
                                                       const LoadOptions& options = {});
+    // derive() in two steps: the checks and the diff, then the snapshot (from the same running
+    // snapshot the plan was made against).
+    [[nodiscard]] std::optional<EtcdChangePlan> plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
+                                                            std::string_view local_toml, const std::string& display_name);
+    [[nodiscard]] DerivedFabric apply_change(const FabricSnapshot& running, EtcdChangePlan plan,
+                                             const LoadOptions& options = {}) const;
     [[nodiscard]] const EtcdLayout& layout() const noexcept { return layout_; }
 
 private:

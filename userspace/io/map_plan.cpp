@@ -39,16 +39,20 @@ std::pair<__u32, andromeda_vni> vni_entry(const Vpc& v, std::uint32_t underlay_m
 
 andromeda_fabric_key fabric_key(const Endpoint& e) noexcept { return {e.vni, be32(e.ip)}; }
 
-std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const FabricSnapshot& s, const Endpoint& e,
+std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const Node& node, const Endpoint& e,
                                                                      const LocalContext& local) {
     andromeda_fabric_entry entry{};
-    const Node& node = s.node_of(e);
     const wire::Ipv4Address node_ip = e.is_local ? local.underlay_address : node.address.value_or(wire::Ipv4Address{});
     entry.node_ip = be32(node_ip);
     e.mac.copy_to(entry.mac);
     entry.local = e.is_local ? 1 : 0;
     entry.ifindex = e.is_local ? e.port_ifindex : 0;
     return {fabric_key(e), entry};
+}
+
+std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const FabricSnapshot& s, const Endpoint& e,
+                                                                     const LocalContext& local) {
+    return fabric_entry(s.node_of(e), e, local);
 }
 
 // The NAT address this node answers for, when it is the VPC's NAT gateway.
@@ -124,6 +128,19 @@ FabricMapPlan plan_full(const FabricSnapshot& snapshot, const LocalContext& loca
         if (auto nat = nat_entry(v, snapshot.local().name)) plan.nat_addrs.upserts.push_back(*nat);
     }
     for (const Endpoint& e : snapshot.endpoints()) plan.fabric.upserts.push_back(fabric_entry(snapshot, e, local));
+    return plan;
+}
+
+FabricMapPlan plan_endpoint_changes(std::span<const Node> nodes, const fabric::FabricDiff& diff, const LocalContext& local) {
+    FabricMapPlan plan;
+    const auto node_of = [&](const Endpoint& e) -> const Node* {
+        return e.node_index < nodes.size() ? &nodes[e.node_index] : nullptr;
+    };
+    for (const Endpoint& e : diff.endpoints_removed) plan.fabric.erases.push_back(fabric_key(e));
+    for (const Endpoint& e : diff.endpoints_added)
+        if (const Node* n = node_of(e)) plan.fabric.upserts.push_back(fabric_entry(*n, e, local));
+    for (const auto& change : diff.endpoints_changed)
+        if (const Node* n = node_of(change.after)) plan.fabric.upserts.push_back(fabric_entry(*n, change.after, local));
     return plan;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,13 @@ struct FabricMapPlan {
 // those writes.
 [[nodiscard]] FabricMapPlan plan_diff(const fabric::FabricSnapshot& after, const fabric::FabricDiff& diff,
                                       const LocalContext& local);
+
+// The fabric entries of a diff that changes endpoints only (no node, VPC or forward), valued
+// from the endpoints themselves and `nodes`, the node list they index: what the daemon writes
+// for an etcd change before the snapshot holding it is built (plan_diff() from that snapshot
+// then finds them written).
+[[nodiscard]] FabricMapPlan plan_endpoint_changes(std::span<const fabric::Node> nodes, const fabric::FabricDiff& diff,
+                                                  const LocalContext& local);
 
 // Every peer entry, valued with `local.next_hops`: what the daemon applies when next hops are
 // learned or change (map_sync skips the entries whose value is the same).

@@ -173,6 +173,36 @@ node = "node3"
     EXPECT_EQ((s.writer.find<andromeda_fabric_key, andromeda_fabric_entry>(MapId::fabric, fkey(100, 0x0a00001e))), nullptr);
 }
 
+// etcd's in-place path writes an endpoint change's entries before the snapshot exists, valued
+// from the endpoints and the node list alone: exactly the fabric entries plan_diff() plans from
+// the snapshot, so the write that follows it finds nothing left to do.
+TEST(FabricMapSync, EndpointChangesPlannedWithoutTheSnapshotWriteWhatTheDiffWould) {
+    const std::string added = R"(
+[[vpc.endpoint]]
+ip = "10.0.0.40"
+mac = "02:00:00:00:01:40"
+node = "node3"
+)";
+    const std::string before = kHead + kBlue + kGreen;
+    const std::string after = kHead +
+                              replace_once(replace_once(kBlue, "mac = \"02:00:00:00:00:30\"", "mac = \"02:00:00:00:00:31\""),
+                                           "node = \"node3\"", "node = \"node2\"") +
+                              replace_once(kGreen, "ip = \"10.0.0.20\"", "ip = \"10.0.0.21\"") + added;
+    Synced ahead, diffed;
+    ahead.start(before);
+    diffed.start(before);
+    const auto next = load(after);
+    const auto diff = fabric::diff_fabrics(ahead.current.get(), *next);
+    ASSERT_EQ(diff.endpoints_added.size(), 2u);
+    ASSERT_EQ(diff.endpoints_removed.size(), 1u);
+    ASSERT_EQ(diff.endpoints_changed.size(), 1u);
+    const auto early = ahead.sync.apply(plan_endpoint_changes(next->nodes(), diff, kLocal));
+    EXPECT_EQ(early[MapId::fabric].writes(), 4u) << early.summary();
+    EXPECT_EQ(ahead.sync.apply(plan_diff(*next, diff, kLocal)).total().writes(), 0u) << "all of it was written ahead";
+    diffed.reload(after);
+    EXPECT_EQ(ahead.writer.table(MapId::fabric), diffed.writer.table(MapId::fabric));
+}
+
 TEST(FabricMapSync, MovingANodeRewritesItsPeerEntryAndItsEndpointsOnly) {
     Synced s;
     s.start(kHead + kBlue + kGreen);

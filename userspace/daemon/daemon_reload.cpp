@@ -149,7 +149,9 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
                 ahead = sync_->apply(io::plan_endpoint_changes(plan->nodes, d, local_));
             result = store_.derive([&](const fabric::FabricSnapshot& now, const fabric::LoadOptions& o)
                                        -> std::optional<fabric::DerivedFabric> {
-                if (now.generation() != plan->base_generation) return std::nullopt;  // not under mutex_: cannot be
+                // The store changes only under mutex_, held here: `now` is what the plan was made
+                // against. Checked all the same; a mismatch builds in full instead.
+                if (now.generation() != plan->base_generation) return std::nullopt;
                 return etcd_builder_->apply_change(now, std::move(*plan), o);
             });
         }

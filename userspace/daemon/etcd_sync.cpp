@@ -175,6 +175,10 @@ void EtcdSync::apply_now() {
         full_pending_ = false;
         pending_.clear();
         revision = status_.revision;
+        if (!update.full && update.changes.empty()) {  // a watch response without events: nothing to apply
+            status_.applied_revision = revision;
+            return;
+        }
     }
     EtcdApplied applied;
     try {

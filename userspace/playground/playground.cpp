@@ -494,10 +494,12 @@ json run(const json& request) {
             summary = "encapsulated to " + first_target + (n > 1 ? " in " + std::to_string(n) + " fragments" : "");
             break;
         case dataplane::Verdict::deliver: summary = "delivered to " + first_target; break;
-        case dataplane::Verdict::reply:
-            summary = "answered by the gateway on " + first_target + ": " +
-                      emissions.at(0).at("frame").at("layers").back().value("text", "");
+        case dataplane::Verdict::reply: {
+            summary = "answered by the gateway on " + first_target;
+            const json& layers = emissions.at(0).at("frame").at("layers");
+            if (!layers.empty()) summary += ": " + layers.back().value("text", "");
             break;
+        }
         case dataplane::Verdict::to_nat:  // never from NatPipeline; reported as a drop if it were
         case dataplane::Verdict::drop: {
             if (result.nat_drop != nat::DropReason::none)

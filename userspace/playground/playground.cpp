@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -347,6 +348,24 @@ json decode_pcap(const json& request) {
 
 // ---- run ------------------------------------------------------------------------------------
 
+// The fabric of `text`: the page runs the same fabric for every keystroke of a packet, so the
+// last one loaded is kept (a snapshot is immutable; the lock makes the engine safe to share).
+std::shared_ptr<const fabric::FabricSnapshot> load_fabric(const std::string& text) {
+    static std::mutex mutex;
+    static std::string last_text;
+    static std::shared_ptr<const fabric::FabricSnapshot> last;
+    {
+        std::lock_guard lock(mutex);
+        if (last && text == last_text) return last;
+    }
+    fabric::LoadResult loaded = fabric::load_fabric_string(text, "node.toml");
+    if (!loaded.ok()) throw RequestError("the fabric does not load:\n" + fabric::to_string(loaded.errors));
+    std::lock_guard lock(mutex);
+    last_text = text;
+    last = loaded.snapshot;
+    return last;
+}
+
 struct Port {
     dataplane::PortId id;
     std::string name;
@@ -392,9 +411,8 @@ json run(const json& request) {
     const std::string port_name = string_field(request, "port", "request");
     const Bytes input = hex_field(request, "hex", "request");
 
-    const fabric::LoadResult loaded = fabric::load_fabric_string(text, "node.toml");
-    if (!loaded.ok()) throw RequestError("the fabric does not load:\n" + fabric::to_string(loaded.errors));
-    const fabric::FabricSnapshot& fabric = *loaded.snapshot;
+    const std::shared_ptr<const fabric::FabricSnapshot> snapshot = load_fabric(text);
+    const fabric::FabricSnapshot& fabric = *snapshot;
 
     // The port table a daemon builds: the underlay, the uplink if any, each local endpoint's port.
     std::vector<Port> ports = {{kUnderlayPort, "underlay", dataplane::PortRole::underlay}};
@@ -437,7 +455,8 @@ json run(const json& request) {
     dataplane::NatPipeline stage(pipeline, engine.get(), {kUplinkPort, kUplinkMac, kUplinkRouterMac});
 
     // Owned chunks behind the sink, each with headroom as an AF_XDP UMEM chunk has.
-    constexpr std::size_t kChunks = 64, kChunkSize = 16384, kHeadroom = 256;
+    // Enough for a jumbo frame encapsulated in fragments, or an answer and an error.
+    constexpr std::size_t kChunks = 32, kChunkSize = 10240, kHeadroom = 256;
     std::vector<Bytes> chunks(kChunks, Bytes(kChunkSize));
     std::vector<dataplane::PacketBuffer> spares;
     for (auto& chunk : chunks) spares.push_back({chunk.data(), kChunkSize, kHeadroom, 0});

@@ -97,6 +97,12 @@ std::string tcp_flags_text(std::uint8_t flags) {
 
 std::string_view ok_or_bad(bool ok) { return ok ? "ok" : "BAD"; }
 
+// A header's length: from its first byte to its payload's (which a view may end early, before
+// padding, so not the bytes' size less the payload's).
+std::size_t header_length(ByteSpan bytes, ByteSpan payload) {
+    return static_cast<std::size_t>(payload.data() - bytes.data());
+}
+
 class Decoder {
 public:
     Decoder(const InspectOptions& options, DecodedFrame& out, ByteSpan whole)
@@ -242,9 +248,9 @@ void Decoder::ipv6(ByteSpan bytes, int depth) {
         {{"layer", "ipv6"}, {"src", ip->source().to_string()}, {"dst", ip->destination().to_string()},
          {"next_header", upper}, {"hop_limit", ip->hop_limit()}, {"payload_length", ip->payload_length()},
          {"flow_label", ip->flow_label()}, {"extension_headers", std::move(ext)}},
-        bytes.first(bytes.size() - ip->upper_layer_payload().size()),
+        bytes.first(header_length(bytes, ip->upper_layer_payload())),
         {{"version_class_flow", 0, 4}, {"payload_length", 4, 2}, {"next_header", 6, 1}, {"hop_limit", 7, 1},
-         {"src", 8, 16}, {"dst", 24, 16}, {"extension_headers", 40, bytes.size() - ip->upper_layer_payload().size() - 40}});
+         {"src", 8, 16}, {"dst", 24, 16}, {"extension_headers", 40, header_length(bytes, ip->upper_layer_payload()) - 40}});
     const ByteSpan payload = ip->upper_layer_payload();
     if (ip->fragment_offset() != 0) return raw(payload, depth + 1, "fragment data");
     switch (upper) {
@@ -329,9 +335,9 @@ void Decoder::tcp(ByteSpan bytes, const wire::Ipv4View* ip4, const wire::Ipv6Vie
          {"flags", tcp_flags_text(t->flags())}, {"seq", t->sequence()}, {"ack", t->acknowledgment()},
          {"window", t->window()}, {"payload_length", t->payload().size()}, {"checksum", t->checksum()},
          {"checksum_ok", ok}},
-        bytes.first(bytes.size() - t->payload().size()),
+        bytes.first(header_length(bytes, t->payload())),
         {{"src_port", 0, 2}, {"dst_port", 2, 2}, {"seq", 4, 4}, {"ack", 8, 4}, {"offset_flags", 12, 2},
-         {"window", 14, 2}, {"checksum", 16, 2}, {"urgent", 18, 2}, {"options", 20, bytes.size() - t->payload().size() - 20}});
+         {"window", 14, 2}, {"checksum", 16, 2}, {"urgent", 18, 2}, {"options", 20, header_length(bytes, t->payload()) - 20}});
 }
 
 void Decoder::icmpv4(ByteSpan bytes, int depth) {

@@ -113,6 +113,8 @@ private:
     EtcdApplied apply_etcd(const EtcdUpdate& update);
     fabric::ReloadResult load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
                                           std::vector<fabric::RejectedKey>* rejected);
+    // The fabric built from node.toml's part and the keys the builder holds, applied as a reload.
+    fabric::ReloadResult build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected);
     void tick();
     void publish_stats();
 

@@ -79,6 +79,10 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result, const io::
 fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
                                               std::vector<fabric::RejectedKey>* rejected) {
     etcd_builder_->update(kvs);
+    return build_etcd_fabric(config_text, rejected);
+}
+
+fabric::ReloadResult Daemon::build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected) {
     return store_.load_with([&](const fabric::LoadOptions& o) {
         fabric::EtcdFabric built = etcd_builder_->build(config_text, options_.config_path, o);
         if (rejected != nullptr) *rejected = std::move(built.rejected);
@@ -115,9 +119,7 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
     if (!cache) return;
     etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(layout);
     etcd_builder_->update(cache->kvs);
-    fabric::ReloadResult cached = store_.load_with([&](const fabric::LoadOptions& o) {
-        return etcd_builder_->build(etcd_config_text_, options_.config_path, o).loaded;
-    });
+    fabric::ReloadResult cached = build_etcd_fabric(etcd_config_text_, nullptr);
     if (!cached.applied) {
         spdlog::warn("etcd: the cached fabric {} does not build; starting without it:\n{}", path, cached.message());
         return;
@@ -156,12 +158,7 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
             });
         }
         applied.incremental = result.has_value();
-        if (!result)
-            result = store_.load_with([&](const fabric::LoadOptions& o) {
-                fabric::EtcdFabric built = etcd_builder_->build(etcd_config_text_, options_.config_path, o);
-                applied.rejected = std::move(built.rejected);
-                return std::move(built.loaded);
-            });
+        if (!result) result = build_etcd_fabric(etcd_config_text_, &applied.rejected);
     }
     if (!result->applied) {
         ++reloads_failed_;

@@ -177,10 +177,16 @@ struct Composed {
     }
 };
 
+// node.toml's own part of its tree (no [etcd], [[nodes]] or [[vpc]]), for the entries to join.
+TomlNode own_part(const TomlNode& local) {
+    TomlNode root = local;
+    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    return root;
+}
+
 Composed compose(const TomlNode& local, const std::vector<Entry*>& entries, const EtcdLayout& layout) {
     Composed c;
-    c.root = local;
-    std::erase_if(c.root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
+    c.root = own_part(local);
     std::map<std::string_view, std::size_t> vpc_index;
     for (Entry* e : entries) {
         if (!e->rejected.empty()) continue;
@@ -337,47 +343,48 @@ EtcdFabric build_from(std::string_view local_toml, const std::string& display_na
     return out;
 }
 
+// node.toml's part with every node entry as [[nodes]] and `vpcs` as [[vpc]], decoded and
+// validated as build_from() does it.
+detail::DecodedFabric decode_with(const TomlNode& local, const std::vector<const Entry*>& nodes, std::vector<TomlNode> vpcs,
+                                  const std::string& display_name) {
+    TomlNode root = own_part(local);
+    TomlNode node_list;
+    node_list.kind = Kind::array;
+    for (const Entry* n : nodes) node_list.items.push_back(n->value);
+    TomlNode vpc_list;
+    vpc_list.kind = Kind::array;
+    vpc_list.items = std::move(vpcs);
+    root.members.push_back({"nodes", std::move(node_list)});
+    root.members.push_back({"vpc", std::move(vpc_list)});
+    detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
+    detail::validate_fabric(decoded);
+    return decoded;
+}
+
 // One endpoint entry decoded and validated as build_from() checks it, against node.toml's part,
 // the fabric's nodes and its VPC (without the VPC's NAT, whose port forwards name endpoints not
 // given here): the endpoint, or nullopt when anything is wrong with it. Checks that span
 // endpoints (a MAC unique in its VPC, forward targets) are the caller's.
 std::optional<Endpoint> decode_endpoint(const TomlNode& local, const std::vector<const Entry*>& nodes, const Entry& vpc,
                                         const Entry& endpoint, const std::string& display_name) {
-    TomlNode root = local;
-    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
-    TomlNode node_list;
-    node_list.kind = Kind::array;
-    for (const Entry* n : nodes) node_list.items.push_back(n->value);
     TomlNode table = vpc.value;
     std::erase_if(table.members, [](const TomlMember& m) { return m.first == "nat"; });
     TomlNode endpoints;
     endpoints.kind = Kind::array;
     endpoints.items.push_back(endpoint.value);
     table.members.push_back({"endpoint", std::move(endpoints)});
-    TomlNode vpc_list;
-    vpc_list.kind = Kind::array;
-    vpc_list.items.push_back(std::move(table));
-    root.members.push_back({"nodes", std::move(node_list)});
-    root.members.push_back({"vpc", std::move(vpc_list)});
-    detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
-    detail::validate_fabric(decoded);
+    std::vector<TomlNode> vpcs;
+    vpcs.push_back(std::move(table));
+    detail::DecodedFabric decoded = decode_with(local, nodes, std::move(vpcs), display_name);
     if (!decoded.errors.empty() || decoded.config.endpoints.size() != 1) return std::nullopt;
     return std::move(decoded.config.endpoints.front());
 }
 
-// node.toml's part with every node entry and no VPC, decoded and validated as build_from()
-// checks nodes (names and addresses unique, the VLAN underlay's pinned MACs): its nodes, the
-// local one first, or nullopt when anything is wrong with them.
+// The nodes alone (names and addresses unique, the VLAN underlay's pinned MACs), the local one
+// first, or nullopt when anything is wrong with them.
 std::optional<std::vector<Node>> decode_nodes(const TomlNode& local, const std::vector<const Entry*>& nodes,
                                               const std::string& display_name) {
-    TomlNode root = local;
-    std::erase_if(root.members, [](const TomlMember& m) { return m.first == "etcd" || m.first == "nodes" || m.first == "vpc"; });
-    TomlNode node_list;
-    node_list.kind = Kind::array;
-    for (const Entry* n : nodes) node_list.items.push_back(n->value);
-    root.members.push_back({"nodes", std::move(node_list)});
-    detail::DecodedFabric decoded = detail::decode_fabric(root, display_name);
-    detail::validate_fabric(decoded);
+    detail::DecodedFabric decoded = decode_with(local, nodes, {}, display_name);
     if (!decoded.errors.empty()) return std::nullopt;
     return std::move(decoded.config.nodes);
 }

@@ -59,10 +59,10 @@ std::string string_field(const json& object, const char* key, std::string_view w
     return v.get<std::string>();
 }
 
-std::string string_field_or(const json& object, const char* key, std::string fallback) {
+std::string string_field_or(const json& object, const char* key, std::string_view where, std::string fallback) {
     const auto it = object.find(key);
     if (it == object.end() || it->is_null()) return fallback;
-    if (!it->is_string()) throw RequestError(std::string(key) + ": must be a string");
+    if (!it->is_string()) throw RequestError(std::string(where) + "." + key + ": must be a string");
     return it->get<std::string>();
 }
 
@@ -100,8 +100,6 @@ Bytes hex_field(const json& object, const char* key, std::string_view where) {
     if (!bytes) throw RequestError(std::string(where) + "." + key + ": " + why);
     return std::move(*bytes);
 }
-
-std::string mac_text(const wire::MacAddress& mac) { return mac.to_string(); }
 
 // ---- sample ---------------------------------------------------------------------------------
 
@@ -221,7 +219,7 @@ Bytes build_frame(const json& packet) {
         frame.resize(l2 + arp);
         return frame;
     }
-    const std::string payload = string_field_or(packet, "payload", "");
+    const std::string payload = string_field_or(packet, "payload", kWhere, "");
     if (payload.size() > kMaxPayload)
         throw RequestError("packet.payload: " + std::to_string(payload.size()) + " bytes; at most " +
                            std::to_string(kMaxPayload));
@@ -381,6 +379,20 @@ wire::MacAddress stand_in_mac(const fabric::Node& node) {
                              static_cast<std::uint8_t>(a >> 8), static_cast<std::uint8_t>(a)}};
 }
 
+// In a decoded frame (frame_json): its first layer of a kind, and a field of a layer; null when
+// there is none.
+const json* first_layer(const json& frame, std::string_view kind) {
+    for (const auto& layer : frame.at("layers"))
+        if (layer.value("layer", "") == kind) return &layer;
+    return nullptr;
+}
+const json* field_of(const json* layer, std::string_view name) {
+    if (layer == nullptr) return nullptr;
+    for (const auto& f : layer->at("fields"))
+        if (f.value("name", "") == name) return &f.at("value");
+    return nullptr;
+}
+
 std::string describe_emission(const json& frame, const Port* port, const fabric::FabricSnapshot& fabric) {
     if (port == nullptr) return "an unknown port";
     if (port->role == dataplane::PortRole::tenant) {
@@ -390,18 +402,12 @@ std::string describe_emission(const json& frame, const Port* port, const fabric:
         return s;
     }
     if (port->role == dataplane::PortRole::underlay) {
-        for (const auto& layer : frame.at("layers"))
-            if (layer.value("layer", "") == "ipv4") {
-                for (const auto& f : layer.at("fields"))
-                    if (f.value("name", "") == "dst") {
-                        const std::string address = f.value("value", "");
-                        const auto ip = wire::Ipv4Address::parse(address);
-                        const fabric::Node* node = ip ? fabric.find_node_by_address(*ip) : nullptr;
-                        return node ? node->name + " (" + address + ")" : address;
-                    }
-                break;
-            }
-        return "the underlay";
+        const json* dst = field_of(first_layer(frame, "ipv4"), "dst");
+        if (dst == nullptr || !dst->is_string()) return "the underlay";
+        const std::string address = dst->get<std::string>();
+        const auto ip = wire::Ipv4Address::parse(address);
+        const fabric::Node* node = ip ? fabric.find_node_by_address(*ip) : nullptr;
+        return node ? node->name + " (" + address + ")" : address;
     }
     return "the uplink";
 }
@@ -473,7 +479,7 @@ json run(const json& request) {
         if (p.endpoint) {
             j["endpoint"] = p.endpoint->ip.to_string();
             j["vpc"] = fabric.vpc_of(*p.endpoint).name;
-            j["mac"] = mac_text(p.endpoint->mac);
+            j["mac"] = p.endpoint->mac.to_string();
         }
         port_list.push_back(std::move(j));
     }
@@ -486,18 +492,15 @@ json run(const json& request) {
         json frame = frame_json(bytes, options);
         if (first_target.empty()) first_target = describe_emission(frame, out, fabric);
         if (out && out->role == dataplane::PortRole::underlay && flow.is_null()) {
-            // The flow hash the pipeline put in the header, and the source port it gives.
-            for (const auto& layer : frame.at("layers"))
-                if (layer.value("layer", "") == "udp") {
-                    for (const auto& f : layer.at("fields"))
-                        if (f.value("name", "") == "src_port") {
-                            const auto port = f.at("value").get<std::uint16_t>();
-                            const auto hash = overlay::flow_hash_of_frame(
-                                bytes.subspan(std::min(bytes.size(), overlay::kOuterHeadersSize)));
-                            flow = {{"hash", hex_number(hash, 2)}, {"source_port", port}};
-                        }
-                    break;
-                }
+            // The flow hash of the inner frame (wherever the outer headers end, a VLAN tag
+            // included), and the outer UDP source port it gave.
+            const json* port = field_of(first_layer(frame, "udp"), "src_port");
+            const json* inner = first_layer(frame, "inner_frame");
+            if (port != nullptr && inner != nullptr) {
+                const auto hash = overlay::flow_hash_of_frame(
+                    bytes.subspan(inner->at("offset").get<std::size_t>(), inner->at("length").get<std::size_t>()));
+                flow = {{"hash", hex_number(hash, 2)}, {"source_port", *port}};
+            }
         }
         emissions.push_back({{"port", out ? out->name : "port " + std::to_string(e.port)},
                              {"role", out ? std::string(dataplane::to_string(out->role)) : "unknown"},
@@ -556,9 +559,9 @@ json run(const json& request) {
 }
 
 json sample(const json& request) {
-    const std::string node = string_field_or(request, "node", "node1");
+    const std::string node = string_field_or(request, "node", "request", "node1");
     if (node != "node1" && node != "node2") throw RequestError("request.node: '" + node + "' is not node1 or node2");
-    const std::string encap = string_field_or(request, "encap", "andromeda");
+    const std::string encap = string_field_or(request, "encap", "request", "andromeda");
     if (encap != "andromeda" && encap != "vxlan")
         throw RequestError("request.encap: '" + encap + "' is not andromeda or vxlan");
     const auto vni = static_cast<std::uint32_t>(number_field(request, "vni", "request", 1, 0xffffff - 1, 100));

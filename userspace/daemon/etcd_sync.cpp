@@ -37,6 +37,9 @@ EtcdSync::EtcdSync(const fabric::EtcdSettings& settings, std::string node_name, 
       watched_(std::move(watched)) {
     status_.endpoints = settings.endpoints;
     status_.prefix = layout_.root();
+    // spdlog creates its registry on first use, inside libspdlog, behind a static guard whose fast path
+    // ThreadSanitizer cannot see: create it here, before the threads that log, not in two of them at once.
+    (void)spdlog::default_logger_raw();
     applier_ = std::thread([this] { apply_loop(); });
     cacher_ = std::thread([this] { cache_loop(); });
     watcher_ = std::thread([this] { watch_loop(); });

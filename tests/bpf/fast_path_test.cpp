@@ -53,7 +53,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +64,7 @@
 #include "io/map_plan.hpp"
 #include "io/port_table.hpp"
 #include "io/xdp_stats.hpp"
+#include "support/fabric_builder.hpp"
 #include "support/root.hpp"
 #include "support/xdp_skeleton.hpp"
 
@@ -241,27 +241,19 @@ Mac node_mac(const std::string& node) { return node == "node1" ? kUnderlayMac : 
 using EndpointKey = std::pair<std::uint32_t, std::uint32_t>;  // (VNI, address)
 
 std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {}) {
-    std::ostringstream t;
-    t << "[node]\nname = \"node1\"\nunderlay = \"eth1\"\naddress = \"" << ip_text(kNode1) << "\"\n";
-    if (encap == Encap::vxlan) t << "encap = \"vxlan\"\n";
-    for (const char* node : {"node1", "node2", "node3"})
-        t << "[[nodes]]\nname = \"" << node << "\"\naddress = \"" << ip_text(node_address(node)) << "\"\n";
+    andromeda::test_support::FabricBuilder b("node1", ip_text(kNode1));
+    if (encap == Encap::vxlan) b.node_key("encap = \"vxlan\"");
+    for (const char* node : {"node1", "node2", "node3"}) b.peer(node, ip_text(node_address(node)));
     for (const VpcDef& v : vpcs()) {
-        t << "[[vpc]]\nname = \"" << v.name << "\"\nvni = " << v.vni << "\ncidr = \"" << ip_text(v.network)
-          << "/24\"\ngateway = \"" << ip_text(v.gateway) << "\"\n";
-        if (v.gateway_mac != kDefaultGatewayMac) t << "gateway_mac = \"" << mac_text(v.gateway_mac) << "\"\n";
-        if (v.mtu != 0) t << "mtu = " << v.mtu << "\n";
-        if (!v.fastpath) t << "fastpath = false\n";
-        if (!v.nat_node.empty())
-            t << "[vpc.nat]\ngateway_node = \"" << v.nat_node << "\"\naddress = \"" << ip_text(v.nat_address) << "\"\n";
-        for (const EndpointDef& e : v.endpoints) {
-            if (removed.count({v.vni, e.ip}) != 0) continue;
-            t << "[[vpc.endpoint]]\nip = \"" << ip_text(e.ip) << "\"\nmac = \"" << mac_text(e.mac) << "\"\nnode = \""
-              << e.node << "\"\n";
-            if (!e.port.empty()) t << "port = \"" << e.port << "\"\n";
-        }
+        b.vpc(v.name, v.vni, ip_text(v.network) + "/24", ip_text(v.gateway));
+        if (v.gateway_mac != kDefaultGatewayMac) b.vpc_key("gateway_mac = \"" + mac_text(v.gateway_mac) + "\"");
+        if (v.mtu != 0) b.vpc_key("mtu = " + std::to_string(v.mtu));
+        if (!v.fastpath) b.vpc_key("fastpath = false");
+        if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address));
+        for (const EndpointDef& e : v.endpoints)
+            if (removed.count({v.vni, e.ip}) == 0) b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port);
     }
-    return t.str();
+    return b.toml();
 }
 
 // ---- frames ------------------------------------------------------------------------------------

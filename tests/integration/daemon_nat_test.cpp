@@ -16,20 +16,21 @@
 #include "daemon_fixture.hpp"
 #include "inet_sockets.hpp"
 #include "io/map_ids.hpp"
+#include "support/fabric_builder.hpp"
 
 namespace andromeda::testing {
 namespace {
 
-std::string fabric_text(const std::string& node1, const std::string& gw) {
-    return "[[nodes]]\nname = \"" + node1 + "\"\naddress = \"192.168.1.1\"\n"
-           "[[nodes]]\nname = \"" + gw + "\"\naddress = \"192.168.1.2\"\n"
-           "[[vpc]]\nname = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"
-           "[vpc.nat]\ngateway_node = \"" + gw + "\"\naddress = \"203.0.113.10\"\nport_range = [20000, 29999]\n"
-           "[[vpc.nat.forward]]\nprotocol = \"tcp\"\nnat_port = 8080\nto = \"10.0.0.10:80\"\n"
-           "[[vpc.endpoint]]\nip = \"10.0.0.10\"\nmac = \"02:00:00:00:00:10\"\nnode = \"" + node1 +
-           "\"\nport = \"tap-blue-10\"\n"
-           "[[vpc.endpoint]]\nip = \"10.0.0.20\"\nmac = \"02:00:00:00:00:20\"\nnode = \"" + gw +
-           "\"\nport = \"tap-blue-20\"\n";
+// The fabric as `self` (node1 or gw) sees it: blue's NAT on gw, with a TCP port forward to 10.0.0.10:80.
+test_support::FabricBuilder fabric(const std::string& self, const std::string& node1, const std::string& gw) {
+    test_support::FabricBuilder b(self, self == gw ? "192.168.1.2" : "192.168.1.1");
+    b.peer(node1, "192.168.1.1")
+        .peer(gw, "192.168.1.2")
+        .vpc("blue", 100, "10.0.0.0/24", "10.0.0.1")
+        .nat(gw, "203.0.113.10", "port_range = [20000, 29999]\n[[vpc.nat.forward]]\nprotocol = \"tcp\"\nnat_port = 8080\nto = \"10.0.0.10:80\"\n")
+        .endpoint("10.0.0.10", "02:00:00:00:00:10", node1, "tap-blue-10")
+        .endpoint("10.0.0.20", "02:00:00:00:00:20", gw, "tap-blue-20");
+    return b;
 }
 
 class NatGateway : public ::testing::Test {
@@ -55,11 +56,8 @@ protected:
         tenant_ = &add_tenant(*host1_, "10");
         tenant20_ = &add_tenant(*gw_, "20");  // on the gateway node itself
 
-        const std::string fabric = fabric_text(names_[0], names_[1]);
-        configs_[0] = write("node1", "[node]\nname = \"" + names_[0] + "\"\nunderlay = \"eth1\"\n" + fabric);
-        configs_[1] = write("gw", "[node]\nname = \"" + names_[1] + "\"\nunderlay = \"eth1\"\n"
-                                  "[node.uplink]\ninterface = \"eth2\"\naddress = \"203.0.113.2\"\n"
-                                  "next_hop = \"203.0.113.1\"\n" + fabric);
+        configs_[0] = write("node1", fabric(names_[0], names_[0], names_[1]).toml());
+        configs_[1] = write("gw", fabric(names_[1], names_[0], names_[1]).uplink("eth2", "203.0.113.2", "203.0.113.1").toml());
     }
 
     Netns& add_tenant(const Netns& host, const std::string& octet) {

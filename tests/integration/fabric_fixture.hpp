@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "support/fabric_builder.hpp"
 
 namespace andromeda::testing {
 
@@ -99,19 +100,16 @@ protected:
     // The whole fabric as node `i` sees it.
     std::string config_text(std::size_t i) const {
         const Node& self = nodes_[i];
-        std::string text = "[node]\nname = \"" + self.name + "\"\nunderlay = \"" + self.underlay + "\"\naddress = \"" +
-                           self.address + "\"\n" + node_extra_ + "\n";
-        for (const Node& n : nodes_) text += "[[nodes]]\nname = \"" + n.name + "\"\naddress = \"" + n.address + "\"\n\n";
+        test_support::FabricBuilder b(self.name, self.address, self.underlay);
+        b.node_key(node_extra_);
+        for (const Node& n : nodes_) b.peer(n.name, n.address);
         for (std::size_t v = 0; v < vpcs_.size(); ++v) {
             const Vpc& vpc = vpcs_[v];
-            text += "[[vpc]]\nname = \"" + vpc.name + "\"\nvni = " + std::to_string(vpc.vni) + "\ncidr = \"" + vpc.cidr +
-                    "\"\ngateway = \"" + vpc.gateway + "\"\n" + vpc.extra + "\n";
+            b.vpc(vpc.name, vpc.vni, vpc.cidr, vpc.gateway).vpc_key(vpc.extra);
             for (const Endpoint& e : endpoints_)
-                if (e.vpc == v)
-                    text += "[[vpc.endpoint]]\nip = \"" + e.ip + "\"\nmac = \"" + e.mac + "\"\nnode = \"" +
-                            nodes_[e.node].name + "\"\nport = \"" + e.port + "\"\n\n";
+                if (e.vpc == v) b.endpoint(e.ip, e.mac, nodes_[e.node].name, e.port);
         }
-        return text;
+        return b.toml();
     }
 
     std::string write_config(std::size_t i, const std::string& text) {

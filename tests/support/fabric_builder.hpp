@@ -21,9 +21,9 @@ public:
         node_ = "[node]\nname = " + quote(name) + "\nunderlay = " + quote(underlay) + "\naddress = " + quote(address) + "\n";
     }
 
-    // A key of [node] as TOML, e.g. `encap = "vxlan"` or `mac = "02:..."`.
-    FabricBuilder& node_key(const std::string& line) {
-        node_ += line + "\n";
+    // A key of [node] as TOML, e.g. `encap = "vxlan"` or `mac = "02:..."`; several lines, or none, too.
+    FabricBuilder& node_key(const std::string& lines) {
+        node_ += as_lines(lines);
         return *this;
     }
 
@@ -48,9 +48,9 @@ public:
         return *this;
     }
 
-    // A key of the current [[vpc]] as TOML, e.g. `fastpath = false` or `mtu = 1400`.
-    FabricBuilder& vpc_key(const std::string& line) {
-        current().head += line + "\n";
+    // A key of the current [[vpc]] as TOML, e.g. `fastpath = false` or `mtu = 1400`; several lines, or none, too.
+    FabricBuilder& vpc_key(const std::string& lines) {
+        current().head += as_lines(lines);
         return *this;
     }
 
@@ -90,6 +90,9 @@ private:
     };
 
     static std::string quote(const std::string& s) { return "\"" + s + "\""; }
+    static std::string as_lines(const std::string& text) {
+        return text.empty() || text.back() == '\n' ? text : text + "\n";
+    }
     static std::string optional_key(const std::string& key, const std::string& value) {
         return value.empty() ? "" : key + " = " + quote(value) + "\n";
     }

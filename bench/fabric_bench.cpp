@@ -129,7 +129,7 @@ void BM_Validate(benchmark::State& state) {
         state.ResumeTiming();
         detail::validate_fabric(copy);
         FabricSnapshot snapshot(std::move(copy.config));
-        benchmark::DoNotOptimize(snapshot.endpoints().data());
+        benchmark::DoNotOptimize(snapshot.endpoints().size());
     }
     per_endpoint(state);
 }

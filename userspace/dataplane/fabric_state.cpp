@@ -42,7 +42,6 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
     port_by_id_count_ = 0;
     port_index_.reset(config.ports.size());
     underlay_port_ = kNoPort;
-    endpoints_base_ = snapshot.endpoints().data();
     routes_.assign(snapshot.endpoints().size(), EndpointRoute{});
     for (const PortBinding& binding : config.ports) {
         if (port_index_.find(binding.id) != fabric::FlatIndex::kMissing) continue;  // first binding wins
@@ -54,7 +53,7 @@ void FabricState::bind_ports(const fabric::FabricSnapshot& snapshot, const Pipel
                                                          : snapshot.find_local_endpoint(binding.tenant_port);
             if (state.endpoint != nullptr) {
                 state.vpc_index = state.endpoint->vpc_index;
-                routes_[static_cast<std::size_t>(state.endpoint - endpoints_base_)].port = binding.id;
+                routes_[state.endpoint->position].port = binding.id;
             }
         } else if (binding.role == PortRole::underlay && underlay_port_ == kNoPort) {
             underlay_port_ = binding.id;
@@ -89,9 +88,8 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         vpc.first_network = vpc.direct.front().network;
         vpc.first_size = vpc.direct.front().size;
     }
-    for (std::uint32_t i = 0; i < snapshot.endpoints().size(); ++i) {
-        const fabric::Endpoint& e = snapshot.endpoints()[i];
-        EndpointRoute& route = routes_[i];
+    for (const fabric::Endpoint& e : snapshot.endpoints()) {
+        EndpointRoute& route = routes_[e.position];
         route.endpoint = &e;
         e.mac.copy_to(route.macs.data());
         vpcs_[e.vpc_index].gateway.mac.copy_to(route.macs.data() + 6);
@@ -123,7 +121,7 @@ const EndpointRoute* FabricState::route_elsewhere(const VpcState& vpc, wire::Ipv
     }
     if (vpc.all_prefixes_direct) return nullptr;
     const fabric::Endpoint* e = snapshot_->find_endpoint(vpc.vpc->vni, ip);
-    return e == nullptr ? nullptr : &routes_[static_cast<std::size_t>(e - endpoints_base_)];
+    return e == nullptr ? nullptr : &routes_[e->position];
 }
 
 void FabricState::prepare_fast_path(const PipelineConfig& config) {

@@ -122,8 +122,7 @@ public:
     }
     // The tenant port carrying local endpoint `e`, or kNoPort.
     [[nodiscard]] PortId port_of(const fabric::Endpoint& e) const noexcept {
-        const auto i = static_cast<std::size_t>(&e - endpoints_base_);
-        return i < routes_.size() ? routes_[i].port : kNoPort;
+        return e.position < routes_.size() ? routes_[e.position].port : kNoPort;
     }
     // The endpoint `ip` of VPC `vpc_index` and how to reach it, or null when there is none.
     [[nodiscard]] const EndpointRoute* route(std::uint32_t vpc_index, wire::Ipv4Address ip) const noexcept {
@@ -175,7 +174,6 @@ private:
     std::uint32_t port_by_id_count_ = 0;  // port_by_id_.size(), kept so a lookup is one compare
     fabric::FlatIndex port_index_;
     PortId underlay_port_ = kNoPort;
-    const fabric::Endpoint* endpoints_base_ = nullptr;
     std::vector<EndpointRoute> routes_;
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;

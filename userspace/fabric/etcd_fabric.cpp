@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <span>
 #include <stdexcept>
-#include <unordered_map>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 
 #include "fabric/decode.hpp"
@@ -456,8 +455,6 @@ std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapsho
                                                              std::string_view local_toml, const std::string& display_name) {
     if (!clean_) return std::nullopt;
     const auto& cached = cache_->by_key;
-    const std::span<const Endpoint> base = running.endpoints();
-    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
     std::optional<TomlNode> local;
     std::vector<const Entry*> nodes;  // every node entry (all of them are in: the fabric is clean)
@@ -506,10 +503,8 @@ std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapsho
         }
     }
 
-    std::vector<bool>& removed = out.removed;
-    removed.assign(base.size(), false);
-    auto& replaced = out.replaced;
-    auto& added = out.added;
+    EndpointPatch& patch = out.endpoints;
+    std::unordered_set<std::uint32_t> touched;  // running positions removed or replaced
     for (const auto& [key, value] : changes) {
         const EtcdLayout::Key what = layout_.parse(key);
         if (what.kind == EtcdLayout::Kind::node) continue;  // above
@@ -522,13 +517,13 @@ std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapsho
         const Vpc& vpc = *vpc_it;
         const Endpoint* old = running.find_endpoint(vpc.vni, *ip);
         if (old != nullptr && old->is_local) return std::nullopt;
-        const std::size_t old_index = old != nullptr ? static_cast<std::size_t>(old - base.data()) : kNone;
         if (!value) {
             if (old == nullptr) continue;
             if (vpc.nat)
                 for (const NatForward& f : vpc.nat->forwards)
                     if (f.endpoint_ip == *ip) return std::nullopt;
-            removed[old_index] = true;
+            patch.removed.push_back(old->position);
+            touched.insert(old->position);
             out.diff.endpoints_removed.push_back(*old);
             continue;
         }
@@ -545,49 +540,35 @@ std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapsho
         endpoint->node_index = static_cast<std::uint32_t>(node - nodes_now.begin());
         if (old != nullptr) {
             if (!old->same_config(*endpoint)) out.diff.endpoints_changed.push_back({*old, *endpoint});
-            replaced.emplace_back(old_index, std::move(*endpoint));
+            touched.insert(old->position);
+            patch.replaced.emplace_back(old->position, std::move(*endpoint));
         } else {
             out.diff.endpoints_added.push_back(*endpoint);
-            added.push_back(std::move(*endpoint));
+            patch.added.push_back(std::move(*endpoint));
         }
     }
 
-    // A MAC is unique within its VPC: each new or changed endpoint's among what the fabric keeps.
-    const auto mac_key = [](const Endpoint& e) { return std::uint64_t{e.vpc_index} << 48 | e.mac.as_u64(); };
-    std::unordered_map<std::uint64_t, std::uint32_t> uses;
-    for (const auto& [index, e] : replaced) ++uses[mac_key(e)];
-    for (const Endpoint& e : added) ++uses[mac_key(e)];
-    std::vector<bool> replacing(base.size(), false);
-    for (const auto& r : replaced) replacing[r.first] = true;
-    if (!uses.empty())
-        for (std::size_t i = 0; i < base.size(); ++i)
-            if (!removed[i] && !replacing[i])
-                if (const auto it = uses.find(mac_key(base[i])); it != uses.end()) ++it->second;
-    for (const auto& [key, count] : uses)
-        if (count > 1) return std::nullopt;
+    // A MAC is unique within its VPC: each new or changed endpoint's among the others of the
+    // change and among the endpoints the change leaves as they are.
+    std::unordered_set<std::uint64_t> macs;
+    const auto mac_is_free = [&](const Endpoint& e) {
+        if (!macs.insert(std::uint64_t{e.vpc_index} << 48 | e.mac.as_u64()).second) return false;
+        const Endpoint* holder = running.find_endpoint_by_mac(e.vpc_index, e.mac);
+        return holder == nullptr || touched.count(holder->position) != 0;
+    };
+    for (const auto& r : patch.replaced)
+        if (!mac_is_free(r.second)) return std::nullopt;
+    for (const Endpoint& e : patch.added)
+        if (!mac_is_free(e)) return std::nullopt;
     return out;
 }
 
 DerivedFabric EtcdFabricBuilder::apply_change(const FabricSnapshot& running, EtcdChangePlan plan,
                                               const LoadOptions& options) const {
-    const std::span<const Endpoint> base = running.endpoints();
-    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> replacement(base.size(), kNone);
-    for (std::size_t r = 0; r < plan.replaced.size(); ++r) replacement[plan.replaced[r].first] = r;
-    FabricConfig config;
-    config.source_name = running.source_name();
-    config.local = running.local();
-    config.nodes = std::move(plan.nodes);
-    config.vpcs.assign(running.vpcs().begin(), running.vpcs().end());
-    config.endpoints.reserve(base.size() + plan.added.size());
-    for (std::size_t i = 0; i < base.size(); ++i) {
-        if (plan.removed[i]) continue;
-        config.endpoints.push_back(replacement[i] == kNone ? base[i] : std::move(plan.replaced[replacement[i]].second));
-    }
-    for (Endpoint& e : plan.added) config.endpoints.push_back(std::move(e));
     DerivedFabric out;
     out.diff = std::move(plan.diff);
-    out.snapshot = std::make_shared<const FabricSnapshot>(std::move(config), options.generation, options.ports);
+    out.snapshot =
+        FabricSnapshot::derive(running, std::move(plan.nodes), std::move(plan.endpoints), options.generation, options.ports);
     return out;
 }
 

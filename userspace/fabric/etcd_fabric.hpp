@@ -86,9 +86,7 @@ struct EtcdChangePlan {
     std::uint64_t base_generation = 0;  // the running snapshot it was planned against
     FabricDiff diff;
     std::vector<Node> nodes;  // the fabric's nodes after the change (the endpoints' node_index)
-    std::vector<bool> removed;                                // per running endpoint
-    std::vector<std::pair<std::size_t, Endpoint>> replaced;  // (running index, new version)
-    std::vector<Endpoint> added;
+    EndpointPatch endpoints;  // by position in the running snapshot
 };
 
 // The same, for a daemon that builds again at every change: each value is parsed once, when it
@@ -108,8 +106,9 @@ public:
     [[nodiscard]] EtcdFabric build(std::string_view local_toml, const std::string& display_name, const LoadOptions& options = {});
 
     // `running` (this builder's last build or derivation) with `changes` (already given to
-    // update()) applied, in time proportional to the changes plus one copy of the running
-    // snapshot's vectors and its indexes, where that is exactly what build() would give:
+    // update()) applied, in time proportional to the changes (FabricSnapshot::derive shares what
+    // they do not touch, and copies the snapshot's endpoint indexes), where that is exactly what
+    // build() would give:
     //   - the last build left no key out (a rejected key may come back with any change);
     //   - every change is an endpoint key (its address as the address prints) of a VPC that runs,
     //     or the put of another node's key (a node added, or its address or MAC changed), its

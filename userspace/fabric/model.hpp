@@ -147,6 +147,7 @@ struct Endpoint {
     std::uint32_t vpc_index = kNoIndex;
     std::uint32_t node_index = kNoIndex;
     std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
+    std::uint32_t position = kNoIndex;  // its place in FabricSnapshot::endpoints(), set by the snapshot
     bool is_local = false;
 
     // What the configuration says, ignoring the indexes derived from it.

@@ -60,6 +60,7 @@ public:
         }
         slots_.assign(capacity, Slot{});
         mask_ = capacity - 1;
+        size_ = 0;
     }
 
     // The first value inserted under a key stays: returns false, changing nothing, for a key
@@ -69,6 +70,7 @@ public:
             Slot& slot = slots_[i];
             if (slot.value == kMissing) {
                 slot = {key, value};
+                ++size_;
                 return true;
             }
             if (slot.key == key) return false;
@@ -80,10 +82,48 @@ public:
         for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
             if (slots_[i].value == kMissing) {
                 slots_[i] = {key, value};
+                ++size_;
                 return;
             }
         }
     }
+
+    // Changes the value of the entry (`key`, `from`) to `to`; false when there is no such entry.
+    bool replace(const Key& key, Value from, Value to) noexcept {
+        for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+            Slot& slot = slots_[i];
+            if (slot.value == kMissing) return false;
+            if (slot.key == key && slot.value == from) {
+                slot.value = to;
+                return true;
+            }
+        }
+    }
+    // Removes the entry (`key`, `value`); false when there is no such entry. The entries after it
+    // in its run move back into the gap (backward-shift deletion), so probes stay as short as if
+    // it had never been inserted and no tombstones build up.
+    bool erase(const Key& key, Value value) noexcept {
+        std::size_t hole = slot_of(key);
+        for (;; hole = (hole + 1) & mask_) {
+            if (slots_[hole].value == kMissing) return false;
+            if (slots_[hole].key == key && slots_[hole].value == value) break;
+        }
+        for (std::size_t next = (hole + 1) & mask_; slots_[next].value != kMissing; next = (next + 1) & mask_) {
+            // An entry may fill the hole unless its home slot lies cyclically in (hole, next].
+            const std::size_t home = slot_of(slots_[next].key);
+            const bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+            if (stays) continue;
+            slots_[hole] = slots_[next];
+            hole = next;
+        }
+        slots_[hole] = Slot{};
+        --size_;
+        return true;
+    }
+
+    // How many entries there are, and how many the table takes (reset()'s count, rounded up).
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return (mask_ + 1) / 2; }
 
     // The value under `key` (the first inserted), or kMissing.
     [[gnu::always_inline]] [[nodiscard]] Value find(const Key& key) const noexcept {
@@ -116,6 +156,7 @@ private:
 
     std::vector<Slot> slots_;
     std::size_t mask_ = 0;  // slots_.size() - 1
+    std::size_t size_ = 0;
     unsigned shift_ = 62;   // 64 - log2(slots_.size())
 };
 

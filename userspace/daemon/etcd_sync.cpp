@@ -1,6 +1,8 @@
 #include "daemon/etcd_sync.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,6 +24,13 @@ constexpr auto kCacheQuiet = 2000ms;
 constexpr auto kCacheMaxDelay = 30000ms;
 
 std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std::min(b * 2, kMaxBackoff); }
+
+// The calling thread under SCHED_IDLE (it runs only when nothing else wants the CPU), or back
+// under SCHED_OTHER. Best effort: a refusal leaves the thread as it was.
+void set_idle_priority(bool idle) {
+    sched_param param{};
+    (void)pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &param);
+}
 
 }  // namespace
 
@@ -121,7 +130,11 @@ void EtcdSync::cache_loop() {
         const std::int64_t revision = status_.applied_revision;
         cache_dirty_ = false;
         lock.unlock();
+        // The copy above holds the lock at normal priority; writing it out (100k keys: ~0.2 s of a
+        // core) is background work that must not delay the appliers of this or other daemons.
+        set_idle_priority(true);
         write_cache(kvs, revision);
+        set_idle_priority(false);
         lock.lock();
     }
 }

@@ -43,15 +43,18 @@ PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
                        std::map<std::string, std::uint32_t>* unresolved) {
     PortTable table;
     std::map<std::string, std::uint32_t> in_use;  // port name -> ifindex
-    for (const auto& e : snapshot.endpoints()) {
-        if (!e.is_local || e.port.empty()) continue;
+    const auto endpoints = snapshot.endpoints();
+    for (const std::uint32_t p : snapshot.local_positions()) {  // this node's endpoints, not the fabric's
+        const fabric::Endpoint& e = endpoints[p];
+        if (e.port.empty()) continue;
         in_use.emplace(e.port, e.port_ifindex);
         if (e.port_ifindex == 0 && unresolved != nullptr) unresolved->emplace(e.port, e.vni);
     }
     // Keep slots of known names first so a new port never takes a slot a live one holds.
     slots.retain_tenants(in_use);
-    for (const auto& e : snapshot.endpoints()) {
-        if (!e.is_local || e.port.empty() || e.port_ifindex == 0) continue;
+    for (const std::uint32_t p : snapshot.local_positions()) {
+        const fabric::Endpoint& e = endpoints[p];
+        if (e.port.empty() || e.port_ifindex == 0) continue;
         andromeda_port& port = table[e.port_ifindex] =
             make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
         if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)

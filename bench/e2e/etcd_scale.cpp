@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -253,6 +254,7 @@ int main(int argc, char** argv) {
             return 1;
         }
         initial.push_back(ms(Clock::now() - start));
+        if (std::getenv("ANDROMEDA_SCALE_SHOW_LOG") != nullptr) std::fprintf(stderr, "%s\n", d.process->output().c_str());
         std::printf("%s: %zu keys in its map %.0f ms after its start\n", d.name.c_str(), kvs.size(), initial.back());
     }
 

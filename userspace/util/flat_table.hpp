@@ -1,5 +1,7 @@
 // The one build-once, read-many hash table: filled while a snapshot, a rule set or a worker's
-// socket list is built, then only read, on the per-packet path among others. Open addressing with
+// socket list is built, then only read, on the per-packet path among others. (A snapshot derived
+// from another patches its own copy of the other's tables, with erase() and replace(), before it
+// is published; nothing changes a table that readers see.) Open addressing with
 // linear probing in one contiguous array, at most half full, so every probe ends at an empty slot
 // within a few steps and a lookup never allocates or chases a pointer (std::unordered_map does).
 //

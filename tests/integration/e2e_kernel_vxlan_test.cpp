@@ -96,7 +96,8 @@ TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
     Netns& host2 = *nodes_[1].host;
     const std::string pcap = "/tmp/" + topo_.prefix() + "vxlan-underlay.pcap";
     files_.push_back(pcap);
-    Process& capture = topo_.spawn(host2, {"tshark", "-n", "-i", "eth1", "-f", "udp port 4789", "-w", pcap});
+    // A 64 MiB capture buffer: a loaded (sanitizer) run must not drop the bulk of the transfers.
+    Process& capture = topo_.spawn(host2, {"tshark", "-n", "-i", "eth1", "-B", "64", "-f", "udp port 4789", "-w", pcap});
     ASSERT_TRUE(capture.wait_for_output("Capturing on", 20s)) << capture.output();
     start_daemon(0);
 
@@ -141,9 +142,12 @@ TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
         }
     }
     EXPECT_EQ(not_vni_100, 0u);
-    // Both encapsulations are on the wire: andromedad's (from node1) and the kernel's (from host2).
-    EXPECT_GT(per_source["192.168.1.1"], 4'000'000u) << fields.output.substr(0, 2000);
-    EXPECT_GT(per_source["192.168.1.2"], 4'000'000u) << fields.output.substr(0, 2000);
+    // Both encapsulations are on the wire: andromedad's (from node1) and the kernel's (from host2),
+    // each carrying most of a 4 MiB transfer. (Not all of it: a capture may drop packets when the
+    // machine is loaded, as CI's ASan run once did with 3.65 of 4.4 MB; the counters above and the
+    // byte-exact transfers say everything was carried.)
+    EXPECT_GT(per_source["192.168.1.1"], 2'000'000u) << fields.output.substr(0, 2000);
+    EXPECT_GT(per_source["192.168.1.2"], 2'000'000u) << fields.output.substr(0, 2000);
 
     // The TCP payloads are random bytes and no protocol: decoded as data, so that Wireshark's
     // heuristic dissectors (Thrift, ...) do not try to parse them and report them malformed.

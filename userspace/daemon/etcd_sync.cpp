@@ -94,12 +94,20 @@ std::optional<EtcdSync::Cache> EtcdSync::read_cache(const std::string& path, con
 }
 
 // Written whole to a temporary file, then renamed over the old one: a crash leaves one or the other.
+// The JSON object is written key by key, not built as a document first (at 100k keys that
+// document and its text took tens of MB more than the daemon otherwise needs).
 void EtcdSync::write_cache(const std::map<std::string, std::string>& kvs, std::int64_t revision) {
-    const nlohmann::json doc{{"prefix", layout_.root()}, {"revision", revision}, {"keys", kvs}};
     const std::string temporary = cache_path_ + ".new";
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        out << doc.dump();
+        const auto text = [](const std::string& s) { return nlohmann::json(s).dump(); };  // quoted and escaped
+        out << "{\"prefix\":" << text(layout_.root()) << ",\"revision\":" << revision << ",\"keys\":{";
+        bool first = true;
+        for (const auto& [key, value] : kvs) {
+            out << (first ? "" : ",") << text(key) << ':' << text(value);
+            first = false;
+        }
+        out << "}}";
         if (!out) {
             spdlog::warn("etcd: cannot write the fabric cache {}", temporary);
             return;

@@ -62,6 +62,9 @@ fabric::EtcdSettings settings_of(const EtcdServer& server) {
     return s;
 }
 
+// A value with quotes, a backslash, control characters and a multi-byte character.
+const std::string kOddValue = "quote \" backslash \\ newline \n tab \t nul-free \x01 \xc3\xa9 end";
+
 std::string cache_path() { return "/tmp/andromeda-etcd-sync-" + std::to_string(getpid()) + ".json"; }
 
 TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
@@ -79,6 +82,7 @@ TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
             std::lock_guard lock(r.m);
             EXPECT_TRUE(r.updates.front().full) << "the list hands over every key";
         }
+        c.put("/andromeda/v1/odd/key", kOddValue);  // for the cache: every byte JSON escapes
         c.put("/andromeda/v1/endpoints/blue/10.0.0.10", R"({"mac": "02:00:00:00:00:10"})");
         ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10") == 1; }, 10s));
         {
@@ -111,7 +115,10 @@ TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
     const auto cache = EtcdSync::read_cache(cache_path(), fabric::EtcdLayout("/andromeda"));
     ASSERT_TRUE(cache);
     EXPECT_EQ(cache->kvs.count("/andromeda/v1/endpoints/blue/10.0.0.10"), 1u) << "the cache holds what was last applied";
+    EXPECT_EQ(cache->kvs.at("/andromeda/v1/endpoints/blue/10.0.0.10"), R"({"mac": "02:00:00:00:00:10"})");
+    EXPECT_EQ(cache->kvs.at("/andromeda/v1/odd/key"), kOddValue) << "written and read back byte for byte";
     EXPECT_EQ(cache->kvs.count("/andromeda/v1/vpcs/blue"), 0u);
+    EXPECT_GT(cache->revision, 0);
     std::filesystem::remove(cache_path());
 }
 

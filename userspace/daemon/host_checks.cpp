@@ -73,8 +73,9 @@ void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::Interf
 }
 
 void check_tenant_ports(const fabric::FabricSnapshot& snapshot, HostCheck& check) {
-    for (const fabric::Endpoint& e : snapshot.endpoints()) {
-        if (!e.is_local || e.port.empty()) continue;
+    for (const std::uint32_t p : snapshot.local_positions()) {
+        const fabric::Endpoint& e = snapshot.endpoints()[p];
+        if (e.port.empty()) continue;
         const auto link = io::find_interface(e.port);
         if (!link) {
             check.missing_tenant_ports.push_back(e.port);

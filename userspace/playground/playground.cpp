@@ -424,8 +424,8 @@ json run(const json& request) {
     std::vector<Port> ports = {{kUnderlayPort, "underlay", dataplane::PortRole::underlay}};
     if (fabric.local().uplink) ports.push_back({kUplinkPort, "uplink", dataplane::PortRole::uplink});
     dataplane::PortId next = kFirstTenantPort;
-    for (const auto& e : fabric.endpoints())
-        if (e.is_local) ports.push_back({next++, e.port, dataplane::PortRole::tenant, &e});
+    for (const std::uint32_t p : fabric.local_positions())
+        ports.push_back({next++, fabric.endpoints()[p].port, dataplane::PortRole::tenant, &fabric.endpoints()[p]});
     const auto port_by_id = [&](dataplane::PortId id) -> const Port* {
         for (const auto& p : ports)
             if (p.id == id) return &p;

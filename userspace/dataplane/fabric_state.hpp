@@ -120,10 +120,6 @@ public:
         if (node_index >= templates_.size() || !templates_[node_index]) return nullptr;
         return &*templates_[node_index];
     }
-    // The tenant port carrying local endpoint `e`, or kNoPort.
-    [[nodiscard]] PortId port_of(const fabric::Endpoint& e) const noexcept {
-        return e.position < routes_.size() ? routes_[e.position].port : kNoPort;
-    }
     // The endpoint `ip` of VPC `vpc_index` and how to reach it, or null when there is none.
     [[nodiscard]] const EndpointRoute* route(std::uint32_t vpc_index, wire::Ipv4Address ip) const noexcept {
         return route(vpcs_[vpc_index], ip);

@@ -3,8 +3,11 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <mutex>
 #include <nlohmann/json.hpp>
+
+#include "etcd/grpc_wire.hpp"
 
 namespace andromeda::etcd {
 
@@ -162,7 +165,8 @@ Client::Client(Config config) : config_(std::move(config)) {
     global_init();
     if (config_.endpoints.empty()) throw EtcdError("no etcd endpoint given");
     curl_ = std::make_unique<Curl>();
-    if (curl_->handle == nullptr) throw EtcdError("libcurl could not create a handle");
+    grpc_curl_ = std::make_unique<Curl>();
+    if (curl_->handle == nullptr || grpc_curl_->handle == nullptr) throw EtcdError("libcurl could not create a handle");
 }
 
 Client::~Client() = default;
@@ -208,6 +212,91 @@ std::string Client::call(const std::string& path, const std::string& body) {
     throw EtcdError(fmt::format("no etcd endpoint answered {}: {}", path, failures));
 }
 
+namespace {
+
+// What a gRPC call's response headers and trailers say (libcurl hands both to the header callback).
+struct GrpcHeaders {
+    std::optional<std::string> status;  // grpc-status
+    std::string message;                // grpc-message, percent-decoded
+};
+
+bool starts_with_name(std::string_view line, std::string_view name) {
+    if (line.size() <= name.size() || line[name.size()] != ':') return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
+    return true;
+}
+
+size_t on_grpc_header(char* data, size_t size, size_t count, void* out) {
+    auto& headers = *static_cast<GrpcHeaders*>(out);
+    std::string_view line(data, size * count);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    const auto value = [&](std::string_view name) {
+        std::string_view v = line.substr(name.size() + 1);
+        while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+        return std::string(v);
+    };
+    if (starts_with_name(line, "grpc-status")) headers.status = value("grpc-status");
+    else if (starts_with_name(line, "grpc-message")) headers.message = grpc_wire::percent_decode(value("grpc-message"));
+    return size * count;
+}
+
+}  // namespace
+
+// A unary gRPC call (HTTP/2: prior knowledge on http://, ALPN on https://) with one framed
+// message, trying each endpoint once as call() does; returns the response body (one frame).
+std::string Client::grpc_call(const char* path, const std::string& message) {
+    if (!config_.username.empty() && token_.empty()) authenticate();
+    const std::string body = grpc_wire::frame(message);
+    std::string failures;
+    for (std::size_t attempt = 0; attempt < config_.endpoints.size(); ++attempt) {
+        const std::size_t index = (preferred_ + attempt) % config_.endpoints.size();
+        const std::string url = config_.endpoints[index] + path;
+        std::string reply;
+        GrpcHeaders grpc;
+        CURL* c = grpc_curl_->handle;
+        curl_easy_reset(c);
+        curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/grpc");
+        headers = curl_slist_append(headers, "TE: trailers");
+        if (!token_.empty()) headers = curl_slist_append(headers, ("token: " + token_).c_str());
+        common_options(c, config_, headers);
+        curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
+        // A new connection per call: Debian 12's libcurl (7.88) fails every request after the first
+        // on a kept HTTP/2 connection ("Error in the HTTP2 framing layer"). Reads are few (the
+        // listing, a get), so the handshake costs nothing that shows.
+        curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append_to_string);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_grpc_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &grpc);
+        const CURLcode rc = curl_easy_perform(c);
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_slist_free_all(headers);
+        if (rc != CURLE_OK) {
+            failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", config_.endpoints[index], curl_easy_strerror(rc));
+            continue;
+        }
+        preferred_ = index;
+        if (!grpc.status)
+            throw EtcdError(fmt::format("etcd {} answered {} with HTTP {} and no grpc-status: it does not speak etcd's gRPC "
+                                        "API there (is a proxy in the way that passes only HTTP/1.1?)",
+                                        config_.endpoints[index], path, status));
+        if (*grpc.status != "0") {
+            if (grpc.message.find("invalid auth token") != std::string::npos && !config_.username.empty())
+                token_.clear();  // expired: the next call authenticates again
+            throw EtcdError(fmt::format("etcd {} refused {}: {} (gRPC status {})", config_.endpoints[index], path,
+                                        grpc.message, *grpc.status));
+        }
+        return reply;
+    }
+    throw EtcdError(fmt::format("no etcd endpoint answered {}: {}", path, failures));
+}
+
 void Client::authenticate() {
     const json request{{"name", config_.username}, {"password", config_.password}};
     const json reply = json::parse(call("/v3/auth/authenticate", request.dump()), nullptr, false);
@@ -227,24 +316,16 @@ json parse_reply(const std::string& text, const char* what) {
 }  // namespace
 
 RangeResult Client::range_prefix(const std::string& prefix, std::int64_t revision) {
-    json request{{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}};
-    if (revision != 0) request["revision"] = revision;
-    const json reply = parse_reply(call("/v3/kv/range", request.dump()), "range");
-    RangeResult out;
-    out.revision = header_revision(reply);
-    if (const auto kvs = reply.find("kvs"); kvs != reply.end() && kvs->is_array()) {
-        out.kvs.reserve(kvs->size());
-        for (const json& kv : *kvs) out.kvs.push_back(key_value_of(kv));
-    }
-    return out;
+    const std::string reply =
+        grpc_call(grpc_wire::kRangePath, grpc_wire::range_request(prefix, prefix_end(prefix), revision));
+    return grpc_wire::decode_range_response(grpc_wire::unframe(reply));
 }
 
 std::optional<KeyValue> Client::get(const std::string& key) {
-    const json request{{"key", base64_encode(key)}};
-    const json reply = parse_reply(call("/v3/kv/range", request.dump()), "range");
-    const auto kvs = reply.find("kvs");
-    if (kvs == reply.end() || !kvs->is_array() || kvs->empty()) return std::nullopt;
-    return key_value_of(kvs->front());
+    const std::string reply = grpc_call(grpc_wire::kRangePath, grpc_wire::range_request(key, {}));
+    RangeResult result = grpc_wire::decode_range_response(grpc_wire::unframe(reply));
+    if (result.kvs.empty()) return std::nullopt;
+    return std::move(result.kvs.front());
 }
 
 std::int64_t Client::put(const std::string& key, const std::string& value, std::int64_t lease) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <utility>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -68,6 +70,36 @@ TEST(EtcdClient, PutGetRangeEraseAndTransactionsMoveTheRevision) {
     c.erase_prefix("/t/");
     EXPECT_TRUE(c.range_prefix("/t/").kvs.empty());
     EXPECT_EQ(c.range_prefix("/u/").kvs.size(), 1u);
+}
+
+TEST(EtcdClient, ARangeOfThousandsOfKeysWithAnyBytesReadsBackWhatWasWritten) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    Client c(server.client_config());
+    std::mt19937 rng(7);
+    std::map<std::string, std::string> want;
+    std::vector<std::pair<std::string, std::string>> batch;
+    while (want.size() < 3000) {
+        std::string key = "/r/" + std::to_string(rng() % 100000) + std::string(1, static_cast<char>(rng()));
+        std::string value(rng() % 400, '\0');
+        for (char& ch : value) ch = static_cast<char>(rng());
+        if (!want.emplace(key, value).second) continue;
+        batch.emplace_back(key, value);
+        if (batch.size() == 100) c.put_all(std::exchange(batch, {}));
+    }
+    if (!batch.empty()) c.put_all(batch);
+    const std::int64_t written = c.put("/s/after", "x");
+    const RangeResult r = c.range_prefix("/r/");
+    EXPECT_EQ(r.revision, written);
+    ASSERT_EQ(r.kvs.size(), want.size());
+    auto it = want.begin();
+    for (const KeyValue& kv : r.kvs) {
+        EXPECT_EQ(kv.key, it->first) << "sorted by key, as etcd keeps them";
+        EXPECT_EQ(kv.value, it->second) << kv.key;
+        EXPECT_EQ(kv.version, 1);
+        ++it;
+    }
+    EXPECT_EQ(c.get("/s/after")->mod_revision, written);
 }
 
 TEST(EtcdClient, AWatchFromARevisionSeesHistoryThenLiveChangesInOrder) {
@@ -165,6 +197,7 @@ TEST(EtcdClient, TalksTlsWithAClientCertificateAndIsRefusedWithout) {
         Client c(server.client_config());
         c.put("/tls", "yes");
         EXPECT_EQ(c.get("/tls")->value, "yes");
+        EXPECT_EQ(c.range_prefix("/t").kvs.size(), 1u) << "gRPC over TLS (HTTP/2 by ALPN)";
         Config no_certificate = server.client_config();
         no_certificate.cert_file.clear();
         no_certificate.key_file.clear();
@@ -201,6 +234,12 @@ TEST(EtcdClient, AuthenticatesAsAUserAndKeepsToItsPermissions) {
     try {
         c.put("/elsewhere", "x");
         ADD_FAILURE() << "a key outside the user's permission was written";
+    } catch (const EtcdError& error) {
+        EXPECT_NE(std::string(error.what()).find("permission denied"), std::string::npos) << error.what();
+    }
+    try {
+        (void)c.range_prefix("/elsewhere/");
+        ADD_FAILURE() << "a range outside the user's permission was read";
     } catch (const EtcdError& error) {
         EXPECT_NE(std::string(error.what()).find("permission denied"), std::string::npos) << error.what();
     }

@@ -254,7 +254,6 @@ int main(int argc, char** argv) {
             return 1;
         }
         initial.push_back(ms(Clock::now() - start));
-        if (std::getenv("ANDROMEDA_SCALE_SHOW_LOG") != nullptr) std::fprintf(stderr, "%s\n", d.process->output().c_str());
         std::printf("%s: %zu keys in its map %.0f ms after its start\n", d.name.c_str(), kvs.size(), initial.back());
     }
 
@@ -313,6 +312,8 @@ int main(int argc, char** argv) {
 
     std::vector<double> rss_mb;
     for (const auto& d : daemons) rss_mb.push_back(static_cast<double>(rss_kb(d.process->pid())) / 1024.0);
+    if (std::getenv("ANDROMEDA_SCALE_SHOW_LOG") != nullptr)  // every daemon's log so far, in start order
+        for (const auto& d : daemons) std::fprintf(stderr, "--- %s\n%s\n", d.name.c_str(), d.process->output().c_str());
 
     const json result{{"daemons", o.daemons},
                       {"endpoints", o.endpoints},

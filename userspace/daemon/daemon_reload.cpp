@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <set>
 
 #include "daemon/daemon.hpp"
@@ -135,6 +136,7 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     EtcdApplied applied;
     std::optional<fabric::ReloadResult> result;
     io::SyncCounts ahead;  // map entries written before the snapshot (the in-place path)
+    const auto start = std::chrono::steady_clock::now();
     if (update.full) {
         result = load_etcd_fabric(etcd_config_text_, update.kvs, &applied.rejected);
     } else {
@@ -165,7 +167,12 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
         throw std::runtime_error(result->message());
     }
     ++reloads_ok_;
+    const auto built = std::chrono::steady_clock::now();
     const std::string message = finish_reload(*result, ahead);
+    const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+    if (update.full)
+        spdlog::info("etcd: {} keys built in {} ms, maps and ports in {} ms", update.kvs.size(), ms(built - start),
+                     ms(std::chrono::steady_clock::now() - built));
     if (!result->diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result->snapshot->generation(), message);
     publish_stats();
     return applied;

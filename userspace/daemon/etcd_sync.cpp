@@ -232,7 +232,11 @@ void EtcdSync::apply_now() {
 }
 
 void EtcdSync::list_and_apply(etcd::Client& client, std::int64_t& revision) {
+    const auto start = std::chrono::steady_clock::now();
     etcd::RangeResult listed = client.range_prefix(layout_.root());
+    const std::size_t keys = listed.kvs.size();
+    spdlog::info("etcd: listed {} keys under {} at revision {} in {} ms", keys, layout_.root(), listed.revision,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
     {
         std::lock_guard lock(mutex_);
         kvs_.clear();
@@ -254,7 +258,6 @@ void EtcdSync::watch_loop() {
             etcd::Client client(config_);
             std::int64_t revision = 0;
             list_and_apply(client, revision);
-            spdlog::info("etcd: {} keys under {} at revision {}", status().keys, layout_.root(), revision);
             backoff = kFirstBackoff;
             for (;;) {  // watch; after a compaction, list again at once
                 const etcd::WatchEnd end = client.watch_prefix(

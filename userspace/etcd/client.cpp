@@ -265,6 +265,10 @@ std::string Client::grpc_call(const char* path, const std::string& message) {
         // on a kept HTTP/2 connection ("Error in the HTTP2 framing layer"). Reads are few (the
         // listing, a get), so the handshake costs nothing that shows.
         curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+        // With the default 16 KB receive buffer, about one 100k-key listing in seven stalled for
+        // exactly one second (libcurl's poll timeout) and the rest took 0.22 s; with 512 KB none of
+        // 90 stalled and each took 0.12 s, decoding included (etcd 3.4.23, loopback).
+        curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
         curl_easy_setopt(c, CURLOPT_URL, url.c_str());
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));

@@ -40,6 +40,14 @@ public:
                 decode_peer(peers->items[i], "nodes[" + std::to_string(i) + "]");
         }
         if (const TomlNode* vpcs = fields_.table_array(root, "", "vpc")) {
+            // Every endpoint's room at once: at 100k endpoints, growing by doubling copied them
+            // all several times over and held two buffers at the peak.
+            std::size_t endpoints = 0;
+            for (const TomlNode& vpc : vpcs->items)
+                if (const TomlNode* list = vpc.find("endpoint"); list != nullptr && list->kind == TomlNode::Kind::array)
+                    endpoints += list->items.size();
+            out_.config.endpoints.reserve(endpoints);
+            out_.source.endpoints.reserve(endpoints);
             for (std::size_t i = 0; i < vpcs->items.size(); ++i) decode_vpc(vpcs->items[i], i);
         }
     }

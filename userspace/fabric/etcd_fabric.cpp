@@ -99,6 +99,7 @@ std::string fill_name(TomlNode& value, const char* field, const std::string& fro
     TomlNode name;
     name.kind = Kind::string;
     name.text = from_key;
+    value.members.reserve(value.members.size() + 1);  // kept for every key: no room to spare
     value.members.insert(value.members.begin(), {field, std::move(name)});
     return "";
 }
@@ -216,6 +217,7 @@ Composed compose(const TomlNode& local, const std::vector<Entry*>& entries, cons
             TomlNode list;
             list.kind = Kind::array;
             list.line = table.line;
+            list.items.reserve(c.endpoints[v].size());
             for (Entry* e : c.endpoints[v]) list.items.push_back(std::move(e->value));
             table.members.push_back({"endpoint", std::move(list)});
         }

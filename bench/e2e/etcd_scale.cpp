@@ -260,6 +260,9 @@ int main(int argc, char** argv) {
     // Single changes: one endpoint's MAC at a time; wait until every daemon has it.
     std::vector<double> per_daemon, per_change;
     int missed = 0;
+    const char* slow_env = std::getenv("ANDROMEDA_SCALE_SLOW_MS");  // print the changes slower than this
+    const double slow_ms = slow_env != nullptr ? std::atof(slow_env) : 0;
+    const auto changes_start = Clock::now();
     for (int c = 0; c < o.changes; ++c) {
         const int e = static_cast<int>((static_cast<long long>(c) * 7919) % o.endpoints);
         const std::string want = mac_text(e, c % 200 + 1);
@@ -267,17 +270,22 @@ int main(int argc, char** argv) {
         const auto committed = Clock::now();
         std::vector<bool> seen(daemons.size(), false);
         std::size_t left = daemons.size();
+        std::size_t last_daemon = 0;
         while (left > 0 && Clock::now() - committed < 30s) {
             for (std::size_t d = 0; d < daemons.size(); ++d) {
                 if (seen[d] || map_mac(daemons[d], e) != want) continue;
                 seen[d] = true;
                 --left;
+                last_daemon = d;
                 per_daemon.push_back(ms(Clock::now() - committed));
             }
             if (left > 0) std::this_thread::sleep_for(200us);
         }
         if (left > 0) ++missed;
         else per_change.push_back(ms(Clock::now() - committed));
+        if (slow_ms > 0 && left == 0 && per_change.back() > slow_ms)  // which daemon was last, and when
+            std::fprintf(stderr, "change %d: %.1f ms, last %s, %.3f s into the changes\n", c, per_change.back(),
+                         daemons[last_daemon].name.c_str(), ms(Clock::now() - changes_start) / 1000);
     }
 
     // A burst: --burst changes as fast as etcd takes them (transactions of 128).

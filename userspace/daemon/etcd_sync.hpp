@@ -108,7 +108,7 @@ private:
     bool pause(std::chrono::milliseconds d);
     void note_error(const std::string& what);
     void cache_loop();
-    void write_cache(const std::map<std::string, std::string>& kvs, std::int64_t revision);
+    bool write_cache(std::unique_lock<std::mutex>* lock, std::int64_t revision);
 
     etcd::Config config_;
     fabric::EtcdLayout layout_;
@@ -121,6 +121,7 @@ private:
 
     mutable std::mutex mutex_;  // guards kvs_ and status_
     std::map<std::string, std::string> kvs_;
+    std::string cache_slice_;  // the cache writer's text of one slice, its room kept between writes
     EtcdStatus status_;
     std::set<std::string> logged_rejections_;
     bool dirty_ = false;       // kvs_ changed since the last apply

@@ -9,7 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <thread>
+#include <utility>
 
 #include "support/etcd_server.hpp"
 
@@ -120,6 +123,47 @@ TEST(EtcdSync, HandsOverTheListedKeysThenEachWatchedChangeAndPublishesItsNode) {
     EXPECT_EQ(cache->kvs.count("/andromeda/v1/vpcs/blue"), 0u);
     EXPECT_GT(cache->revision, 0);
     std::filesystem::remove(cache_path());
+}
+
+// The cache writer serializes kvs_ in slices of 2,048 keys, letting go of the lock between them:
+// written while keys come and go, the cache it settles on holds exactly etcd's keys.
+TEST(EtcdSync, TheCacheWrittenInSlicesWhileKeysChangeEndsAsEtcdsKeys) {
+    ANDROMEDA_REQUIRE_ETCD();
+    EtcdServer server;
+    etcd::Client c(server.client_config());
+    const auto key = [](int i) { return "/andromeda/v1/endpoints/blue/10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250); };
+    std::vector<std::pair<std::string, std::string>> batch;
+    for (int i = 0; i < 7000; ++i) {  // four slices
+        batch.emplace_back(key(i), "v0-" + std::to_string(i) + (i % 7 == 0 ? kOddValue : ""));
+        if (batch.size() == 100) c.put_all(std::exchange(batch, {}));
+    }
+    const std::string path = cache_path() + ".slices";
+    Recorder r;
+    EtcdSync sync(settings_of(server), "node1", "{}", path, r.apply());
+    ASSERT_TRUE(r.wait_for([](const auto& kvs) { return kvs.size() >= 7000; }, 20s));
+    // Changes for ~3 s, spread over the keys: some written before a slice, some after.
+    std::mt19937 rng(9);
+    std::int64_t last = 0;
+    for (auto until = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < until;) {
+        const int i = static_cast<int>(rng() % 8000);
+        if (rng() % 3 == 0) last = c.erase(key(i));
+        else last = c.put(key(i), "v1-" + std::to_string(rng()));
+        std::this_thread::sleep_for(2ms);
+    }
+    // Once quiet (2 s), the writer writes what was applied last.
+    std::optional<EtcdSync::Cache> cache;
+    for (int i = 0; i < 150; ++i) {
+        cache = EtcdSync::read_cache(path, fabric::EtcdLayout("/andromeda"));
+        if (cache && cache->revision >= last) break;
+        std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_TRUE(cache);
+    ASSERT_GE(cache->revision, last) << "the cache writer wrote no cache after the changes";
+    std::map<std::string, std::string> want;
+    for (auto& kv : c.range_prefix("/andromeda/v1/").kvs) want.emplace(std::move(kv.key), std::move(kv.value));
+    EXPECT_EQ(cache->kvs.size(), want.size());
+    EXPECT_TRUE(cache->kvs == want) << "the cache differs from etcd's keys";
+    std::filesystem::remove(path);
 }
 
 TEST(EtcdSync, ADamagedCacheIsNoCache) {

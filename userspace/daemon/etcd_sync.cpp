@@ -23,7 +23,7 @@ constexpr auto kMaxBackoff = 5000ms;
 // they keep coming: writing 100k keys costs a daemon ~0.2 s of a core, too much per change.
 constexpr auto kCacheQuiet = 2000ms;
 constexpr auto kCacheMaxDelay = 30000ms;
-constexpr std::size_t kCacheSlice = 2048;  // keys the cache writer copies per hold of the lock
+constexpr std::size_t kCacheSlice = 2048;  // keys the cache writer serializes per hold of the lock
 
 std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) { return std::min(b * 2, kMaxBackoff); }
 
@@ -138,11 +138,13 @@ bool EtcdSync::write_cache(std::unique_lock<std::mutex>* lock, std::int64_t revi
         it = kvs_.upper_bound(last);
     }
     slice += "}}";
-    if (lock != nullptr) lock->unlock();
-    set_idle_priority(lock != nullptr);
+    if (lock != nullptr) {
+        lock->unlock();
+        set_idle_priority(true);
+    }
     out.write(slice.data(), static_cast<std::streamsize>(slice.size()));
     out.close();
-    set_idle_priority(false);
+    if (lock != nullptr) set_idle_priority(false);  // the destructor's thread keeps its own
     const bool written = static_cast<bool>(out);
     if (!written) spdlog::warn("etcd: cannot write the fabric cache {}", temporary);
     else if (std::rename(temporary.c_str(), cache_path_.c_str()) != 0)

@@ -171,45 +171,54 @@ Client::Client(Config config) : config_(std::move(config)) {
 
 Client::~Client() = default;
 
-// POSTs `body` to `path`, trying each endpoint once, the last good one first; returns the body of
-// the first 2xx answer. An error answer (etcd refused the request) is thrown at once.
-std::string Client::call(const std::string& path, const std::string& body) {
-    if (!config_.username.empty() && token_.empty() && path != "/v3/auth/authenticate") authenticate();
+// POSTs `body` to `path` with `headers` (and what `setup` adds to the handle), trying each
+// endpoint once, the last good one first, on `curl`; the first endpoint that answers at all, with
+// any status, gives the answer. Throws when none does.
+Client::Answer Client::post(Curl& curl, const std::string& path, std::string_view body, curl_slist* headers,
+                            const std::function<void(CURL*)>& setup) {
     std::string failures;
     for (std::size_t attempt = 0; attempt < config_.endpoints.size(); ++attempt) {
         const std::size_t index = (preferred_ + attempt) % config_.endpoints.size();
         const std::string url = config_.endpoints[index] + path;
-        std::string reply;
-        CURL* c = curl_->handle;
+        Answer answer;
+        answer.endpoint = config_.endpoints[index];
+        CURL* c = curl.handle;
         curl_easy_reset(c);
-        curl_slist* headers = make_headers(token_);
         common_options(c, config_, headers);
+        if (setup) setup(c);
         curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append_to_string);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer.body);
         const CURLcode rc = curl_easy_perform(c);
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        curl_slist_free_all(headers);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answer.status);
         if (rc != CURLE_OK) {
             failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", config_.endpoints[index], curl_easy_strerror(rc));
             continue;
         }
         preferred_ = index;
-        if (status / 100 != 2) {
-            const json error = json::parse(reply, nullptr, false);
-            const std::string text = error.is_discarded() ? reply : error_text(error);
-            if (text.find("invalid auth token") != std::string::npos && !config_.username.empty()) {
-                token_.clear();  // expired: the next call authenticates again
-            }
-            throw EtcdError(fmt::format("etcd {} refused {}: {} (HTTP {})", config_.endpoints[index], path, text, status));
-        }
-        return reply;
+        return answer;
     }
     throw EtcdError(fmt::format("no etcd endpoint answered {}: {}", path, failures));
+}
+
+// POSTs `body` to `path` on the gateway; returns the body of a 2xx answer. An error answer (etcd
+// refused the request) is thrown at once.
+std::string Client::call(const std::string& path, const std::string& body) {
+    if (!config_.username.empty() && token_.empty() && path != "/v3/auth/authenticate") authenticate();
+    const std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(make_headers(token_), curl_slist_free_all);
+    Answer answer = post(*curl_, path, body, headers.get(), {});
+    if (answer.status / 100 != 2) {
+        const json error = json::parse(answer.body, nullptr, false);
+        const std::string text = error.is_discarded() ? answer.body : error_text(error);
+        if (text.find("invalid auth token") != std::string::npos && !config_.username.empty()) {
+            token_.clear();  // expired: the next call authenticates again
+        }
+        throw EtcdError(fmt::format("etcd {} refused {}: {} (HTTP {})", answer.endpoint, path, text, answer.status));
+    }
+    return std::move(answer.body);
 }
 
 namespace {
@@ -244,22 +253,16 @@ size_t on_grpc_header(char* data, size_t size, size_t count, void* out) {
 }  // namespace
 
 // A unary gRPC call (HTTP/2: prior knowledge on http://, ALPN on https://) with one framed
-// message, trying each endpoint once as call() does; returns the response body (one frame).
+// message, on the endpoints as call() does; returns the response body (one frame).
 std::string Client::grpc_call(const char* path, const std::string& message) {
     if (!config_.username.empty() && token_.empty()) authenticate();
-    const std::string body = grpc_wire::frame(message);
-    std::string failures;
-    for (std::size_t attempt = 0; attempt < config_.endpoints.size(); ++attempt) {
-        const std::size_t index = (preferred_ + attempt) % config_.endpoints.size();
-        const std::string url = config_.endpoints[index] + path;
-        std::string reply;
-        GrpcHeaders grpc;
-        CURL* c = grpc_curl_->handle;
-        curl_easy_reset(c);
-        curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/grpc");
-        headers = curl_slist_append(headers, "TE: trailers");
-        if (!token_.empty()) headers = curl_slist_append(headers, ("token: " + token_).c_str());
-        common_options(c, config_, headers);
+    curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/grpc");
+    list = curl_slist_append(list, "TE: trailers");
+    if (!token_.empty()) list = curl_slist_append(list, ("token: " + token_).c_str());
+    const std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(list, curl_slist_free_all);
+    GrpcHeaders grpc;
+    Answer answer = post(*grpc_curl_, path, grpc_wire::frame(message), headers.get(), [&grpc](CURL* c) {
+        grpc = {};  // what an endpoint that failed halfway said is not the answer
         curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
         // A new connection per call: Debian 12's libcurl (7.88) fails every request after the first
         // on a kept HTTP/2 connection ("Error in the HTTP2 framing layer"). Reads are few (the
@@ -269,36 +272,20 @@ std::string Client::grpc_call(const char* path, const std::string& message) {
         // exactly one second (libcurl's poll timeout) and the rest took 0.22 s; with 512 KB none of
         // 90 stalled and each took 0.12 s, decoding included (etcd 3.4.23, loopback).
         curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
-        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append_to_string);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_grpc_header);
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &grpc);
-        const CURLcode rc = curl_easy_perform(c);
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        curl_slist_free_all(headers);
-        if (rc != CURLE_OK) {
-            failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", config_.endpoints[index], curl_easy_strerror(rc));
-            continue;
-        }
-        preferred_ = index;
-        if (!grpc.status)
-            throw EtcdError(fmt::format("etcd {} answered {} with HTTP {} and no grpc-status: it does not speak etcd's gRPC "
-                                        "API there (is a proxy in the way that passes only HTTP/1.1?)",
-                                        config_.endpoints[index], path, status));
-        if (*grpc.status != "0") {
-            if (grpc.message.find("invalid auth token") != std::string::npos && !config_.username.empty())
-                token_.clear();  // expired: the next call authenticates again
-            throw EtcdError(fmt::format("etcd {} refused {}: {} (gRPC status {})", config_.endpoints[index], path,
-                                        grpc.message, *grpc.status));
-        }
-        return reply;
+    });
+    if (!grpc.status)
+        throw EtcdError(fmt::format("etcd {} answered {} with HTTP {} and no grpc-status: it does not speak etcd's gRPC "
+                                    "API there (is a proxy in the way that passes only HTTP/1.1?)",
+                                    answer.endpoint, path, answer.status));
+    if (*grpc.status != "0") {
+        if (grpc.message.find("invalid auth token") != std::string::npos && !config_.username.empty())
+            token_.clear();  // expired: the next call authenticates again
+        throw EtcdError(
+            fmt::format("etcd {} refused {}: {} (gRPC status {})", answer.endpoint, path, grpc.message, *grpc.status));
     }
-    throw EtcdError(fmt::format("no etcd endpoint answered {}: {}", path, failures));
+    return std::move(answer.body);
 }
 
 void Client::authenticate() {

@@ -24,6 +24,9 @@
 #include <string_view>
 #include <vector>
 
+using CURL = void;  // libcurl's easy handle (curl/curl.h), without including it here
+struct curl_slist;
+
 namespace andromeda::etcd {
 
 struct Config {
@@ -124,6 +127,13 @@ public:
 
 private:
     struct Curl;
+    struct Answer {
+        std::string body;
+        long status = 0;       // HTTP
+        std::string endpoint;  // the one that answered
+    };
+    Answer post(Curl& curl, const std::string& path, std::string_view body, curl_slist* headers,
+                const std::function<void(CURL*)>& setup);
     std::string call(const std::string& path, const std::string& body);
     std::string grpc_call(const char* path, const std::string& message);
     void authenticate();

@@ -25,6 +25,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include <bpf/bpf.h>
 #include <nlohmann/json.hpp>
 
 #include "netns_topology.hpp"
@@ -59,7 +63,7 @@ struct Settings {
     unsigned flows = 16;
     std::string out = "bench/results/e2e.json";
     std::vector<std::string> impls = {"andromeda", "andromeda-slow", "kernel-vxlan"};
-    std::string tests = "generator,pps,cpu,tcp,latency,latency-fifo";
+    std::string tests = "generator,pps,cpu,bpf,tcp,latency,latency-fifo";
     // Run andromedad, the generator, iperf3 and the latency tool under SCHED_FIFO, so a loaded
     // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
     // ahead of every task, either way). For runs on a shared machine.
@@ -193,6 +197,36 @@ std::uint64_t rx_packets(const Netns& ns, const std::string& ifname) {
 // 64 bytes on the wire = a 60-byte frame + FCS; "1500" = an MTU-sized IP packet, a 1514-byte frame.
 std::uint32_t frame_length(int frame_bytes) { return frame_bytes == 64 ? 60 : 1514; }
 
+// Run count and run time of every loaded BPF program whose name starts with "andromeda_", summed
+// per name (both nodes' copies together). The kernel keeps run_time_ns only while statistics are
+// enabled (bpf_enable_stats; each run then also pays two clock reads).
+struct ProgramTotals {
+    std::uint64_t runs = 0, ns = 0;
+};
+std::map<std::string, ProgramTotals> andromeda_program_totals() {
+    std::map<std::string, ProgramTotals> out;
+    for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+        const int fd = bpf_prog_get_fd_by_id(id);
+        if (fd < 0) continue;
+        bpf_prog_info info{};
+        __u32 len = sizeof(info);
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+            // The kernel keeps 15 characters of a name; the programs' own are in bpf/andromeda_xdp.bpf.c.
+            static const std::map<std::string, std::string> full = {{"andromeda_tc_te", "andromeda_tc_tenant"},
+                                                                    {"andromeda_tc_un", "andromeda_tc_underlay"},
+                                                                    {"andromeda_tc_pu", "andromeda_tc_punt"}};
+            std::string name(info.name);
+            if (const auto it = full.find(name); it != full.end()) name = it->second;
+            if (name.rfind("andromeda_", 0) == 0) {
+                out[name].runs += info.run_cnt;
+                out[name].ns += info.run_time_ns;
+            }
+        }
+        close(fd);
+    }
+    return out;
+}
+
 class Testbed {
 public:
     Testbed(const std::string& impl, const Settings& settings) : impl_(impl), settings_(settings) {
@@ -215,6 +249,11 @@ public:
             throw std::runtime_error(impl + ": no neighbour entry for 10.0.0.20 in t10");
         dst_mac_ = neigh[0]["lladdr"].get<std::string>();
         log(impl + ": topology up, t10 sends to 10.0.0.20 via MAC " + dst_mac_);
+    }
+
+    // The namespaces, for a developer poking at a held testbed.
+    std::string describe() const {
+        return "host1=" + hosts_[0]->name() + " host2=" + hosts_[1]->name() + " t10=" + t10_->name() + " t20=" + t20_->name();
     }
 
     ~Testbed() {
@@ -265,6 +304,48 @@ public:
         if (rate > 0) r["rate"] = rate;
         log(impl_ + " pps " + std::to_string(frame_bytes) + " B" + (rate > 0 ? " at " + std::to_string(static_cast<long>(rate)) + "/s" : "") +
             ": " + r.dump());
+        return r;
+    }
+
+    // The datapath's BPF programs, each on its own: runs per delivered frame and time per run,
+    // 64-byte frames at the fixed rate of the CPU measurement, with the kernel's BPF run-time
+    // statistics on for this measurement only (they add two clock reads per run, so the pps and
+    // CPU figures are measured without them). Andromeda only: the kernel's VXLAN runs no BPF.
+    json measure_bpf(double rate) {
+        const int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+        if (stats_fd < 0) throw std::runtime_error("bpf_enable_stats: " + std::string(strerror(errno)));
+        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
+        if (!sink.wait_for_output("ready:", 10s)) {
+            close(stats_fd);
+            throw std::runtime_error("xdpsink did not start: " + sink.output());
+        }
+        const auto before = andromeda_program_totals();
+        const auto gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10",
+                                        "--dst-ip", "10.0.0.20", "--length", std::to_string(frame_length(64)), "--flows",
+                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
+                                        "--rate", std::to_string(static_cast<long>(rate))},
+                                       std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
+        std::this_thread::sleep_for(200ms);
+        const auto after = andromeda_program_totals();
+        close(stats_fd);
+        sink.stop(5s);
+        const json s = last_json(sink.output());
+        if (!gen.ok() || !s.contains("packets") || s["packets"].get<double>() <= 0)
+            throw std::runtime_error("bpf: " + gen.output + sink.output());
+        const double packets = s["packets"].get<double>();
+        json programs = json::object();
+        double total_ns = 0;
+        for (const auto& [name, t] : after) {
+            const auto b = before.count(name) ? before.at(name) : ProgramTotals{};
+            const double runs = static_cast<double>(t.runs - b.runs);
+            const double ns = static_cast<double>(t.ns - b.ns);
+            if (runs <= 0) continue;
+            programs[name] = {{"runs_per_packet", runs / packets}, {"ns_per_run", ns / runs}};
+            total_ns += ns;
+        }
+        json r = {{"impl", impl_}, {"frame_bytes", 64}, {"rate", rate}, {"packets", packets},
+                  {"bpf_ns_per_packet", total_ns / packets}, {"programs", programs}};
+        log(impl_ + " bpf programs: " + r.dump());
         return r;
     }
 
@@ -495,7 +576,7 @@ json machine() {
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S]\n"
                  "                     [--only andromeda|andromeda-slow|kernel-vxlan[,...]]\n"
-                 "                     [--tests generator,pps,cpu,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
+                 "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
     std::exit(2);
 }
 
@@ -545,7 +626,7 @@ int main(int argc, char** argv) {
         "alone at the same size and rate (softirq work the kernel ran in its context), per frame delivered to the "
         "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
         "(tick-sampled, indicative only)";
-    std::vector<json> gens, pps, cpu, tcp, latency;
+    std::vector<json> gens, pps, cpu, bpf, tcp, latency;
     try {
         for (int run = 0; run < s.runs; ++run) {
             // The generator alone first: its rate, and its own cost per frame, which the
@@ -563,10 +644,18 @@ int main(int argc, char** argv) {
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
                 Testbed bed(impl, s);
+                if (const char* hold = std::getenv("ANDROMEDA_E2E_HOLD"); hold != nullptr && *hold != '\0') {
+                    // A developer's pause: the testbed stays up (namespaces in the log) until the
+                    // file named by ANDROMEDA_E2E_HOLD is removed.
+                    std::ofstream(hold) << bed.describe() << "\n";
+                    log(impl + ": holding until " + std::string(hold) + " is removed: " + bed.describe());
+                    while (std::filesystem::exists(hold)) std::this_thread::sleep_for(200ms);
+                }
                 if (s.wants("pps"))
                     for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes, 0, generator_ns[{bytes, 0}]));
                 if (s.wants("cpu"))
                     cpu.push_back(bed.measure_pps(64, s.cpu_rate, generator_ns[{64, static_cast<long>(s.cpu_rate)}]));
+                if (s.wants("bpf") && impl != "kernel-vxlan") bpf.push_back(bed.measure_bpf(s.cpu_rate));
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
@@ -583,6 +672,7 @@ int main(int argc, char** argv) {
     result["pps"] = aggregate(pps, {"impl", "frame_bytes"}, {"pps", "cpu_ns_per_packet"});
     result["cpu_at_fixed_rate"] = aggregate(cpu, {"impl", "frame_bytes"}, {"cpu_ns_per_packet"});
     result["tcp"] = aggregate(tcp, {"impl", "streams"}, {"gbps"});
+    result["bpf"] = bpf;  // per run: each program's runs per delivered frame and ns per run
     result["latency"] = aggregate(latency, {"impl", "rate", "sched"}, {"p50_us", "p99_us", "p999_us"});
     result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
     std::istringstream load(read_file("/proc/loadavg"));

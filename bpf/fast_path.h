@@ -106,18 +106,12 @@ struct fp_decap {
 	const struct andromeda_vni *vni;
 };
 
-/* Whether the overlay packet in [data, data_end) (`total` bytes in all, more than data_end - data
- * for a multi-buffer frame or a GSO packet) is one the decap fast path delivers exactly as the
- * pipeline would: untagged outer IPv4 without options to this node's address, unfragmented, UDP
- * to the overlay port without a checksum, from a peer node, a valid overlay header without
- * flags and with hop limit left, a VNI whose VPC runs the fast path here, an inner untagged IPv4
- * packet without options and with a valid header checksum, from an endpoint the fabric places on
- * the sending node, to a local endpoint bound to its port; lengths consistent throughout (no
- * padding). A GSO packet of over 64 KiB carries 0xffff as outer total length (the kernel rewrites
- * it per segment) and is taken on its other checks. The underlay XDP program and the tc program
- * both ask this, so what XDP hands over, tc takes. Returns 0 and fills `out`, or -1. */
-static __always_inline int fp_decap_check(void *data, void *data_end, __u64 total, __u16 port,
-					  const struct andromeda_fp_config *cfg, struct fp_decap *out)
+/* fp_decap_check for a caller that has already looked up the sending peer (it exists) and the
+ * VNI's record, `vni` (for the VNI in the packet's overlay header): the underlay's XDP program,
+ * which needs both for its own drop reasons. Same checks, same answer. */
+static __always_inline int fp_decap_check_vni(void *data, void *data_end, __u64 total, __u16 port,
+					      const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni,
+					      struct fp_decap *out)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip = data + ETH_HLEN;
@@ -127,8 +121,7 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 	struct iphdr *iip = data + FP_INNER_OFFSET + ETH_HLEN;
 	struct andromeda_fabric_key key;
 	const struct andromeda_fabric_entry *sender, *target;
-	const struct andromeda_vni *vni;
-	__u32 vni_id, outer_len, udp_len;
+	__u32 outer_len, udp_len;
 
 	if ((void *)(iip + 1) > data_end)
 		return -1;
@@ -157,13 +150,9 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 	} else if (outer_len != 0xffff) {
 		return -1;
 	}
-	if (fp_ipv4_header_sum(ip) != 0xffff || !bpf_map_lookup_elem(&andromeda_peers, &ip->saddr))
+	if (fp_ipv4_header_sum(ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
 		return -1;
-	vni_id = (__u32)h[4] << 16 | (__u32)h[5] << 8 | h[6];
-	vni = bpf_map_lookup_elem(&andromeda_vnis, &vni_id);
-	if (!vni || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
-		return -1;
-	key.vni = vni_id;
+	key.vni = (__u32)h[4] << 16 | (__u32)h[5] << 8 | h[6];
 	key.ip = iip->saddr;
 	sender = bpf_map_lookup_elem(&andromeda_fabric, &key);
 	if (!sender || sender->local || sender->node_ip != ip->saddr)
@@ -176,6 +165,48 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 	out->vni = vni;
 	return 0;
 }
+
+/* Whether the overlay packet in [data, data_end) (`total` bytes in all, more than data_end - data
+ * for a multi-buffer frame or a GSO packet) is one the decap fast path delivers exactly as the
+ * pipeline would: untagged outer IPv4 without options to this node's address, unfragmented, UDP
+ * to the overlay port without a checksum, from a peer node, a valid overlay header without
+ * flags and with hop limit left, a VNI whose VPC runs the fast path here, an inner untagged IPv4
+ * packet without options and with a valid header checksum, from an endpoint the fabric places on
+ * the sending node, to a local endpoint bound to its port; lengths consistent throughout (no
+ * padding). A GSO packet of over 64 KiB carries 0xffff as outer total length (the kernel rewrites
+ * it per segment) and is taken on its other checks. The underlay XDP program and the tc program
+ * both ask this, so what XDP hands over, tc takes. Returns 0 and fills `out`, or -1. */
+static __always_inline int fp_decap_check(void *data, void *data_end, __u64 total, __u16 port,
+					  const struct andromeda_fp_config *cfg, struct fp_decap *out)
+{
+	struct iphdr *ip = data + ETH_HLEN;
+	__u8 *h = data + ETH_HLEN + sizeof(*ip) + sizeof(struct udphdr);
+	const struct andromeda_vni *vni;
+	__u32 vni_id;
+
+	if ((void *)(h + ANDROMEDA_OVERLAY_HEADER_LEN) > data_end || !bpf_map_lookup_elem(&andromeda_peers, &ip->saddr))
+		return -1;
+	vni_id = (__u32)h[4] << 16 | (__u32)h[5] << 8 | h[6];
+	vni = bpf_map_lookup_elem(&andromeda_vnis, &vni_id);
+	if (!vni)
+		return -1;
+	return fp_decap_check_vni(data, data_end, total, port, cfg, vni, out);
+}
+
+/* What the underlay's XDP program hands the tc program along with an overlay packet it found
+ * fit for the fast path (fp_decap_check): written as the packet's XDP metadata, which reaches tc
+ * ingress with the skb, so tc delivers without looking the fabric up a second time. tc falls
+ * back to the whole check when a packet comes without it (metadata unsupported by a native
+ * driver, or dropped by the kernel on the way, e.g. when it reallocates the skb's head). */
+#define FP_HANDOFF_MAGIC 0x414e4431u /* "AND1" */
+struct fp_handoff {
+	__u32 magic;
+	__u32 ifindex;              /* the target endpoint's tenant port */
+	__u8 mac[ETH_ALEN];         /* the target endpoint's MAC */
+	__u8 gateway_mac[ETH_ALEN]; /* its VPC's gateway MAC, the inner source after decap */
+};
+
+_Static_assert(sizeof(struct fp_handoff) % 4 == 0, "XDP metadata comes in 4-byte units");
 
 /* The outer headers and the inner Ethernet header, as written in front of the inner IPv4 packet
  * after bpf_skb_adjust_room made room for them. */

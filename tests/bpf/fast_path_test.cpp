@@ -553,6 +553,7 @@ struct TestRun {
     int error = 0;  // errno of a failed BPF_PROG_TEST_RUN
     std::uint32_t retval = 0;
     Bytes out;
+    Bytes meta;  // XDP: the metadata the program left in front of the packet
 };
 
 struct TenantBpf {
@@ -689,6 +690,22 @@ std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, co
     return problems;
 }
 
+// What XDP hands tc with a packet for the fast path (struct fp_handoff, in the packet's metadata)
+// is what tc's own check finds for it: the target's port, its MAC, the gateway MAC (tc, run here
+// without the metadata, decapsulated by itself into b.tc.out). Empty when they agree.
+std::string check_handoff(const UnderlayBpf& b) {
+    const Bytes& m = b.xdp.meta;
+    if (m.size() != 20) return "XDP handed the packet over with " + std::to_string(m.size()) + " bytes of metadata, not 20";
+    std::uint32_t magic = 0, ifindex = 0;
+    std::memcpy(&magic, m.data(), 4);
+    std::memcpy(&ifindex, m.data() + 4, 4);
+    if (magic != 0x414e4431u) return "the handed-over metadata has no magic";
+    if (ifindex != b.target) return "XDP handed over ifindex " + std::to_string(ifindex) + ", the target is " + std::to_string(b.target);
+    if (b.tc.out.size() < 12 || !std::equal(m.begin() + 8, m.end(), b.tc.out.begin()))
+        return "XDP handed over other MACs than tc writes into the decapsulated frame";
+    return "";
+}
+
 std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p) {
     std::vector<std::string> problems;
     const Outcome x = xdp_outcome(b);
@@ -706,7 +723,10 @@ std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b
                                    ", the pipeline: " + describe(p));
             else if (const std::string d = first_difference(b.tc.out, p.emitted[0].second, frame_field); !d.empty())
                 problems.push_back("the decapsulated frames differ at " + d);
+            else if (const std::string h = check_handoff(b); !h.empty())
+                problems.push_back(h);
         } else {
+            if (!b.xdp.meta.empty()) problems.push_back("XDP left metadata on host traffic");
             if (t.name != "pass" && t.name != "untestable") problems.push_back("XDP passed host traffic (pass_host), tc then: " + t.name);
             if (p.verdict == dp::Verdict::deliver || p.verdict == dp::Verdict::forward)
                 problems.push_back("XDP passed it to the host stack, the pipeline: " + describe(p));
@@ -973,15 +993,30 @@ private:
         ctx.data_end = static_cast<__u32>(frame.size());
         ctx.ingress_ifindex = ifindex;
         ctx.rx_queue_index = 0;
+        xdp_md ctx_out{};
+        r.out.assign(frame.size() + 512, 0);
         bpf_test_run_opts opts{};
         opts.sz = sizeof opts;
         opts.data_in = frame.data();
         opts.data_size_in = static_cast<__u32>(frame.size());
+        opts.data_out = r.out.data();
+        opts.data_size_out = static_cast<__u32>(r.out.size());
         opts.ctx_in = &ctx;
         opts.ctx_size_in = sizeof ctx;
+        opts.ctx_out = &ctx_out;
+        opts.ctx_size_out = sizeof ctx_out;
         opts.repeat = 1;
-        if (bpf_prog_test_run_opts(prog, &opts) != 0) r.error = errno;
+        if (bpf_prog_test_run_opts(prog, &opts) != 0) {
+            r.error = errno;
+            r.out.clear();
+            return r;
+        }
         r.retval = opts.retval;
+        // The output starts at the metadata; ctx_out.data is where the packet starts in it.
+        r.out.resize(opts.data_size_out);
+        const std::size_t meta = std::min<std::size_t>(ctx_out.data, r.out.size());
+        r.meta.assign(r.out.begin(), r.out.begin() + static_cast<std::ptrdiff_t>(meta));
+        r.out.erase(r.out.begin(), r.out.begin() + static_cast<std::ptrdiff_t>(meta));
         return r;
     }
 
@@ -2097,6 +2132,16 @@ TEST_P(FastPathDifferential, ComparatorRejectsMutatedOutputs) {
     none.reason = dp::DropReason::not_local_endpoint;
     decap.tc.out.pop_back();
     EXPECT_EQ(check_underlay(overlay, decap, none).size(), 1u) << "decapsulated where the pipeline drops";
+    // What XDP hands tc in the metadata: each field broken, or none handed over.
+    ASSERT_EQ(decap.xdp.meta.size(), 20u);
+    for (const std::size_t at : {std::size_t{0}, std::size_t{4}, std::size_t{8}, std::size_t{13}, std::size_t{14}, std::size_t{19}}) {
+        UnderlayBpf broken = decap;
+        broken.xdp.meta[at] ^= 0x01;
+        EXPECT_EQ(check_underlay(overlay, broken, decapsulated).size(), 1u) << "handed-over byte " << at;
+    }
+    UnderlayBpf bare = decap;
+    bare.xdp.meta.clear();
+    EXPECT_EQ(check_underlay(overlay, bare, decapsulated).size(), 1u) << "nothing handed over";
 }
 
 // Deliberately broken bounds and entries in the maps the programs read, run through the real

@@ -466,7 +466,11 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	s = fp_stats();
 	if (!s)
 		return TC_ACT_SHOT;
-	if (len - ETH_HLEN > 0xffff && !skb->gso_size)
+	/* One overlay packet, as the XDP program saw it: its outer length is the skb's (0xffff for a
+	 * GSO packet of over 64 KiB). This also refuses what GRO might have merged since XDP ran
+	 * (UDP GRO forwarding on a NIC), which the metadata of the first packet would not describe. */
+	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || ip->tot_len != bpf_htons(0xffff)
+				    : ip->tot_len != bpf_htons(len - ETH_HLEN))
 		return FP_DROP(s, drop_decap_mismatch);
 	h = (void *)(long)skb->data_meta;
 	if ((void *)(h + 1) <= data && h->magic == FP_HANDOFF_MAGIC && h->ifindex != 0) {

@@ -77,19 +77,21 @@ static __always_inline int valid_overlay_header(const __u8 *h)
 
 /* Hands tc the fast path's finding for this packet as XDP metadata (struct fp_handoff). A driver
  * without metadata support refuses the room; tc then checks the packet itself. */
-static __always_inline void hand_over(struct xdp_md *ctx, const struct fp_decap *fast)
+static __always_inline void hand_over(struct xdp_md *ctx, const struct andromeda_fp_config *cfg,
+				      const struct fp_decap *fast)
 {
 	struct fp_handoff *h;
 
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
+	if (cfg->handoff_cookie == 0 || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
 		return;
 	h = (void *)(long)ctx->data_meta;
 	if ((void *)(h + 1) > (void *)(long)ctx->data)
 		return;
-	h->magic = FP_HANDOFF_MAGIC;
+	h->cookie = cfg->handoff_cookie;
 	h->ifindex = fast->target->ifindex;
 	__builtin_memcpy(h->mac, fast->target->mac, ETH_ALEN);
 	__builtin_memcpy(h->gateway_mac, fast->vni->gateway_mac, ETH_ALEN);
+	h->dev = ctx->ingress_ifindex;
 }
 
 static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
@@ -138,7 +140,7 @@ static __always_inline int handle_underlay(struct xdp_md *ctx, const struct andr
 	cfg = fp_config();
 	if (cfg && fp_decap_check_vni((void *)(long)ctx->data, (void *)(long)ctx->data_end, bpf_xdp_get_buff_len(ctx),
 				      overlay_port, cfg, vni_rec, &fast) == 0) {
-		hand_over(ctx, &fast);
+		hand_over(ctx, cfg, &fast);
 		COUNT(s, pass_fastpath);
 		return XDP_PASS;
 	}
@@ -473,7 +475,8 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 				    : ip->tot_len != bpf_htons(len - ETH_HLEN))
 		return FP_DROP(s, drop_decap_mismatch);
 	h = (void *)(long)skb->data_meta;
-	if ((void *)(h + 1) <= data && h->magic == FP_HANDOFF_MAGIC && h->ifindex != 0) {
+	if ((void *)(h + 1) <= data && cfg->handoff_cookie != 0 && h->cookie == cfg->handoff_cookie &&
+	    h->dev == skb->ifindex && h->ifindex != 0) {
 		/* Checked by the XDP program moments ago (fp_decap_check_vni). */
 		__builtin_memcpy(eth.h_dest, h->mac, ETH_ALEN);
 		__builtin_memcpy(eth.h_source, h->gateway_mac, ETH_ALEN);

@@ -174,8 +174,9 @@ static __always_inline int fp_decap_check_vni(void *data, void *data_end, __u64 
  * packet without options and with a valid header checksum, from an endpoint the fabric places on
  * the sending node, to a local endpoint bound to its port; lengths consistent throughout (no
  * padding). A GSO packet of over 64 KiB carries 0xffff as outer total length (the kernel rewrites
- * it per segment) and is taken on its other checks. The underlay XDP program and the tc program
- * both ask this, so what XDP hands over, tc takes. Returns 0 and fills `out`, or -1. */
+ * it per segment) and is taken on its other checks. The underlay's XDP program asks this (as
+ * fp_decap_check_vni, with the lookups it made itself) and hands tc its finding; tc asks it for
+ * a packet that comes without one. Returns 0 and fills `out`, or -1. */
 static __always_inline int fp_decap_check(void *data, void *data_end, __u64 total, __u16 port,
 					  const struct andromeda_fp_config *cfg, struct fp_decap *out)
 {
@@ -195,15 +196,19 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 
 /* What the underlay's XDP program hands the tc program along with an overlay packet it found
  * fit for the fast path (fp_decap_check): written as the packet's XDP metadata, which reaches tc
- * ingress with the skb, so tc delivers without looking the fabric up a second time. tc falls
- * back to the whole check when a packet comes without it (metadata unsupported by a native
- * driver, or dropped by the kernel on the way, e.g. when it reallocates the skb's head). */
-#define FP_HANDOFF_MAGIC 0x414e4431u /* "AND1" */
+ * ingress with the skb, so tc delivers without looking the fabric up a second time. tc takes it
+ * only with this node's cookie (andromeda_fp_config.handoff_cookie, random per daemon start) and
+ * from the device it runs on: metadata another node's program wrote (several nodes share a
+ * kernel in a test bed, and some kernels keep an skb's metadata past tc) is not this node's
+ * finding. tc falls back to the whole check when a packet comes without it (metadata
+ * unsupported by a native driver, or dropped by the kernel on the way, e.g. when it reallocates
+ * the skb's head). */
 struct fp_handoff {
-	__u32 magic;
+	__u32 cookie;               /* andromeda_fp_config.handoff_cookie */
 	__u32 ifindex;              /* the target endpoint's tenant port */
 	__u8 mac[ETH_ALEN];         /* the target endpoint's MAC */
 	__u8 gateway_mac[ETH_ALEN]; /* its VPC's gateway MAC, the inner source after decap */
+	__u32 dev;                  /* the underlay device the XDP program ran on */
 };
 
 _Static_assert(sizeof(struct fp_handoff) % 4 == 0, "XDP metadata comes in 4-byte units");

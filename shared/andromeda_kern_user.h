@@ -120,6 +120,8 @@ struct andromeda_fp_config {
 	__u32 underlay_mtu;
 	__u8 underlay_mac[6];
 	__u8 pad[2];
+	__u32 handoff_cookie;   /* random per daemon start, nonzero: marks what this node's underlay
+	                         * XDP program hands its tc program (0: nothing is handed over) */
 };
 
 /* How the counter X-macros below become struct fields: X(name) is a field `name`, and each drop

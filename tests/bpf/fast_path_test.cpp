@@ -167,6 +167,7 @@ constexpr std::uint32_t kNode2 = ip4(192, 168, 1, 2);  // a peer whose next hop 
 constexpr std::uint32_t kNode3 = ip4(192, 168, 1, 3);  // a peer whose next hop is not (yet)
 constexpr std::uint32_t kStranger = ip4(192, 168, 1, 99);
 constexpr Mac kUnderlayMac = mac_of(0xa1, 1);
+constexpr std::uint32_t kHandoffCookie = 0x5eed1234;  // andromeda_fp_config.handoff_cookie
 constexpr Mac kNode2Mac = mac_of(0xa1, 2);
 constexpr Mac kNode3Mac = mac_of(0xa1, 3);
 constexpr Mac kDefaultGatewayMac = {2, 0, 0, 0, 0, 0xff};
@@ -569,6 +570,7 @@ struct UnderlayBpf {
     TestRun tc;
     andromeda_fp_stats tc_delta{};
     std::uint32_t target = 0;  // a decapsulation: the fabric entry's ifindex, bpf_redirect_peer's target
+    std::uint32_t underlay = 0;  // the device XDP ran on
 };
 
 struct PipelineOut {
@@ -695,14 +697,16 @@ std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, co
 // without the metadata, decapsulated by itself into b.tc.out). Empty when they agree.
 std::string check_handoff(const UnderlayBpf& b) {
     const Bytes& m = b.xdp.meta;
-    if (m.size() != 20) return "XDP handed the packet over with " + std::to_string(m.size()) + " bytes of metadata, not 20";
-    std::uint32_t magic = 0, ifindex = 0;
-    std::memcpy(&magic, m.data(), 4);
+    if (m.size() != 24) return "XDP handed the packet over with " + std::to_string(m.size()) + " bytes of metadata, not 24";
+    std::uint32_t cookie = 0, ifindex = 0, dev = 0;
+    std::memcpy(&cookie, m.data(), 4);
     std::memcpy(&ifindex, m.data() + 4, 4);
-    if (magic != 0x414e4431u) return "the handed-over metadata has no magic";
+    std::memcpy(&dev, m.data() + 20, 4);
+    if (cookie != kHandoffCookie) return "the handed-over metadata has another cookie than this node's";
     if (ifindex != b.target) return "XDP handed over ifindex " + std::to_string(ifindex) + ", the target is " + std::to_string(b.target);
-    if (b.tc.out.size() < 12 || !std::equal(m.begin() + 8, m.end(), b.tc.out.begin()))
+    if (b.tc.out.size() < 12 || !std::equal(m.begin() + 8, m.begin() + 20, b.tc.out.begin()))
         return "XDP handed over other MACs than tc writes into the decapsulated frame";
+    if (dev != b.underlay) return "XDP handed over device " + std::to_string(dev) + ", it ran on " + std::to_string(b.underlay);
     return "";
 }
 
@@ -820,6 +824,7 @@ public:
         config.underlay_ip = htonl(kNode1);
         config.underlay_mtu = snapshot_->local().underlay_mtu;
         std::copy(kUnderlayMac.begin(), kUnderlayMac.end(), config.underlay_mac);
+        config.handoff_cookie = kHandoffCookie;
         const __u32 key = 0;
         if (bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY) != 0) {
             error_ = "writing andromeda_fp_config: " + std::string(std::strerror(errno));
@@ -873,6 +878,7 @@ public:
 
     UnderlayBpf run_underlay(const Bytes& frame) {
         UnderlayBpf b;
+        b.underlay = dev_.underlay;
         const auto xdp_before = andromeda::io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals();
         b.xdp = test_run_xdp(bpf_program__fd(skel_->progs.andromeda_xdp), dev_.underlay, frame);
         b.xdp_delta = minus(andromeda::io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals(), xdp_before);
@@ -2133,8 +2139,9 @@ TEST_P(FastPathDifferential, ComparatorRejectsMutatedOutputs) {
     decap.tc.out.pop_back();
     EXPECT_EQ(check_underlay(overlay, decap, none).size(), 1u) << "decapsulated where the pipeline drops";
     // What XDP hands tc in the metadata: each field broken, or none handed over.
-    ASSERT_EQ(decap.xdp.meta.size(), 20u);
-    for (const std::size_t at : {std::size_t{0}, std::size_t{4}, std::size_t{8}, std::size_t{13}, std::size_t{14}, std::size_t{19}}) {
+    ASSERT_EQ(decap.xdp.meta.size(), 24u);
+    for (const std::size_t at : {std::size_t{0}, std::size_t{4}, std::size_t{8}, std::size_t{13}, std::size_t{14}, std::size_t{19},
+                                 std::size_t{20}}) {
         UnderlayBpf broken = decap;
         broken.xdp.meta[at] ^= 0x01;
         EXPECT_EQ(check_underlay(overlay, broken, decapsulated).size(), 1u) << "handed-over byte " << at;

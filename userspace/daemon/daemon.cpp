@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <random>
 
 #include "control/client.hpp"
 #include "daemon/daemon_support.hpp"
@@ -115,6 +116,13 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     configure_fast_path(snapshot);
 }
 
+std::uint32_t Daemon::random_handoff_cookie() {
+    std::random_device device;
+    std::uint32_t cookie = 0;
+    while (cookie == 0) cookie = device();
+    return cookie;
+}
+
 // The fast path serves an untagged underlay (the tc programs write untagged outer headers) on a
 // node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline.
 void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
@@ -126,6 +134,7 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     config.underlay_ip = htonl(host_.underlay_address.value());
     config.underlay_mtu = local.underlay_mtu;
     host_.underlay.mac.copy_to(config.underlay_mac);
+    config.handoff_cookie = handoff_cookie_;
     bpf_->set_fast_path(config);
     if (fast_path_)
         spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel");

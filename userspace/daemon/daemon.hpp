@@ -92,6 +92,7 @@ private:
     [[nodiscard]] io::PortTable with_punt_devices(io::PortTable table) const;
     // The fast path's view of this node, written into andromeda_fp_config.
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
+    static std::uint32_t random_handoff_cookie();
     [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
     void reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_changed, std::vector<std::string>& notes);
     void replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
@@ -145,6 +146,8 @@ private:
     // Punt pairs by tenant port ifindex: deleted after the workers (their sockets bind there).
     std::map<std::uint32_t, std::unique_ptr<io::PuntPair>> punts_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
+    // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (bpf/fast_path.h, fp_handoff).
+    std::uint32_t handoff_cookie_ = random_handoff_cookie();
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
     std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;

@@ -30,10 +30,10 @@ static_assert(sizeof(andromeda_fabric_entry) == 16);
 static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(andromeda_fabric_entry, mac) == 4 &&
               offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, ifindex) == 12);
 
-static_assert(sizeof(andromeda_fp_config) == 24);
+static_assert(sizeof(andromeda_fp_config) == 28);
 static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
               offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
-              offsetof(andromeda_fp_config, underlay_mac) == 16);
+              offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, handoff_cookie) == 24);
 
 // Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
 #define ANDROMEDA_ONE(field) +1

@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -261,6 +262,33 @@ public:
         for (const auto& f : files_) std::filesystem::remove(f);
     }
 
+    // What the generator in t10 sent and what the sink counting at t20's tc ingress saw: frames
+    // of `frame_bytes` at `rate` (0: as fast as it can). `started` runs once the sink is ready,
+    // `ended` as soon as the generator returns (the measurements' snapshots).
+    struct SinkRun {
+        CommandResult gen;
+        json g, s;  // the generator's and the sink's last JSON lines
+        std::string sink_output;
+    };
+    SinkRun send_to_sink(int frame_bytes, double rate, const std::function<void()>& started, const std::function<void()>& ended) {
+        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
+        if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
+        started();
+        SinkRun run;
+        run.gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10",
+                                  "--dst-ip", "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
+                                  std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
+                                  "--rate", std::to_string(static_cast<long>(rate))},
+                                 std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
+        ended();
+        std::this_thread::sleep_for(200ms);
+        sink.stop(5s);
+        run.sink_output = sink.output();
+        run.g = last_json(run.gen.output);
+        run.s = last_json(run.sink_output);
+        return run;
+    }
+
     // rate 0: as fast as the generator can; otherwise a fixed offered load, where the CPU per
     // packet is not inflated by work done on frames that are dropped later (overload).
     // generator_ns: the generator's own CPU time per frame (its process time, which includes the
@@ -268,21 +296,12 @@ public:
     // measurement at the same size and rate; what the generator spends beyond that here is
     // datapath work the kernel did in its context (softirqs run when it re-enables them).
     json measure_pps(int frame_bytes, double rate, double generator_ns) {
-        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
-        if (!sink.wait_for_output("ready:", 10s)) throw std::runtime_error("xdpsink did not start: " + sink.output());
-        const auto before = snapshot(pids());
-        const auto gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10", "--dst-ip",
-                                        "10.0.0.20", "--length", std::to_string(frame_length(frame_bytes)), "--flows",
-                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
-                                        "--rate", std::to_string(static_cast<long>(rate))},
-                                       std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
-        const auto after = snapshot(pids());
-        std::this_thread::sleep_for(200ms);
-        sink.stop(5s);
-        const json g = last_json(gen.output);
-        const json s = last_json(sink.output());
-        if (!gen.ok() || !g.contains("sent") || !s.contains("packets"))
-            throw std::runtime_error("pps " + std::to_string(frame_bytes) + ": " + gen.output + sink.output());
+        CpuSnapshot before, after;
+        const SinkRun run = send_to_sink(frame_bytes, rate, [&] { before = snapshot(pids()); }, [&] { after = snapshot(pids()); });
+        const json& g = run.g;
+        const json& s = run.s;
+        if (!run.gen.ok() || !g.contains("sent") || !s.contains("packets"))
+            throw std::runtime_error("pps " + std::to_string(frame_bytes) + ": " + run.gen.output + run.sink_output);
         const auto d = delta(before, after);
         const double packets = s["packets"].get<double>();
         const double seconds = g["seconds"].get<double>();
@@ -312,26 +331,16 @@ public:
     // statistics on for this measurement only (they add two clock reads per run, so the pps and
     // CPU figures are measured without them). Andromeda only: the kernel's VXLAN runs no BPF.
     json measure_bpf(double rate) {
-        const int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-        if (stats_fd < 0) throw std::runtime_error("bpf_enable_stats: " + std::string(strerror(errno)));
-        Process& sink = topo_.spawn(*t20_, {kSink, "--dev", "eth0", "--port", "9", "--tc"});
-        if (!sink.wait_for_output("ready:", 10s)) {
-            close(stats_fd);
-            throw std::runtime_error("xdpsink did not start: " + sink.output());
-        }
-        const auto before = andromeda_program_totals();
-        const auto gen = t10_->try_run(settings_.prefix() + std::vector<std::string>{kGen, "--dev", "eth0", "--dst-mac", dst_mac_, "--src-ip", "10.0.0.10",
-                                        "--dst-ip", "10.0.0.20", "--length", std::to_string(frame_length(64)), "--flows",
-                                        std::to_string(settings_.flows), "--duration", std::to_string(settings_.pps_seconds),
-                                        "--rate", std::to_string(static_cast<long>(rate))},
-                                       std::chrono::milliseconds(static_cast<int>(settings_.pps_seconds * 1000) + 20000));
-        std::this_thread::sleep_for(200ms);
-        const auto after = andromeda_program_totals();
-        close(stats_fd);
-        sink.stop(5s);
-        const json s = last_json(sink.output());
-        if (!gen.ok() || !s.contains("packets") || s["packets"].get<double>() <= 0)
-            throw std::runtime_error("bpf: " + gen.output + sink.output());
+        struct StatsOn {  // the kernel keeps run times while this fd is open
+            int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+            ~StatsOn() { if (fd >= 0) close(fd); }
+        } stats;
+        if (stats.fd < 0) throw std::runtime_error("bpf_enable_stats: " + std::string(strerror(errno)));
+        std::map<std::string, ProgramTotals> before, after;
+        const SinkRun run = send_to_sink(64, rate, [&] { before = andromeda_program_totals(); }, [&] { after = andromeda_program_totals(); });
+        const json& s = run.s;
+        if (!run.gen.ok() || !s.contains("packets") || s["packets"].get<double>() <= 0)
+            throw std::runtime_error("bpf: " + run.gen.output + run.sink_output);
         const double packets = s["packets"].get<double>();
         json programs = json::object();
         double total_ns = 0;

@@ -75,12 +75,12 @@ static __always_inline int valid_overlay_header(const __u8 *h)
 	return (h[0] >> 4) == ANDROMEDA_HEADER_VERSION && h[1] == 0;
 }
 
-/* Hands tc the fast path's finding for this packet as XDP metadata (struct fp_handoff). A driver
+/* Hands tc the fast path's finding for this packet as XDP metadata (struct andromeda_fp_handoff). A driver
  * without metadata support refuses the room; tc then checks the packet itself. */
 static __always_inline void hand_over(struct xdp_md *ctx, const struct andromeda_fp_config *cfg,
 				      const struct fp_decap *fast)
 {
-	struct fp_handoff *h;
+	struct andromeda_fp_handoff *h;
 
 	if (cfg->handoff_cookie == 0 || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
 		return;
@@ -446,7 +446,7 @@ SEC("tc")
 int andromeda_tc_underlay(struct __sk_buff *skb)
 {
 	const struct andromeda_fp_config *cfg = fp_config();
-	const struct fp_handoff *h;
+	const struct andromeda_fp_handoff *h;
 	struct andromeda_fp_stats *s;
 	struct fp_decap d;
 	struct ethhdr eth;

@@ -194,24 +194,9 @@ static __always_inline int fp_decap_check(void *data, void *data_end, __u64 tota
 	return fp_decap_check_vni(data, data_end, total, port, cfg, vni, out);
 }
 
-/* What the underlay's XDP program hands the tc program along with an overlay packet it found
- * fit for the fast path (fp_decap_check): written as the packet's XDP metadata, which reaches tc
- * ingress with the skb, so tc delivers without looking the fabric up a second time. tc takes it
- * only with this node's cookie (andromeda_fp_config.handoff_cookie, random per daemon start) and
- * from the device it runs on: metadata another node's program wrote (several nodes share a
- * kernel in a test bed, and some kernels keep an skb's metadata past tc) is not this node's
- * finding. tc falls back to the whole check when a packet comes without it (metadata
- * unsupported by a native driver, or dropped by the kernel on the way, e.g. when it reallocates
- * the skb's head). */
-struct fp_handoff {
-	__u32 cookie;               /* andromeda_fp_config.handoff_cookie */
-	__u32 ifindex;              /* the target endpoint's tenant port */
-	__u8 mac[ETH_ALEN];         /* the target endpoint's MAC */
-	__u8 gateway_mac[ETH_ALEN]; /* its VPC's gateway MAC, the inner source after decap */
-	__u32 dev;                  /* the underlay device the XDP program ran on */
-};
-
-_Static_assert(sizeof(struct fp_handoff) % 4 == 0, "XDP metadata comes in 4-byte units");
+/* struct andromeda_fp_handoff (shared/andromeda_kern_user.h): what the underlay's XDP program
+ * hands tc with a packet for the decap fast path, in its XDP metadata. */
+_Static_assert(sizeof(struct andromeda_fp_handoff) % 4 == 0, "XDP metadata comes in 4-byte units");
 
 /* The outer headers and the inner Ethernet header, as written in front of the inner IPv4 packet
  * after bpf_skb_adjust_room made room for them. */

@@ -124,6 +124,22 @@ struct andromeda_fp_config {
 	                         * XDP program hands its tc program (0: nothing is handed over) */
 };
 
+/* What the underlay's XDP program hands the tc program along with an overlay packet it found
+ * fit for the fast path (fp_decap_check, bpf/fast_path.h): written as the packet's XDP metadata,
+ * which reaches tc ingress with the skb, so tc delivers without looking the fabric up a second
+ * time. tc takes it only with this node's cookie (andromeda_fp_config.handoff_cookie) and from
+ * the device it runs on: metadata another node's program wrote (several nodes share a kernel in
+ * a test bed, and some kernels keep an skb's metadata past tc) is not this node's finding. tc
+ * falls back to the whole check when a packet comes without it (metadata unsupported by a
+ * native driver, or dropped by the kernel on the way, e.g. when it reallocates the skb's head). */
+struct andromeda_fp_handoff {
+	__u32 cookie;          /* andromeda_fp_config.handoff_cookie */
+	__u32 ifindex;         /* the target endpoint's tenant port */
+	__u8 mac[6];           /* the target endpoint's MAC */
+	__u8 gateway_mac[6];   /* its VPC's gateway MAC, the inner source after decap */
+	__u32 dev;             /* the underlay device the XDP program ran on */
+};
+
 /* How the counter X-macros below become struct fields: X(name) is a field `name`, and each drop
  * reason D(name, id, description) of andromeda_drops.h a field `drop_<name>`. */
 #define ANDROMEDA_STATS_FIELD(name) __u64 name;

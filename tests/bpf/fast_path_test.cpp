@@ -692,21 +692,20 @@ std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, co
     return problems;
 }
 
-// What XDP hands tc with a packet for the fast path (struct fp_handoff, in the packet's metadata)
+// What XDP hands tc with a packet for the fast path (struct andromeda_fp_handoff, in the packet's metadata)
 // is what tc's own check finds for it: the target's port, its MAC, the gateway MAC (tc, run here
 // without the metadata, decapsulated by itself into b.tc.out). Empty when they agree.
 std::string check_handoff(const UnderlayBpf& b) {
     const Bytes& m = b.xdp.meta;
-    if (m.size() != 24) return "XDP handed the packet over with " + std::to_string(m.size()) + " bytes of metadata, not 24";
-    std::uint32_t cookie = 0, ifindex = 0, dev = 0;
-    std::memcpy(&cookie, m.data(), 4);
-    std::memcpy(&ifindex, m.data() + 4, 4);
-    std::memcpy(&dev, m.data() + 20, 4);
-    if (cookie != kHandoffCookie) return "the handed-over metadata has another cookie than this node's";
-    if (ifindex != b.target) return "XDP handed over ifindex " + std::to_string(ifindex) + ", the target is " + std::to_string(b.target);
-    if (b.tc.out.size() < 12 || !std::equal(m.begin() + 8, m.begin() + 20, b.tc.out.begin()))
+    andromeda_fp_handoff h{};
+    if (m.size() != sizeof h)
+        return "XDP handed the packet over with " + std::to_string(m.size()) + " bytes of metadata, not " + std::to_string(sizeof h);
+    std::memcpy(&h, m.data(), sizeof h);
+    if (h.cookie != kHandoffCookie) return "the handed-over metadata has another cookie than this node's";
+    if (h.ifindex != b.target) return "XDP handed over ifindex " + std::to_string(h.ifindex) + ", the target is " + std::to_string(b.target);
+    if (b.tc.out.size() < 12 || !std::equal(h.mac, h.mac + 6, b.tc.out.begin()) || !std::equal(h.gateway_mac, h.gateway_mac + 6, b.tc.out.begin() + 6))
         return "XDP handed over other MACs than tc writes into the decapsulated frame";
-    if (dev != b.underlay) return "XDP handed over device " + std::to_string(dev) + ", it ran on " + std::to_string(b.underlay);
+    if (h.dev != b.underlay) return "XDP handed over device " + std::to_string(h.dev) + ", it ran on " + std::to_string(b.underlay);
     return "";
 }
 
@@ -2139,7 +2138,7 @@ TEST_P(FastPathDifferential, ComparatorRejectsMutatedOutputs) {
     decap.tc.out.pop_back();
     EXPECT_EQ(check_underlay(overlay, decap, none).size(), 1u) << "decapsulated where the pipeline drops";
     // What XDP hands tc in the metadata: each field broken, or none handed over.
-    ASSERT_EQ(decap.xdp.meta.size(), 24u);
+    ASSERT_EQ(decap.xdp.meta.size(), sizeof(andromeda_fp_handoff));
     for (const std::size_t at : {std::size_t{0}, std::size_t{4}, std::size_t{8}, std::size_t{13}, std::size_t{14}, std::size_t{19},
                                  std::size_t{20}}) {
         UnderlayBpf broken = decap;

@@ -146,7 +146,7 @@ private:
     // Punt pairs by tenant port ifindex: deleted after the workers (their sockets bind there).
     std::map<std::uint32_t, std::unique_ptr<io::PuntPair>> punts_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
-    // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (bpf/fast_path.h, fp_handoff).
+    // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).
     std::uint32_t handoff_cookie_ = random_handoff_cookie();
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;

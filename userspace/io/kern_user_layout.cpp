@@ -31,6 +31,10 @@ static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(androme
               offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, ifindex) == 12);
 
 static_assert(sizeof(andromeda_fp_config) == 28);
+static_assert(sizeof(andromeda_fp_handoff) == 24);
+static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_fp_handoff, ifindex) == 4 &&
+              offsetof(andromeda_fp_handoff, mac) == 8 && offsetof(andromeda_fp_handoff, gateway_mac) == 14 &&
+              offsetof(andromeda_fp_handoff, dev) == 20);
 static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
               offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
               offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, handoff_cookie) == 24);

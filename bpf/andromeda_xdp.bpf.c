@@ -441,7 +441,7 @@ static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct an
 
 /* Ingress of the underlay: the overlay packets the XDP program handed over (fp_decap_check, its
  * finding in the packet's metadata) are decapsulated and go straight into their endpoint's
- * tenant; everything else is the host's. */
+ * tenant; everything else is the host's (and any other tc program's on the device). */
 SEC("tc")
 int andromeda_tc_underlay(struct __sk_buff *skb)
 {
@@ -455,8 +455,10 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	struct udphdr *udp;
 	__u32 len = skb->len, ifindex;
 
+	/* What is not the fast path's goes on as TC_ACT_UNSPEC: the next tc program on the device,
+	 * if any, has its say (tcx runs ours first of all), and at the end the host stack gets it. */
 	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || fp_restore_mac(skb, cfg) != 0)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	len = skb->len;
 	bpf_skb_pull_data(skb, len < FP_INNER_OFFSET + ETH_HLEN + 20 ? len : FP_INNER_OFFSET + ETH_HLEN + 20);
 	data = (void *)(long)skb->data;
@@ -464,7 +466,7 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	ip = data + ETH_HLEN;
 	udp = (void *)(ip + 1);
 	if ((void *)(udp + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP || udp->dest != bpf_htons(overlay_port))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	s = fp_stats();
 	if (!s)
 		return TC_ACT_SHOT;

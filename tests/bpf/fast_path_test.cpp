@@ -639,7 +639,7 @@ Outcome tc_underlay_outcome(const UnderlayBpf& b, const Bytes& input) {
     if (kernel_refuses(input, b.tc)) return {"untestable", ""};
     if (b.tc.error != 0) return {"", "BPF_PROG_TEST_RUN (tc underlay) failed: " + std::string(std::strerror(b.tc.error))};
     const auto m = moved(b.tc_delta, kFastPathCounterFields);
-    if (m.empty() && b.tc.retval == TC_ACT_OK) return {"pass", ""};
+    if (m.empty() && b.tc.retval == static_cast<std::uint32_t>(TC_ACT_UNSPEC)) return {"pass", ""};
     if (m == std::vector<std::string>{"decap_packets"} && b.tc.retval == TC_ACT_REDIRECT &&
         b.tc_delta.decap_bytes == length - ANDROMEDA_ENCAP_OVERHEAD)
         return {"decap", ""};
@@ -1920,7 +1920,7 @@ TEST_P(FastPathDifferential, CraftedOverlayPackets) {
 // An overlay packet to this node's address but another MAC (a flooded frame, a stale neighbour
 // entry at the peer, broadcast): XDP's fp_decap_check does not look at the outer destination
 // MAC and hands such a packet to tc (pass_fastpath), whose fp_restore_mac only takes packets to
-// the underlay's own MAC and returns TC_ACT_OK: the host stack gets it (and drops it, or for a
+// the underlay's own MAC and returns TC_ACT_UNSPEC: the host stack gets it (and drops it, or for a
 // broadcast frame may answer port unreachable) instead of either path delivering it. The
 // pipeline, which these packets reached before the fast path existed, delivers them. Not a
 // documented difference: this test fails until XDP and tc agree on such packets (XDP steering

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "daemon_fixture.hpp"
+#include "io/interfaces.hpp"
+#include "io/tc_attach.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -16,9 +18,15 @@ bool has_xdp(const Netns& ns, const std::string& ifname) {
     return contains(ns.run({"ip", "link", "show", ifname}), "prog/xdp");
 }
 
-// Whether andromedad's tc program runs on `ifname`'s ingress (a tenant port's entry).
+// Whether an andromedad tc program runs on `ifname`'s ingress (a tenant port's entry), attached
+// either way (tcx link or cls_bpf filter).
 bool has_tc(const Netns& ns, const std::string& ifname) {
-    return contains(ns.try_run({"tc", "filter", "show", "dev", ifname, "ingress"}).output, "andromeda_tc");
+    NetnsGuard in(ns);
+    const auto link = io::find_interface(ifname);
+    if (!link) return false;
+    for (const auto& program : io::tc_ingress_programs(link->ifindex))
+        if (program.name.rfind("andromeda_tc", 0) == 0) return true;
+    return false;
 }
 
 // Interfaces in `ns` whose name starts with `prefix` (punt pairs: anp<N>, anx<N>).
@@ -243,6 +251,12 @@ TEST_F(TwoNodesFastPath, VpcFastpathKnobMovesItsTrafficBetweenPathsByReload) {
         return std::string("(no port ") + port + ")";
     };
     EXPECT_EQ(port_paths(0, "tap-blue-10").rfind("fast path (tc) + pipeline via anx", 0), 0u) << port_paths(0, "tap-blue-10");
+    for (const auto& p : ctl_json(0, "status").value("ports", nlohmann::json::array()))
+        if (p.value("name", std::string()) == "tap-blue-10") {
+            EXPECT_TRUE(p.value("tc", std::string()) == "andromeda_tc_tenant (tcx)" ||
+                        p.value("tc", std::string()) == "andromeda_tc_tenant (clsact)")
+                << p.dump();
+        }
 
     Process& ping = topo_.spawn(*t10_, {"ping", "-i", "0.01", "-c", "400", "-W", "1", "10.0.0.20"});
     std::string off[2];

@@ -46,7 +46,7 @@ struct PortStatus {
     std::string role;                      // underlay | uplink | tenant
     std::optional<std::string> xdp_mode;   // native | generic, on the port's socket device
     std::optional<std::string> xdp;        // the attachment, in words
-    std::optional<std::string> tc;         // the tc fast-path program on the port
+    std::optional<std::string> tc;         // the tc fast-path program on the port, and tcx | clsact
     std::string socket_device;             // where its AF_XDP sockets are (a tenant's punt pair)
     std::string paths;                     // "fast path (tc) + pipeline via anx3", or why not
     std::optional<std::string> bind;       // copy | zero-copy; null: no socket bound

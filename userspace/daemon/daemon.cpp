@@ -276,6 +276,9 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
             spdlog::info("worker {} (andromeda-w{}) {} CPU {}", w, w, pool_->pinned(w) ? "pinned to" : "could not be pinned to", *cpu);
     // Steering starts only now that every socket is in the XSKMAP.
     sync_->sync_ports(with_punt_devices(std::move(ports)));
+    // A killed predecessor's tc links on ports this fabric no longer has (their port entries
+    // are gone, so those programs would only drop).
+    bpf_->release_unclaimed_tc_links();
 }
 
 void Daemon::start_control() {

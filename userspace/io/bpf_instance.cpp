@@ -96,6 +96,8 @@ std::string RecoveryReport::message() const {
                         names + ")");
     }
     for (const auto& d : detached) parts.push_back("detached XDP from " + d);
+    for (const auto& p : adopted_tc) parts.push_back("took over the tc link of " + p);
+    for (const auto& p : released_tc) parts.push_back("released the tc link of " + p + " (no longer a port)");
     std::string out = "recovered from a previous instance: ";
     for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
     return out;
@@ -132,12 +134,19 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
         unpin_all();
         throw;
     }
+    // tcx links a killed instance left pinned: taken over by attach_tc, released when unclaimed.
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(config_.pin_dir / kTcLinkDirectory, ec))
+        leftover_tc_links_.push_back(entry.path().filename().string());
     if (recovery_.recovered()) spdlog::info("{}", recovery_.message());
 }
 
 BpfInstance::~BpfInstance() {
-    tc_.clear();     // detaches the tc programs
+    tc_.clear();     // detaches the tc programs and removes their link pins
     ports_.clear();  // detaches
+    for (const auto& name : leftover_tc_links_) remove_pinned_tc_link(config_.pin_dir / kTcLinkDirectory / name);
+    std::error_code ec;
+    std::filesystem::remove(config_.pin_dir / kTcLinkDirectory, ec);  // only when empty
     unpin_all();
     skel_.reset();
     directory_->remove_if_empty();
@@ -210,9 +219,29 @@ const TcAttachment& BpfInstance::attach_tc(std::string_view ifname, TcProgram pr
     const bpf_program* prog = program == TcProgram::tenant ? skel_->progs.andromeda_tc_tenant
                               : program == TcProgram::punt ? skel_->progs.andromeda_tc_punt
                                                            : skel_->progs.andromeda_tc_underlay;
-    tc_.push_back(std::make_unique<TcAttachment>(bpf_program__fd(prog), link.ifindex, link.name, bpf_program__name(prog)));
-    spdlog::info("{}", tc_.back()->message());
+    tc_.push_back(std::make_unique<TcAttachment>(bpf_program__fd(prog), link.ifindex, link.name, bpf_program__name(prog),
+                                                 config_.tc_attach, tc_link_pin(link.name)));
+    const auto pin = tc_link_pin(link.name).filename().string();
+    std::erase(leftover_tc_links_, pin);
+    if (tc_.back()->adopted()) recovery_.adopted_tc.push_back(link.name);
+    spdlog::info("{}", tc_.back()->message());  // "... (tcx, adopted)" for a link taken over
     return *tc_.back();
+}
+
+std::filesystem::path BpfInstance::tc_link_pin(std::string_view ifname) const {
+    return config_.pin_dir / kTcLinkDirectory / ("tc_" + std::string(ifname));
+}
+
+std::vector<std::string> BpfInstance::release_unclaimed_tc_links() {
+    std::vector<std::string> released;
+    for (const auto& name : leftover_tc_links_) {
+        if (!remove_pinned_tc_link(config_.pin_dir / kTcLinkDirectory / name)) continue;
+        released.push_back(name.rfind("tc_", 0) == 0 ? name.substr(3) : name);
+        spdlog::info("released the tc link a previous instance left on {} (no longer a port)", released.back());
+    }
+    leftover_tc_links_.clear();
+    recovery_.released_tc.insert(recovery_.released_tc.end(), released.begin(), released.end());
+    return released;
 }
 
 bool BpfInstance::detach_tc(std::string_view ifname) {
@@ -225,7 +254,7 @@ bool BpfInstance::detach_tc(std::string_view ifname) {
 
 std::string BpfInstance::tc_program_on(std::string_view ifname) const {
     for (const auto& tc : tc_)
-        if (tc->ifname() == ifname) return tc->program_name();
+        if (tc->ifname() == ifname) return tc->program_name() + " (" + to_string(tc->mode()) + ")";
     return {};
 }
 

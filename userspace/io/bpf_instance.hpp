@@ -5,6 +5,8 @@
 //     as <pin dir>/<name without andromeda_> so `bpftool map dump pinned` prints named fields;
 //   - attaches XDP to the ports (native, else generic), replacing a previous instance's
 //     leftover program, and detaches on destruction;
+//   - attaches the fast path's tc programs (tcx links pinned under <pin dir>/links, else clsact),
+//     taking over a previous instance's links in place and releasing those no port claims;
 //   - registers AF_XDP sockets in the XSKMAP, reads and publishes counters.
 // Attach calls resolve interface names in the calling thread's network namespace.
 #pragma once
@@ -40,9 +42,13 @@ struct RecoveryReport {
     std::string adoption_refused;           // why they could not be adopted, when they could not
     std::vector<std::string> removed_pins;  // names of the stale pins removed
     std::vector<std::string> detached;      // "eth1: andromeda_xdp prog id 163 (native)"
+    std::vector<std::string> adopted_tc;    // ports whose pinned tcx link was taken over
+    std::vector<std::string> released_tc;   // ports whose leftover tcx link no port claimed
+
 
     [[nodiscard]] bool recovered() const noexcept {
-        return !adopted_pins.empty() || !removed_pins.empty() || !detached.empty();
+        return !adopted_pins.empty() || !removed_pins.empty() || !detached.empty() || !adopted_tc.empty() ||
+               !released_tc.empty();
     }
     // "recovered from a previous instance: adopted 11 pinned maps from ...; detached XDP from
     // ...", or empty when there was nothing to recover.
@@ -70,10 +76,15 @@ public:
     // Attaches `program` to the tc ingress of `ifname` (this thread's namespace), replacing a
     // previous instance's; attaching a port twice keeps the first. Throws IoError.
     const TcAttachment& attach_tc(std::string_view ifname, TcProgram program);
+    // Detaches the tcx links a previous instance left pinned on ports this one has not attached
+    // (ports gone from the fabric while no daemon ran). Call once the startup's ports are
+    // attached; returns their port names.
+    std::vector<std::string> release_unclaimed_tc_links();
     // Detaches the tc program from `ifname`; false when none of ours was there.
     bool detach_tc(std::string_view ifname);
     [[nodiscard]] std::vector<std::string> tc_attachments() const;
-    // The tc program on `ifname`'s ingress ("andromeda_tc_tenant"), or empty.
+    // The tc program on `ifname`'s ingress and how it is attached ("andromeda_tc_tenant (tcx)"),
+    // or empty.
     [[nodiscard]] std::string tc_program_on(std::string_view ifname) const;
     // Writes andromeda_fp_config: the fast path runs while `config.enabled` is set. Throws IoError.
     void set_fast_path(const andromeda_fp_config& config);
@@ -108,6 +119,7 @@ private:
     // already (libbpf checks that each matches its definition). Throws IoError.
     void load_and_pin();
     void unpin_all() noexcept;
+    [[nodiscard]] std::filesystem::path tc_link_pin(std::string_view ifname) const;
 
     InstanceConfig config_;
     RecoveryReport recovery_;
@@ -117,6 +129,7 @@ private:
     std::uint32_t program_id_ = 0;
     std::vector<Port> ports_;
     std::vector<std::unique_ptr<TcAttachment>> tc_;
+    std::vector<std::string> leftover_tc_links_;  // pin names under <pin dir>/links not yet claimed
 };
 
 }  // namespace andromeda::io

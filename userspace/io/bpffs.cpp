@@ -104,6 +104,7 @@ std::vector<std::string> InstanceDirectory::remove_pins(const std::vector<std::s
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
         if (entry.is_directory(ec)) {
+            if (entry.path().filename() == kTcLinkDirectory) continue;  // the tc links: BpfInstance's
             spdlog::warn("{}: leaving subdirectory {} alone (not an Andromeda pin)", dir_.string(), entry.path().string());
             continue;
         }

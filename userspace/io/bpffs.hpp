@@ -11,6 +11,9 @@
 namespace andromeda::io {
 
 inline constexpr const char* kBpffsMountPoint = "/sys/fs/bpf";
+// The subdirectory of an instance's pin directory that holds its pinned tcx links
+// (tc_<ifname>); the maps are pinned in the directory itself.
+inline constexpr const char* kTcLinkDirectory = "links";
 
 [[nodiscard]] bool is_bpffs(const std::filesystem::path& path);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fabric/model.hpp"
+#include "io/tc_attach.hpp"
 
 namespace andromeda::io {
 
@@ -94,6 +95,8 @@ struct InstanceConfig {
     std::uint16_t overlay_port = fabric::kAndromedaUdpPort;
     std::uint32_t encap_kind = 0;  // enum andromeda_encap_kind
     XdpModePreference xdp_mode = XdpModePreference::best;
+    // How the tc programs attach: tcx where the kernel has it, else clsact (io/tc_attach.hpp).
+    TcAttachPreference tc_attach = TcAttachPreference::best;
     // An XDP program that is not Andromeda's already on a port: refuse (default) or replace.
     bool replace_foreign_xdp = false;
 };

@@ -288,7 +288,7 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	void *data, *data_end;
 	struct ethhdr *eth;
 	struct iphdr *ip;
-	struct fp_outer o;
+	struct fp_outer o __attribute__((aligned(8))); /* copied out in 8-byte words */
 	__u16 hash;
 
 	if (!s)
@@ -380,9 +380,22 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	fp_write_outer(&o, cfg, peer, target->node_ip, port->vni, hash, len);
 	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
 				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
-					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)) ||
-	    bpf_skb_store_bytes(skb, 0, &o, sizeof(o), 0)) {
+					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)))
 		return FP_DROP(s, drop_adjust_failed);
+	/* The new headers are written in place: the room was made at the head, in the linear part
+	 * (which held at least the 34 bytes of Ethernet and IPv4 header read above), so the first
+	 * 64 bytes are there to write without bpf_skb_store_bytes. */
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (data + sizeof(o) > data_end)
+		return FP_DROP(s, drop_adjust_failed);
+	{
+		const __u64 *from = (const __u64 *)&o;
+		__u64 *to = data;
+
+#pragma unroll
+		for (int i = 0; i < (int)(sizeof(o) / 8); i++)
+			to[i] = from[i];
 	}
 	s->encap_packets++;
 	s->encap_bytes += len;
@@ -493,10 +506,14 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	}
 	eth.h_proto = bpf_htons(ETH_P_IP);
 	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4) ||
-	    bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0)) {
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4))
 		return FP_DROP(s, drop_adjust_failed);
-	}
+	/* The Ethernet header in place: the pull above made it linear. */
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (data + sizeof(eth) > data_end)
+		return FP_DROP(s, drop_adjust_failed);
+	__builtin_memcpy(data, &eth, sizeof(eth));
 	s->decap_packets++;
 	s->decap_bytes += len - ANDROMEDA_ENCAP_OVERHEAD;
 	return bpf_redirect_peer(ifindex, 0);

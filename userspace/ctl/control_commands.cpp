@@ -90,11 +90,20 @@ std::string render_status(const control::StatusReply& r) {
     for (std::size_t w = 0; w < r.worker_cpus.size(); ++w)
         if (const auto& c = r.worker_cpus[w]) cpus += fmt::format(" {}:cpu{}{}", w, c->cpu, c->pinned ? "" : "(not pinned)");
     if (!cpus.empty()) s += "worker cpus" + cpus + "\n";
+    // TC: how the port's fast-path program is attached, "tcx" or "clsact" (the JSON's "tc" names
+    // the program too: "andromeda_tc_tenant (tcx)"), "-" where none is.
+    const auto tc_mode = [](const std::optional<std::string>& tc) -> std::string {
+        if (!tc) return "-";
+        const auto open = tc->rfind(" (");
+        if (open == std::string::npos || tc->back() != ')') return *tc;
+        return tc->substr(open + 2, tc->size() - open - 3);
+    };
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : r.ports)
-        rows.push_back({p.name, p.role, text_of(p.xdp_mode), text_of(p.bind), std::to_string(p.queue_ids.size()),
-                        text_of(p.endpoint), p.paths});
-    if (!rows.empty()) s += "\n" + table({"PORT", "ROLE", "XDP", "AF_XDP", "QUEUES", "ENDPOINT", "PATHS"}, rows);
+        rows.push_back({p.name, p.role, text_of(p.xdp_mode), tc_mode(p.tc), text_of(p.bind),
+                        std::to_string(p.queue_ids.size()), text_of(p.endpoint), p.paths});
+    if (!rows.empty())
+        s += "\n" + table({"PORT", "ROLE", "XDP", "TC", "AF_XDP", "QUEUES", "ENDPOINT", "PATHS"}, rows);
     return s;
 }
 

@@ -53,18 +53,22 @@ TEST(CtlRender, StatusTable) {
                     {"fabric_generation", 3}, {"workers", 1},      {"config", "/etc/a.toml"},
                     {"pin_dir", "/sys/fs/bpf/andromeda/node1"},
                     {"ports", {{{"name", "eth1"}, {"role", "underlay"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queue_ids", {0, 1}}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"}},
+                                {"queue_ids", {0, 1}}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"},
+                                {"tc", "andromeda_tc_underlay (clsact)"}},
                                {{"name", "tap-blue-10"}, {"role", "tenant"}, {"xdp_mode", "native"}, {"bind", "copy"},
                                 {"queue_ids", {0}}, {"endpoint", "10.0.0.10 vni 100"},
-                                {"paths", "fast path (tc) + pipeline via anx3"}}}}};
+                                {"paths", "fast path (tc) + pipeline via anx3"}, {"tc", "andromeda_tc_tenant (tcx)"}},
+                               {{"name", "uplink0"}, {"role", "uplink"}, {"xdp_mode", "generic"}, {"bind", "copy"},
+                                {"queue_ids", {0}}, {"endpoint", "203.0.113.1"}, {"paths", "pipeline"}}}}};
     EXPECT_EQ(render_status(as<control::StatusReply>(r)),
               "node node1  pid 42  up 1h 2m  fabric generation 3  workers 1\n"
               "config /etc/a.toml\n"
               "pins /sys/fs/bpf/andromeda/node1\n"
               "\n"
-              "PORT         ROLE      XDP     AF_XDP  QUEUES  ENDPOINT           PATHS\n"
-              "eth1         underlay  native  copy    2       -                  fast path (tc decap) + pipeline\n"
-              "tap-blue-10  tenant    native  copy    1       10.0.0.10 vni 100  fast path (tc) + pipeline via anx3\n");
+              "PORT         ROLE      XDP      TC      AF_XDP  QUEUES  ENDPOINT           PATHS\n"
+              "eth1         underlay  native   clsact  copy    2       -                  fast path (tc decap) + pipeline\n"
+              "tap-blue-10  tenant    native   tcx     copy    1       10.0.0.10 vni 100  fast path (tc) + pipeline via anx3\n"
+              "uplink0      uplink    generic  -       copy    1       203.0.113.1        pipeline\n");
 }
 
 TEST(CtlRender, StatusNamesPinnedWorkerCpus) {

@@ -378,6 +378,18 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	__builtin_memcpy(o.inner.h_source, eth->h_source, ETH_ALEN);
 	o.inner.h_proto = bpf_htons(ETH_P_IP);
 	fp_write_outer(&o, cfg, peer, target->node_ip, port->vni, hash, len);
+	/* Headroom for the receiver's XDP. Generic XDP (what a veth underlay runs, to keep TSO) copies
+	 * every skb with less than XDP_PACKET_HEADROOM in front of its Ethernet header before the
+	 * program runs, and a tenant's small frame has a few bytes at most: the encap below has to
+	 * reallocate its head anyway. Making room once here for the outer headers and the receiver's
+	 * 256 bytes costs that same reallocation, a little larger, and spares the receiving node its
+	 * copy (a new page, a new skb). Only for linear, non-GSO frames: the receiver copies the
+	 * others whatever their headroom. The room is made and given back at once (so that the frame
+	 * is as before); if it cannot be given back, the frame is not ours to send. */
+	if (!skb->gso_size && (long)skb->data_end - (long)skb->data == len &&
+	    bpf_skb_adjust_room(skb, FP_RECEIVER_HEADROOM, BPF_ADJ_ROOM_MAC, 0) == 0 &&
+	    bpf_skb_adjust_room(skb, -FP_RECEIVER_HEADROOM, BPF_ADJ_ROOM_MAC, 0) != 0)
+		return FP_DROP(s, drop_adjust_failed);
 	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
 				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
 					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)))
@@ -432,9 +444,11 @@ int andromeda_tc_punt(struct __sk_buff *skb)
  * where the MAC header offset says, copied into it. Only packets to this node's own unicast MAC
  * are considered, and that MAC's first byte is even while an IPv4 header without options starts
  * with 0x45, so the first byte at skb->data tells the two layouts apart. 0: the packet starts
- * at its Ethernet header (as it was or as restored); -1: not for this node, or it could not be
- * restored (the caller passes it on untouched). */
-static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct andromeda_fp_config *cfg)
+ * at its Ethernet header (as it was or as restored, and then *restored is set: a packet generic
+ * XDP had copied); -1: not for this node, or it could not be restored (the caller passes it on
+ * untouched). */
+static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+					  int *restored)
 {
 	struct ethhdr eth;
 	__u8 first;
@@ -449,6 +463,7 @@ static __always_inline int fp_restore_mac(struct __sk_buff *skb, const struct an
 		return 0;
 	if (bpf_skb_change_head(skb, ETH_HLEN, 0) || bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
 		return -1;
+	*restored = 1;
 	return 0;
 }
 
@@ -467,10 +482,11 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	struct iphdr *ip;
 	struct udphdr *udp;
 	__u32 len = skb->len, ifindex;
+	int copied = 0;
 
 	/* What is not the fast path's goes on as TC_ACT_UNSPEC: the next tc program on the device,
 	 * if any, has its say (tcx runs ours first of all), and at the end the host stack gets it. */
-	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || fp_restore_mac(skb, cfg) != 0)
+	if (!cfg || skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || fp_restore_mac(skb, cfg, &copied) != 0)
 		return TC_ACT_UNSPEC;
 	len = skb->len;
 	bpf_skb_pull_data(skb, len < FP_INNER_OFFSET + ETH_HLEN + 20 ? len : FP_INNER_OFFSET + ETH_HLEN + 20);
@@ -516,6 +532,8 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	__builtin_memcpy(data, &eth, sizeof(eth));
 	s->decap_packets++;
 	s->decap_bytes += len - ANDROMEDA_ENCAP_OVERHEAD;
+	if (copied)
+		s->decap_xdp_copied++;
 	return bpf_redirect_peer(ifindex, 0);
 }
 

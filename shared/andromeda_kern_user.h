@@ -157,6 +157,7 @@ struct andromeda_fp_handoff {
 	X(decap_packets)        /* overlay packet decapsulated into a local tenant port */ \
 	X(decap_bytes) \
 	X(decap_handed_over)    /* ... of them checked by the underlay's XDP program, its finding in the metadata */ \
+	X(decap_xdp_copied)     /* ... of them generic XDP had copied first (non-linear, or under 256 B of headroom) */ \
 	X(punt_packets)         /* tenant frame handed to the AF_XDP pipeline (punt device) */ \
 	X(punt_bytes) \
 	X(return_packets)       /* the pipeline's frames put into the tenant from the punt device */ \

@@ -378,17 +378,18 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	__builtin_memcpy(o.inner.h_source, eth->h_source, ETH_ALEN);
 	o.inner.h_proto = bpf_htons(ETH_P_IP);
 	fp_write_outer(&o, cfg, peer, target->node_ip, port->vni, hash, len);
-	/* Headroom for the receiver's XDP. Generic XDP (what a veth underlay runs, to keep TSO) copies
-	 * every skb with less than XDP_PACKET_HEADROOM in front of its Ethernet header before the
-	 * program runs, and a tenant's small frame has a few bytes at most: the encap below has to
-	 * reallocate its head anyway. Making room once here for the outer headers and the receiver's
-	 * 256 bytes costs that same reallocation, a little larger, and spares the receiving node its
-	 * copy (a new page, a new skb). Only for linear, non-GSO frames: the receiver copies the
-	 * others whatever their headroom. The room is made and given back at once (so that the frame
-	 * is as before); if it cannot be given back, the frame is not ours to send. */
-	if (!skb->gso_size && (long)skb->data_end - (long)skb->data == len &&
-	    bpf_skb_adjust_room(skb, FP_RECEIVER_HEADROOM, BPF_ADJ_ROOM_MAC, 0) == 0 &&
-	    bpf_skb_adjust_room(skb, -FP_RECEIVER_HEADROOM, BPF_ADJ_ROOM_MAC, 0) != 0)
+	/* Headroom for the receiver's XDP (cfg->encap_headroom, set where the underlay is a veth).
+	 * XDP on a veth, generic or native, copies every skb with less than XDP_PACKET_HEADROOM in
+	 * front of its Ethernet header before the program runs, and a tenant's small frame has a few
+	 * bytes at most: the encap below has to reallocate its head anyway. Making room once, here,
+	 * for the outer headers and the receiver's 256 bytes makes that one reallocation a little
+	 * larger and spares the receiving node its copy (a new page, a new skb). Only for linear,
+	 * non-GSO frames: the receiver copies the others whatever their headroom. The room is made
+	 * and given back at once, so that the frame is as before; if it cannot be given back, the
+	 * frame is not ours to send. */
+	if (cfg->encap_headroom && !skb->gso_size && (long)skb->data_end - (long)skb->data == len &&
+	    bpf_skb_adjust_room(skb, cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) == 0 &&
+	    bpf_skb_adjust_room(skb, -(int)cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) != 0)
 		return FP_DROP(s, drop_adjust_failed);
 	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
 				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |

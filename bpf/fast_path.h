@@ -32,11 +32,6 @@
 #define FP_HOP_LIMIT 64
 #define FP_OUTER_IP_UDP_HDR (20 + 8 + ANDROMEDA_OVERLAY_HEADER_LEN) /* 36 */
 #define FP_INNER_OFFSET (ETH_HLEN + FP_OUTER_IP_UDP_HDR)             /* 50 */
-/* What an encapsulated frame should have in front of its Ethernet header when it reaches the
- * receiving node: XDP_PACKET_HEADROOM (not in the UAPI headers), below which generic XDP copies
- * the skb. Made room for before the encap, so the outer headers' 50 bytes come on top. */
-#define FP_XDP_PACKET_HEADROOM 256
-#define FP_RECEIVER_HEADROOM (FP_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD)
 #define FP_ANDROMEDA_VERSION_BYTE (ANDROMEDA_HEADER_VERSION << 4) /* no flags */
 #define FP_VXLAN_FLAG_I ANDROMEDA_VXLAN_FLAG_I
 

@@ -28,6 +28,12 @@ typedef uint32_t __be32;
 #define ANDROMEDA_OVERLAY_HEADER_LEN 8
 /* outer Ethernet 14 + IPv4 20 + UDP 8 + overlay header 8 */
 #define ANDROMEDA_ENCAP_OVERHEAD 50
+/* What an encapsulated frame should have in front of its outer Ethernet header when it reaches
+ * a receiver whose XDP runs on skbs (generic XDP, or native XDP on a veth): XDP_PACKET_HEADROOM,
+ * 256, below which the kernel copies the skb before the program runs. The encap makes room for
+ * that and its own outer headers at once (andromeda_fp_config.encap_headroom). */
+#define ANDROMEDA_XDP_PACKET_HEADROOM 256
+#define ANDROMEDA_ENCAP_HEADROOM (ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD)
 /* Andromeda header byte 0: version in the high nibble, flags in the low one. */
 #define ANDROMEDA_HEADER_VERSION 1
 #define ANDROMEDA_HEADER_FLAG_CONTROL 0x8
@@ -119,7 +125,9 @@ struct andromeda_fp_config {
 	__be32 underlay_ip;
 	__u32 underlay_mtu;
 	__u8 underlay_mac[6];
-	__u8 pad[2];
+	__u16 encap_headroom;   /* bytes the encap makes room for in front of a small frame before
+	                         * adding its outer headers, so that the receiver's XDP runs on the
+	                         * skb instead of a copy (a veth underlay: 306, ANDROMEDA_ENCAP_HEADROOM); 0: none */
 	__u32 handoff_cookie;   /* random per daemon start, nonzero: marks what this node's underlay
 	                         * XDP program hands its tc program (0: nothing is handed over) */
 };

@@ -135,6 +135,11 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     config.underlay_mtu = local.underlay_mtu;
     host_.underlay.mac.copy_to(config.underlay_mac);
     config.handoff_cookie = handoff_cookie_;
+    // A veth underlay's peers are most likely veths too (a test bed, nested containers), whose
+    // XDP copies every skb with less than 256 bytes of headroom: the encap leaves that much in
+    // front of a small frame. A NIC's receiver runs XDP on its own buffers; there the room
+    // would only cost the sender a larger allocation.
+    config.encap_headroom = host_.underlay.driver == "veth" ? ANDROMEDA_ENCAP_HEADROOM : 0;
     bpf_->set_fast_path(config);
     if (fast_path_)
         spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel");

@@ -37,7 +37,8 @@ static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_
               offsetof(andromeda_fp_handoff, dev) == 20);
 static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
               offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
-              offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, handoff_cookie) == 24);
+              offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, encap_headroom) == 22 &&
+              offsetof(andromeda_fp_config, handoff_cookie) == 24);
 
 // Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
 #define ANDROMEDA_ONE(field) +1

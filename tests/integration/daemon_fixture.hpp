@@ -213,4 +213,11 @@ protected:
     std::vector<std::string> files_;
 };
 
+// For tests of the fast path itself: the nodes run it on both registrations (the .slowpath one
+// leaves suites named *FastPath out, tests/integration/CMakeLists.txt).
+class TwoNodesFastPath : public TwoNodes {
+protected:
+    bool fast_path() const override { return true; }
+};
+
 }  // namespace andromeda::testing

@@ -237,10 +237,6 @@ TEST_F(TwoNodes, PinnedPeerMacIsUsedWithoutTheNeighbourTable) {
 // the pipeline (punted with punt_fastpath_off, encapsulated by the workers), status names why,
 // and a reload back moves it to the fast path again; no ping is lost on the way. The nodes run
 // the fast path on both registrations (the VPC knob is what this test is about).
-class TwoNodesFastPath : public TwoNodes {
-protected:
-    bool fast_path() const override { return true; }
-};
 
 TEST_F(TwoNodesFastPath, VpcFastpathKnobMovesItsTrafficBetweenPathsByReload) {
     start_both();

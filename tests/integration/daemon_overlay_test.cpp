@@ -92,10 +92,6 @@ TEST_F(TwoNodes, HundredMegabytesOverTcpArriveByteExact) {
 // its Ethernet header), so node 2's veth underlay runs its XDP program on the skb as it came
 // instead of on a copy. Without that room every echo below would count in decap_xdp_copied.
 // The nodes run the fast path on both registrations (its encap is what this test is about).
-class TwoNodesFastPath : public TwoNodes {
-protected:
-    bool fast_path() const override { return true; }
-};
 
 TEST_F(TwoNodesFastPath, SmallFramesReachTheReceiversXdpWithoutACopy) {
     start_both();

@@ -7,7 +7,10 @@
 // where [datapath] is two andromedad (configs/node1.toml, node2.toml, node names made unique)
 // with the kernel fast path ("andromeda") or with `fastpath = false`, every packet through the
 // AF_XDP pipeline ("andromeda-slow"), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
-// plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Underlay MTU 1550 in all, so
+// plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Asked for by name (--only),
+// the ceiling of this topology too: "ceiling", tc redirects over the fast path's hops doing no
+// work at all (andromeda-forward), and "ceiling-xdp", the same with an empty XDP program on each
+// underlay, as issue 14 keeps a prefilter there. Underlay MTU 1550 in all, so
 // tenants keep MTU 1500; every veth, the tenants' included, keeps the kernel's default offloads
 // (TSO, TX checksum). For each it
 // measures, in one run: UDP packets per second delivered to t20 (andromeda-xskgen in t10,
@@ -54,6 +57,7 @@ std::string kDaemon = ANDROMEDAD_PATH;  // --daemon replaces it (A/B runs of two
 const std::string kGen = XSKGEN_PATH;
 const std::string kSink = XDPSINK_PATH;
 const std::string kRr = UDPRR_PATH;
+const std::string kForward = FORWARD_PATH;
 
 struct Settings {
     bool quick = false;
@@ -240,7 +244,8 @@ public:
         t20_ = &add_tenant(*hosts_[1], "20");
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "kernel-vxlan") build_kernel_vxlan();
-        else throw std::runtime_error("unknown datapath '" + impl + "' (andromeda, andromeda-slow, kernel-vxlan)");
+        else if (impl == "ceiling" || impl == "ceiling-xdp") start_ceiling(impl == "ceiling-xdp");
+        else throw std::runtime_error("unknown datapath '" + impl + "' (andromeda, andromeda-slow, kernel-vxlan, ceiling, ceiling-xdp)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
             if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -259,6 +264,7 @@ public:
 
     ~Testbed() {
         for (Process* d : daemons_) d->stop(5s);
+        for (Process* f : forwarders_) f->stop(5s);
         for (const auto& f : files_) std::filesystem::remove(f);
     }
 
@@ -466,6 +472,23 @@ private:
         }
     }
 
+    // The ceiling (bench/e2e/forward.bpf.c): on each host, a tc program on the tenant port sends
+    // every frame out of the underlay, one on the underlay sends every frame into the tenant
+    // (bpf_redirect_peer): the fast path's hops with nothing done on them, a bridge of two
+    // redirects. With `xdp`, the underlays also run an empty XDP program in generic mode (the least
+    // an XDP prefilter can cost, copy included) and the senders leave room for it as the fast
+    // path's encap does.
+    void start_ceiling(bool xdp) {
+        for (int i = 0; i < 2; ++i) {
+            const std::string tap = i == 0 ? "tap-blue-10" : "tap-blue-20";
+            std::vector<std::string> argv = {kForward, "--redirect", tap + ":eth1", "--redirect-peer", "eth1:" + tap};
+            if (xdp) argv.insert(argv.end(), {"--xdp-pass", "eth1", "--room", "256"});
+            Process& p = topo_.spawn(*hosts_[i], argv);
+            if (!p.wait_for_output("ready:", 10s)) throw std::runtime_error("andromeda-forward did not start:\n" + p.output());
+            forwarders_.push_back(&p);
+        }
+    }
+
     [[nodiscard]] std::vector<pid_t> pids() const {
         std::vector<pid_t> out;
         for (Process* d : daemons_) out.push_back(d->pid());
@@ -479,6 +502,7 @@ private:
     Netns* t10_ = nullptr;
     Netns* t20_ = nullptr;
     std::vector<Process*> daemons_;
+    std::vector<Process*> forwarders_;  // the ceiling's (idle once attached)
     std::vector<std::string> files_;
     std::string dst_mac_;
 };
@@ -584,7 +608,7 @@ json machine() {
 
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S]\n"
-                 "                     [--only andromeda|andromeda-slow|kernel-vxlan[,...]]\n"
+                 "                     [--only andromeda|andromeda-slow|kernel-vxlan|ceiling|ceiling-xdp[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
     std::exit(2);
 }
@@ -664,7 +688,7 @@ int main(int argc, char** argv) {
                     for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes, 0, generator_ns[{bytes, 0}]));
                 if (s.wants("cpu"))
                     cpu.push_back(bed.measure_pps(64, s.cpu_rate, generator_ns[{64, static_cast<long>(s.cpu_rate)}]));
-                if (s.wants("bpf") && impl != "kernel-vxlan") bpf.push_back(bed.measure_bpf(s.cpu_rate));
+                if (s.wants("bpf") && impl.rfind("andromeda", 0) == 0) bpf.push_back(bed.measure_bpf(s.cpu_rate));
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
@@ -733,6 +757,10 @@ int main(int argc, char** argv) {
     };
     result["ratios_andromeda_over_kernel"] = ratios_of("andromeda");
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
+    // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
+    for (const std::string impl : {"ceiling", "ceiling-xdp"})
+        if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
+            result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
     std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());
     std::ofstream(s.out) << result.dump(2) << "\n";
     std::cout << result.dump(2) << std::endl;

@@ -7,6 +7,8 @@
 #   --out FILE    JSON result (default bench/results/e2e.json)
 #   --runs N      runs in full mode (default 3; medians with min/max)
 #   --build DIR   the build directory to use (default build/, configured Release if new)
+#   --ceiling     also measure the topology's ceiling: plain tc redirects over the fast path's
+#                 hops, without and with an empty XDP program on the underlays (docs/performance.md)
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
@@ -21,7 +23,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --runs) ARGS+=(--runs "$2"); shift ;;
     --build) BUILD=$2; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --ceiling) ARGS+=(--only andromeda,andromeda-slow,kernel-vxlan,ceiling,ceiling-xdp) ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift

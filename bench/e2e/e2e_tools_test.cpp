@@ -173,6 +173,9 @@ TEST(E2eForward, RejectsAnUnknownInterfaceClearly) {
     const auto r = ns.try_run({FORWARD_PATH, "--redirect", "nosuch0:lo"}, 10s);
     EXPECT_FALSE(r.ok());
     EXPECT_NE(r.output.find("no interface nosuch0"), std::string::npos) << r.output;
+    const auto room = ns.try_run({FORWARD_PATH, "--redirect", "lo:lo", "--room", "lots"}, 10s);
+    EXPECT_FALSE(room.ok());
+    EXPECT_NE(room.output.find("--room lots: expected a number of bytes from 0 to 1024"), std::string::npos) << room.output;
 }
 
 }  // namespace

@@ -91,8 +91,13 @@ int main(int argc, char** argv) {
         } else if (a == "--xdp-pass") {
             xdp_devs.push_back(v);
         } else if (a == "--room") {
-            room = static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10));
-            if (room > 1024) usage();
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || n > 1024) {
+                std::fprintf(stderr, "andromeda-forward: --room %s: expected a number of bytes from 0 to 1024\n", v.c_str());
+                return 2;
+            }
+            room = static_cast<unsigned>(n);
         } else {
             usage();
         }

@@ -173,6 +173,14 @@ TEST(E2eForward, RejectsAnUnknownInterfaceClearly) {
     const auto r = ns.try_run({FORWARD_PATH, "--redirect", "nosuch0:lo"}, 10s);
     EXPECT_FALSE(r.ok());
     EXPECT_NE(r.output.find("no interface nosuch0"), std::string::npos) << r.output;
+    // A bad name after a good one: nothing is attached, not even for a moment (a generic XDP
+    // program would outlive the process).
+    const auto late = ns.try_run({FORWARD_PATH, "--xdp-pass", "lo", "--xdp-pass", "nosuch1"}, 10s);
+    EXPECT_FALSE(late.ok());
+    EXPECT_NE(late.output.find("no interface nosuch1"), std::string::npos) << late.output;
+    const auto lo = ns.try_run({"ip", "-d", "link", "show", "dev", "lo"}, 10s);
+    ASSERT_TRUE(lo.ok()) << lo.output;
+    EXPECT_EQ(lo.output.find("xdp"), std::string::npos) << lo.output;
     const auto room = ns.try_run({FORWARD_PATH, "--redirect", "lo:lo", "--room", "lots"}, 10s);
     EXPECT_FALSE(room.ok());
     EXPECT_NE(room.output.find("--room lots: expected a number of bytes from 0 to 1024"), std::string::npos) << room.output;

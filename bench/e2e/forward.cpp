@@ -33,6 +33,7 @@ constexpr int kTcxIngress = 46;
 struct Rule {
     std::string in, out;
     bool peer = false;
+    int in_ifindex = 0, out_ifindex = 0;
 };
 
 struct Attached {
@@ -103,6 +104,14 @@ int main(int argc, char** argv) {
         }
     }
     if (rules.empty() && xdp_devs.empty()) usage();
+    // Every name is resolved before anything is attached: a typo must not leave a program behind
+    // (a generic XDP program stays attached after the process exits).
+    for (auto& r : rules) {
+        r.in_ifindex = index_of(r.in);
+        r.out_ifindex = index_of(r.out);
+    }
+    std::vector<int> xdp_ifindexes;
+    for (const auto& dev : xdp_devs) xdp_ifindexes.push_back(index_of(dev));
     std::vector<Attached> attached;
     const auto fail = [&](const std::string& what, int error) {
         std::fprintf(stderr, "andromeda-forward: %s: %s\n", what.c_str(), std::strerror(error));
@@ -123,8 +132,8 @@ int main(int argc, char** argv) {
     };
     for (const auto& r : rules) {
         Attached a;
-        a.ifindex = index_of(r.in);
-        a.skel = open_and_load(index_of(r.out), r.peer);
+        a.ifindex = r.in_ifindex;
+        a.skel = open_and_load(r.out_ifindex, r.peer);
         const int prog = bpf_program__fd(a.skel->progs.fwd);
         a.link_fd = bpf_link_create(prog, a.ifindex, static_cast<bpf_attach_type>(kTcxIngress), nullptr);
         if (a.link_fd < 0) {
@@ -146,9 +155,10 @@ int main(int argc, char** argv) {
         }
         attached.push_back(a);
     }
-    for (const auto& dev : xdp_devs) {
+    for (std::size_t i = 0; i < xdp_devs.size(); ++i) {
+        const std::string& dev = xdp_devs[i];
         Attached a;
-        a.ifindex = index_of(dev);
+        a.ifindex = xdp_ifindexes[i];
         a.skel = open_and_load(0, false);
         if (const int rc = bpf_xdp_attach(a.ifindex, bpf_program__fd(a.skel->progs.xdp_pass),
                                           XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);

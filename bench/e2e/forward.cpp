@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "forward.skel.h"
@@ -79,7 +80,7 @@ void detach(Attached& a) {
 
 int main(int argc, char** argv) {
     std::vector<Rule> rules;
-    std::vector<std::string> xdp_devs;
+    std::vector<std::pair<std::string, int>> xdp_devs;  // name, ifindex
     unsigned room = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -88,9 +89,14 @@ int main(int argc, char** argv) {
         if (a == "--redirect" || a == "--redirect-peer") {
             const auto colon = v.find(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) usage();
-            rules.push_back({v.substr(0, colon), v.substr(colon + 1), a == "--redirect-peer"});
+            // Names are resolved as they are read, before anything is attached: a typo must not
+            // leave a program behind (a generic XDP program stays attached after the process exits).
+            Rule r{v.substr(0, colon), v.substr(colon + 1), a == "--redirect-peer"};
+            r.in_ifindex = index_of(r.in);
+            r.out_ifindex = index_of(r.out);
+            rules.push_back(r);
         } else if (a == "--xdp-pass") {
-            xdp_devs.push_back(v);
+            xdp_devs.push_back({v, index_of(v)});
         } else if (a == "--room") {
             char* end = nullptr;
             const unsigned long n = std::strtoul(v.c_str(), &end, 10);
@@ -104,14 +110,6 @@ int main(int argc, char** argv) {
         }
     }
     if (rules.empty() && xdp_devs.empty()) usage();
-    // Every name is resolved before anything is attached: a typo must not leave a program behind
-    // (a generic XDP program stays attached after the process exits).
-    for (auto& r : rules) {
-        r.in_ifindex = index_of(r.in);
-        r.out_ifindex = index_of(r.out);
-    }
-    std::vector<int> xdp_ifindexes;
-    for (const auto& dev : xdp_devs) xdp_ifindexes.push_back(index_of(dev));
     std::vector<Attached> attached;
     const auto fail = [&](const std::string& what, int error) {
         std::fprintf(stderr, "andromeda-forward: %s: %s\n", what.c_str(), std::strerror(error));
@@ -155,10 +153,9 @@ int main(int argc, char** argv) {
         }
         attached.push_back(a);
     }
-    for (std::size_t i = 0; i < xdp_devs.size(); ++i) {
-        const std::string& dev = xdp_devs[i];
+    for (const auto& [dev, ifindex] : xdp_devs) {
         Attached a;
-        a.ifindex = xdp_ifindexes[i];
+        a.ifindex = ifindex;
         a.skel = open_and_load(0, false);
         if (const int rc = bpf_xdp_attach(a.ifindex, bpf_program__fd(a.skel->progs.xdp_pass),
                                           XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -23,13 +24,28 @@ std::int64_t int64_of(const json& object, const char* key) {
     if (it == object.end() || it->is_null()) return 0;
     if (it->is_number_integer()) return it->get<std::int64_t>();
     if (it->is_string()) {
-        try {
-            return std::stoll(it->get<std::string>());
-        } catch (const std::exception&) {
-            throw EtcdError(fmt::format("etcd answered a non-numeric {}: {}", key, it->dump()));
-        }
+        const std::string& text = it->get_ref<const std::string&>();
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && end == text.data() + text.size() && !text.empty()) return value;
     }
     throw EtcdError(fmt::format("etcd answered a non-numeric {}: {}", key, it->dump()));
+}
+
+// A boolean field (absent or null: false); any other type is etcd's error, not a crash.
+bool bool_of(const json& object, const char* key) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return false;
+    if (!it->is_boolean()) throw EtcdError(fmt::format("etcd answered a {} that is not a boolean: {}", key, it->dump()));
+    return it->get<bool>();
+}
+
+// A string field (absent or null: `fallback`); any other type is etcd's error.
+std::string string_of(const json& object, const char* key, const char* fallback = "") {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw EtcdError(fmt::format("etcd answered a {} that is not a string: {}", key, it->dump()));
+    return it->get<std::string>();
 }
 
 std::string bytes_of(const json& object, const char* key) {
@@ -396,11 +412,11 @@ std::optional<WatchEnd> read_watch_message(std::string_view line, const std::fun
         return WatchEnd{WatchEnd::Why::broken, 0, "etcd ended the watch: " + error_text(*error)};
     const auto result = message.find("result");
     if (result == message.end() || !result->is_object()) return std::nullopt;
-    if (result->value("created", false) && created != nullptr) *created = true;
+    if (bool_of(*result, "created") && created != nullptr) *created = true;
     if (const std::int64_t compacted = int64_of(*result, "compact_revision"); compacted != 0)
         return WatchEnd{WatchEnd::Why::compacted, compacted, ""};
-    if (result->value("canceled", false))
-        return WatchEnd{WatchEnd::Why::broken, 0, "etcd canceled the watch: " + result->value("cancel_reason", std::string())};
+    if (bool_of(*result, "canceled"))
+        return WatchEnd{WatchEnd::Why::broken, 0, "etcd canceled the watch: " + string_of(*result, "cancel_reason")};
     const auto events = result->find("events");
     if (events == result->end() || !events->is_array() || events->empty()) return std::nullopt;
     WatchBatch batch;
@@ -408,7 +424,7 @@ std::optional<WatchEnd> read_watch_message(std::string_view line, const std::fun
     for (const json& e : *events) {
         if (!e.is_object()) throw EtcdError("a watch event is not an object");
         WatchEvent event;
-        event.type = e.value("type", std::string("PUT")) == "DELETE" ? WatchEvent::Type::erase : WatchEvent::Type::put;
+        event.type = string_of(e, "type", "PUT") == "DELETE" ? WatchEvent::Type::erase : WatchEvent::Type::put;
         if (const auto kv = e.find("kv"); kv != e.end() && kv->is_object()) event.kv = key_value_of(*kv);
         batch.events.push_back(std::move(event));
     }

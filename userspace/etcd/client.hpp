@@ -83,7 +83,8 @@ struct WatchEnd {
 
 // One message of a watch stream ({"result": WatchResponse} or {"error": ...}, one line): calls
 // on_batch when it carries events; returns how the watch ended when it says so. Sets *created
-// when it confirms the watch. Throws EtcdError for a malformed event. (Exposed for the fuzzer.)
+// when it confirms the watch. Throws EtcdError for a malformed event or a field of the wrong JSON
+// type (and passes on what on_batch throws). (Exposed for the fuzzer.)
 std::optional<WatchEnd> read_watch_message(std::string_view line, const std::function<void(const WatchBatch&)>& on_batch,
                                            bool* created = nullptr);
 

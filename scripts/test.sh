@@ -86,8 +86,16 @@ for fuzzer in build-asan/tests/fuzz/*_fuzz; do
   echo "-- $name"
   # Work on a copy of the seeds so the checked-in corpus never changes; crashes land in build-asan/.
   if [ -d "$seeds" ]; then cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true; fi
-  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix=build-asan/ "$corpus" 2>&1 | tail -n 12
+  log=build-asan/fuzz-$name.log
+  if ! "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix=build-asan/ "$corpus" > "$log" 2>&1; then
+    # The cause comes first in libFuzzer's report (the sanitizer's, or what std::terminate said).
+    grep -n -m1 -B8 -A30 -E '^==[0-9]+==|ERROR: |terminate called|_fuzz: |runtime error' "$log" || tail -n 60 "$log"
+    tail -n 6 "$log"
+    echo "fuzz: $name failed; the input is in build-asan/ (replay: $fuzzer build-asan/crash-*)" >&2
+    exit 1
+  fi
+  tail -n 12 "$log"
 done
 
 step "configure build-tsan (ThreadSanitizer)"

@@ -92,7 +92,7 @@ for fuzzer in build-asan/tests/fuzz/*_fuzz; do
     # The cause comes first in libFuzzer's report (the sanitizer's, or what std::terminate said).
     grep -n -m1 -B8 -A30 -E '^==[0-9]+==|ERROR: |terminate called|_fuzz: |runtime error' "$log" || tail -n 60 "$log"
     tail -n 6 "$log"
-    echo "fuzz: $name failed; the input is in build-asan/ (replay: $fuzzer build-asan/crash-*)" >&2
+    echo "fuzz: $name failed; the input is in build-asan/ (crash-, leak-, timeout- or oom-SHA1; replay: $fuzzer FILE)" >&2
     exit 1
   fi
   tail -n 12 "$log"

@@ -44,7 +44,8 @@ TEST(EtcdCodec, PrefixEndIsTheFirstKeyAfterThePrefix) {
 }
 
 // A watch message whose fields have the wrong JSON types is etcd's error (EtcdError, naming the
-// field), never another exception: the watch thread would otherwise end the daemon.
+// field), never another exception: callers are promised EtcdError only (the daemon's watch
+// callback happens to catch more; the fuzzer, and any other caller, would die of it).
 TEST(EtcdCodec, AWatchMessageWithMistypedFieldsIsAnEtcdErrorNamingTheField) {
     std::size_t batches = 0;
     const auto count = [&](const WatchBatch& b) { batches += b.events.size(); };

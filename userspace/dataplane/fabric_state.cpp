@@ -132,7 +132,6 @@ void FabricState::prepare_fast_path(const PipelineConfig& config) {
         if (port.role == PortRole::underlay && local_address_word_ != 0) port.fast = FastPath::underlay;
         if (port.role != PortRole::tenant || port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
-        const std::uint32_t room = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
         // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
         // fast path writes untagged outer headers only: with a VLAN, the general path encapsulates.
         if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
@@ -141,7 +140,8 @@ void FabricState::prepare_fast_path(const PipelineConfig& config) {
         port.endpoint_ip = word_of(port.endpoint->ip);
         port.macs = MacPair::of(vpc.gateway.mac, port.endpoint->mac);
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
-        port.untagged_mtu = std::min<std::uint32_t>({vpc.inner_mtu, room, overlay::kMaxInnerFrameSize - 14});
+        port.untagged_mtu = std::min<std::uint32_t>(andromeda_inner_ip_mtu(vpc.inner_mtu, underlay_mtu_, 14),
+                                                   overlay::kMaxInnerFrameSize - 14);
         port.direct_routes = vpc.first_routes;
         port.direct_network = vpc.first_network;
         port.direct_size = vpc.first_size;
@@ -182,12 +182,11 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
     vpcs_.clear();
     vpc_by_vni_key_.reset(snapshot.vpcs().size());
     nat_gateway_ = false;
-    const std::uint32_t default_mtu = underlay_mtu_ > fabric::kOverlayOverhead ? underlay_mtu_ - fabric::kOverlayOverhead : 0;
     for (const fabric::Vpc& vpc : snapshot.vpcs()) {
         VpcState state;
         state.vpc = &vpc;
         state.index = static_cast<std::uint32_t>(vpcs_.size());
-        state.inner_mtu = vpc.mtu != 0 ? std::min(vpc.mtu, default_mtu) : default_mtu;
+        state.inner_mtu = andromeda_vpc_inner_mtu(vpc.mtu, underlay_mtu_);
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);
         if (vpc.nat && vpc.nat->gateway_node_index != fabric::kNoIndex) {

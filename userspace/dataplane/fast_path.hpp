@@ -97,17 +97,12 @@ inline constexpr std::uint64_t kUdpPortAndChecksumMask =
                                                                         std::size_t packet_length,
                                                                         std::uint32_t source_word,
                                                                         std::uint32_t destination_word) noexcept {
-    const std::uint32_t protocol = ip[9];
-    if (protocol == wire::ip_protocol::kIcmp) return 0;
-    std::uint32_t ports = 0;
-    // Fragment offset 0 (bytes 6-7 under the mask, the flags bits left out): one masked test of
-    // the bytes as they lie, where load_be16 would swap them first.
-    constexpr std::uint32_t kOffsetMask = memory_word(0x1f, 0xff, 0, 0);
-    if ((protocol == wire::ip_protocol::kUdp || protocol == wire::ip_protocol::kTcp) &&
-        (native_word(ip + 6) & kOffsetMask) == 0 && packet_length >= header_length + 4)
-        ports = wire::load_be32(ip + header_length);
-    return overlay::flow_hash_words(address_of(source_word).value(), address_of(destination_word).value(), ports,
-                                    protocol);
+    // The rule is shared/andromeda_overlay.h's (the BPF fast path's too); the ports are read only
+    // when the packet holds them.
+    const bool ports_present = packet_length >= header_length + 4;
+    return andromeda_ipv4_flow_hash(address_of(source_word).value(), address_of(destination_word).value(), ip[9],
+                                    static_cast<std::uint16_t>(wire::load_be16(ip + 6) & 0x1fff),
+                                    ports_present ? wire::load_be32(ip + header_length) : 0, ports_present);
 }
 
 [[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,

@@ -16,14 +16,10 @@ using detail::ActionKind;
 
 namespace {
 
-// Outer IPv4 + UDP + overlay header: what the underlay MTU must hold besides the inner frame.
-constexpr std::uint32_t kOuterIpOverhead = 20 + 8 + 8;
-
 // The largest inner IP packet behind `ethernet_length` bytes of inner Ethernet header that fits
-// the underlay MTU and the VPC's MTU (0 when even the headers do not fit).
+// the underlay MTU and the VPC's MTU (shared/andromeda_overlay.h: the fast path's rule too).
 std::uint32_t inner_ip_mtu(std::uint32_t underlay_mtu, std::uint32_t vpc_mtu, std::uint32_t ethernet_length) noexcept {
-    const std::uint32_t overhead = kOuterIpOverhead + ethernet_length;
-    return std::min(vpc_mtu, underlay_mtu > overhead ? underlay_mtu - overhead : 0);
+    return andromeda_inner_ip_mtu(vpc_mtu, underlay_mtu, ethernet_length);
 }
 
 }  // namespace

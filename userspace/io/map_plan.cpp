@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "andromeda_overlay.h"
+
 namespace andromeda::io {
 
 namespace {
@@ -108,8 +110,7 @@ std::uint32_t stable_id(std::string_view name) noexcept {
 }
 
 std::uint32_t vpc_inner_mtu(const fabric::Vpc& vpc, std::uint32_t underlay_mtu) noexcept {
-    const std::uint32_t room = underlay_mtu > fabric::kOverlayOverhead ? underlay_mtu - fabric::kOverlayOverhead : 0;
-    return vpc.mtu != 0 ? std::min(vpc.mtu, room) : room;
+    return andromeda_vpc_inner_mtu(vpc.mtu, underlay_mtu);
 }
 
 FabricMapPlan plan_peers(const FabricSnapshot& snapshot, const LocalContext& local) {

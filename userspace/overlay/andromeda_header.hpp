@@ -35,11 +35,11 @@ struct AndromedaHeader {
 
     // Writes exactly kOverlayHeaderSize bytes at `out`.
     void encode(std::uint8_t* out) const noexcept {
-        out[0] = static_cast<std::uint8_t>(kAndromedaVersion << 4 | (flags & 0x0f));
-        out[1] = inner_protocol;
-        wire::store_be16(out + 2, flow_hash);
-        wire::store_be24(out + 4, vni & kMaxVni);
-        out[7] = hop_limit;
+        out[ANDROMEDA_HDR_VERSION_FLAGS] = static_cast<std::uint8_t>(kAndromedaVersion << 4 | (flags & 0x0f));
+        out[ANDROMEDA_HDR_INNER_PROTOCOL] = inner_protocol;
+        wire::store_be16(out + ANDROMEDA_HDR_FLOW_HASH, flow_hash);
+        wire::store_be24(out + ANDROMEDA_HDR_VNI, vni & kMaxVni);
+        out[ANDROMEDA_HDR_HOP_LIMIT] = hop_limit;
     }
 
     // nullopt when fewer than 8 bytes are given or the version nibble is not 1: a header of an
@@ -47,13 +47,13 @@ struct AndromedaHeader {
     [[nodiscard]] static std::optional<AndromedaHeader> decode(wire::ByteSpan bytes) noexcept {
         if (bytes.size() < kOverlayHeaderSize) return std::nullopt;
         const std::uint8_t* p = bytes.data();
-        if (p[0] >> 4 != kAndromedaVersion) return std::nullopt;
+        if (p[ANDROMEDA_HDR_VERSION_FLAGS] >> 4 != kAndromedaVersion) return std::nullopt;
         AndromedaHeader h;
-        h.flags = p[0] & 0x0f;
-        h.inner_protocol = p[1];
-        h.flow_hash = wire::load_be16(p + 2);
-        h.vni = wire::load_be24(p + 4);
-        h.hop_limit = p[7];
+        h.flags = p[ANDROMEDA_HDR_VERSION_FLAGS] & 0x0f;
+        h.inner_protocol = p[ANDROMEDA_HDR_INNER_PROTOCOL];
+        h.flow_hash = wire::load_be16(p + ANDROMEDA_HDR_FLOW_HASH);
+        h.vni = andromeda_overlay_vni(p);
+        h.hop_limit = p[ANDROMEDA_HDR_HOP_LIMIT];
         return h;
     }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "andromeda_kern_user.h"  // the wire constants BPF and C++ share
+#include "andromeda_overlay.h"    // the header layout, flow hash and path-MTU rule they share
 
 namespace andromeda::overlay {
 

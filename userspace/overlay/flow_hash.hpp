@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "andromeda_overlay.h"
 #include "wire/bytes.hpp"
 
 namespace andromeda::overlay {
@@ -24,15 +25,11 @@ struct FlowTuple {
 
 // The specified hash over its inputs as words: the addresses and `ports` (source port << 16 |
 // destination port, i.e. the 4 bytes of a TCP/UDP header read as a big-endian u32), all
-// arithmetic mod 2^32. flow_hash() below, for callers that already have those words.
+// arithmetic mod 2^32. Defined once for BPF and C++ in shared/andromeda_overlay.h.
 [[gnu::always_inline]] [[nodiscard]] constexpr std::uint16_t flow_hash_words(std::uint32_t src, std::uint32_t dst,
                                                                             std::uint32_t ports,
                                                                             std::uint32_t protocol) noexcept {
-    std::uint32_t h = src * 0x9E3779B1u ^ dst * 0x85EBCA77u ^ ports * 0xC2B2AE3Du ^ protocol * 0x27D4EB2Fu;
-    h ^= h >> 15;
-    h *= 0x2C1B3C6Du;
-    h ^= h >> 13;
-    return static_cast<std::uint16_t>((h >> 16 ^ h) & 0xffff);
+    return andromeda_flow_hash_words(src, dst, ports, protocol);
 }
 
 // The specified hash, bit for bit. 10.0.0.10 -> 10.0.0.20 UDP 40000 -> 4242 hashes to 0x60d1.
@@ -43,7 +40,7 @@ struct FlowTuple {
 // Outer UDP source port for a flow hash: always in 49152-65535 (the IANA dynamic range), so it
 // never collides with a well-known service port on the underlay.
 [[nodiscard]] constexpr std::uint16_t flow_source_port(std::uint16_t hash) noexcept {
-    return static_cast<std::uint16_t>(hash | 0xC000);
+    return andromeda_flow_source_port(hash);
 }
 
 static_assert(flow_hash({0x0a00000a, 0x0a000014, 40000, 4242, 17}) == 0x60d1);

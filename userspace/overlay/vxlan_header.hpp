@@ -26,15 +26,15 @@ struct VxlanHeader {
     // Writes exactly kOverlayHeaderSize bytes at `out`.
     void encode(std::uint8_t* out) const noexcept {
         std::memset(out, 0, kOverlayHeaderSize);
-        out[0] = kVxlanFlagVniValid;
-        wire::store_be24(out + 4, vni & 0xffffff);
+        out[ANDROMEDA_VXLAN_HDR_FLAGS] = kVxlanFlagVniValid;
+        wire::store_be24(out + ANDROMEDA_HDR_VNI, vni & 0xffffff);
     }
 
     // nullopt when fewer than 8 bytes are given or the I flag is clear.
     [[nodiscard]] static std::optional<VxlanHeader> decode(wire::ByteSpan bytes) noexcept {
         if (bytes.size() < kOverlayHeaderSize) return std::nullopt;
-        if ((bytes[0] & kVxlanFlagVniValid) == 0) return std::nullopt;
-        return VxlanHeader{wire::load_be24(bytes.data() + 4)};
+        if ((bytes[ANDROMEDA_VXLAN_HDR_FLAGS] & kVxlanFlagVniValid) == 0) return std::nullopt;
+        return VxlanHeader{andromeda_overlay_vni(bytes.data())};
     }
 
     friend bool operator==(const VxlanHeader&, const VxlanHeader&) = default;

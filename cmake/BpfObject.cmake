@@ -1,7 +1,9 @@
-# andromeda_bpf_object(NAME SOURCE [HEADERS...])
-# Compiles SOURCE with clang -target bpf into NAME.bpf.o and generates NAME.skel.h with
-# `bpftool gen skeleton`. Defines the INTERFACE target NAME_skel: link it to include the skeleton
-# (and libbpf).
+# andromeda_bpf_object(NAME SOURCE...)
+# Compiles each SOURCE (one entry file per attach point, and the one that defines the load-time
+# constants) with clang -target bpf, links them into one NAME.bpf.o with `bpftool gen object`
+# and generates NAME.skel.h with `bpftool gen skeleton`. Every header under the calling
+# directory and shared/ is a dependency. Defines the INTERFACE target NAME_skel: link it to
+# include the skeleton (and libbpf).
 find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)
 find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
 
@@ -12,20 +14,33 @@ if(NOT ANDROMEDA_MULTIARCH)
   set(ANDROMEDA_MULTIARCH "${ANDROMEDA_UNAME_M}-linux-gnu")
 endif()
 
-function(andromeda_bpf_object name source)
+function(andromeda_bpf_object name)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR})
   set(obj ${out_dir}/${name}.bpf.o)
   set(skel ${out_dir}/${name}.skel.h)
-  get_filename_component(src_abs ${source} ABSOLUTE)
-  get_filename_component(src_dir ${src_abs} DIRECTORY)
-  file(GLOB bpf_headers ${src_dir}/*.h ${PROJECT_SOURCE_DIR}/shared/*.h)
+  file(GLOB_RECURSE bpf_headers ${CMAKE_CURRENT_SOURCE_DIR}/*.h ${PROJECT_SOURCE_DIR}/shared/*.h)
+  set(unit_objects)
+  foreach(source ${ARGN})
+    get_filename_component(src_abs ${source} ABSOLUTE)
+    get_filename_component(unit ${source} NAME_WE)
+    set(unit_obj ${out_dir}/${name}.${unit}.o)
+    add_custom_command(
+      OUTPUT ${unit_obj}
+      COMMAND ${BPF_CLANG} -g -O2 -target bpf -Wall -Werror
+              -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/shared -I/usr/include/${ANDROMEDA_MULTIARCH}
+              -c ${src_abs} -o ${unit_obj}
+      DEPENDS ${src_abs} ${bpf_headers}
+      COMMENT "BPF ${unit}.bpf.c"
+      VERBATIM)
+    list(APPEND unit_objects ${unit_obj})
+  endforeach()
+  # One object, one set of maps: the units' maps are __weak definitions of the same map, which
+  # the BPF linker merges into one.
   add_custom_command(
     OUTPUT ${obj}
-    COMMAND ${BPF_CLANG} -g -O2 -target bpf -Wall -Werror
-            -I${src_dir} -I${PROJECT_SOURCE_DIR}/shared -I/usr/include/${ANDROMEDA_MULTIARCH}
-            -c ${src_abs} -o ${obj}
-    DEPENDS ${src_abs} ${bpf_headers}
-    COMMENT "BPF ${name}.bpf.o"
+    COMMAND ${BPFTOOL} gen object ${obj} ${unit_objects}
+    DEPENDS ${unit_objects}
+    COMMENT "BPF ${name}.bpf.o (linked)"
     VERBATIM)
   add_custom_command(
     OUTPUT ${skel}

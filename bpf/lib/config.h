@@ -1,0 +1,37 @@
+/* This node's configuration as the programs see it: the load-time constants (rodata, set by the
+ * loader before the object is loaded and defined once, in config.bpf.c) and the fast path's
+ * run-time view of the node (andromeda_fp_config, written by the daemon). */
+#ifndef ANDROMEDA_BPF_LIB_CONFIG_H
+#define ANDROMEDA_BPF_LIB_CONFIG_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "andromeda_kern_user.h"
+
+extern const volatile __u16 overlay_port; /* UDP destination port of the overlay */
+extern const volatile __u32 encap_kind;   /* enum andromeda_encap_kind */
+
+/* The fast path's view of this node (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct andromeda_fp_config);
+} andromeda_fp_config SEC(".maps") __weak;
+
+/* The node's fast-path configuration, or NULL while the fast path is off (the default of a fresh
+ * map): everything then goes to the AF_XDP pipeline. */
+static __always_inline const struct andromeda_fp_config *fp_config(void)
+{
+	__u32 zero = 0;
+	const struct andromeda_fp_config *c = bpf_map_lookup_elem(&andromeda_fp_config, &zero);
+
+	return c && c->enabled ? c : NULL;
+}
+
+/* What a stage returns to say "not decided yet, go on to the next stage"; any other value is the
+ * program's verdict. No XDP or tc verdict is negative but TC_ACT_UNSPEC (-1). */
+#define STAGE_CONTINUE (-2)
+
+#endif /* ANDROMEDA_BPF_LIB_CONFIG_H */

@@ -1,0 +1,118 @@
+/* Which overlay packets the decap fast path delivers: exactly those the pipeline would deliver
+ * without a question, so that both paths give the same result (tests/bpf). The underlay's XDP
+ * program asks this and hands tc its finding (handoff.h); tc asks it for a packet that comes
+ * without one. */
+#ifndef ANDROMEDA_BPF_LIB_DECAP_H
+#define ANDROMEDA_BPF_LIB_DECAP_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "andromeda_kern_user.h"
+#include "config.h"
+#include "eth.h"
+#include "fabric.h"
+#include "ipv4.h"
+#include "overlay.h"
+
+/* The local endpoint an overlay packet is for, and its VPC. */
+struct decap_target {
+	const struct andromeda_fabric_entry *endpoint;
+	const struct andromeda_vni *vni;
+};
+
+/* The outer headers of an overlay packet as the decap fast path takes them, pulled from the start
+ * of [data, data_end), with the inner Ethernet and IPv4 headers. */
+struct overlay_packet {
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	__u8 *overlay;
+	struct ethhdr *inner_eth;
+	struct iphdr *inner_ip;
+};
+
+static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_packet *p)
+{
+	p->eth = cursor_pull(c, sizeof(*p->eth));
+	p->ip = ipv4_pull(c);
+	p->udp = cursor_pull(c, sizeof(*p->udp));
+	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
+	p->inner_eth = cursor_pull(c, sizeof(*p->inner_eth));
+	p->inner_ip = ipv4_pull(c);
+	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth && p->inner_ip ? 0 : -1;
+}
+
+/* Whether the overlay packet `p` (`total` bytes in all: more than its linear part for a
+ * multi-buffer frame or a GSO packet) is one the decap fast path delivers exactly as the pipeline
+ * would: to this node's own MAC (tc restores and accepts nothing else, so a broadcast, multicast
+ * or foreign-unicast overlay packet stays with the pipeline); untagged outer IPv4 without
+ * options to this node's address, unfragmented, UDP to the overlay port without a checksum; a
+ * plain overlay header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an
+ * inner untagged IPv4 packet without options and with a valid header checksum, from an endpoint
+ * the fabric places on the sending node, to a local endpoint bound to its port; lengths
+ * consistent throughout (no padding). A GSO packet of over 64 KiB carries 0xffff as outer total
+ * length (the kernel rewrites it per segment) and is taken on its other checks. The caller has
+ * checked that the sender is a peer node. Returns 0 and fills `out`, or -1. */
+static __always_inline int decap_check_vni(const struct overlay_packet *p, __u64 total,
+					   const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni,
+					   struct decap_target *out)
+{
+	const struct andromeda_fabric_entry *sender, *target;
+	__u32 vni_id, outer_len, udp_len;
+
+	if (!mac_equal(p->eth->h_dest, cfg->underlay_mac))
+		return -1;
+	if (p->eth->h_proto != bpf_htons(ETH_P_IP) || p->ip->version != 4 || p->ip->ihl != 5 ||
+	    p->ip->protocol != IPPROTO_UDP || ipv4_is_fragment(p->ip) || p->udp->dest != bpf_htons(overlay_port) ||
+	    p->udp->check != 0 || p->ip->daddr != cfg->underlay_ip)
+		return -1;
+	if (!overlay_header_plain(p->overlay))
+		return -1;
+	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !ipv4_is_plain(p->inner_ip))
+		return -1;
+	outer_len = bpf_ntohs(p->ip->tot_len);
+	udp_len = bpf_ntohs(p->udp->len);
+	if (total - ETH_HLEN <= 0xffff) {
+		if (outer_len != total - ETH_HLEN || udp_len != outer_len - sizeof(struct iphdr) ||
+		    bpf_ntohs(p->inner_ip->tot_len) !=
+			    udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN)
+			return -1;
+	} else if (outer_len != 0xffff) {
+		return -1;
+	}
+	if (ipv4_header_sum(p->ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
+		return -1;
+	vni_id = andromeda_overlay_vni(p->overlay);
+	sender = endpoint_lookup(vni_id, p->inner_ip->saddr);
+	if (!sender || sender->local || sender->node_ip != p->ip->saddr)
+		return -1;
+	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
+	if (!target || !target->local || target->ifindex == 0)
+		return -1;
+	out->endpoint = target;
+	out->vni = vni;
+	return 0;
+}
+
+/* decap_check_vni for a caller that has looked nothing up yet (tc, without a hand-over): the
+ * sender must be a peer node and the VNI known. */
+static __always_inline int decap_check(const struct overlay_packet *p, __u64 total,
+				       const struct andromeda_fp_config *cfg, struct decap_target *out)
+{
+	const struct andromeda_vni *vni;
+
+	if (!peer_lookup(p->ip->saddr))
+		return -1;
+	vni = vni_lookup(andromeda_overlay_vni(p->overlay));
+	if (!vni)
+		return -1;
+	return decap_check_vni(p, total, cfg, vni, out);
+}
+
+#endif /* ANDROMEDA_BPF_LIB_DECAP_H */

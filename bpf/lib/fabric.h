@@ -1,0 +1,83 @@
+/* The fabric as the daemon writes it into the maps (io/map_sync): this node's ports, the peer
+ * nodes, the VNIs of the VPCs and where every endpoint lives; and the lookups the programs make
+ * in them. Addresses are in network byte order, as they sit in packets. */
+#ifndef ANDROMEDA_BPF_LIB_FABRIC_H
+#define ANDROMEDA_BPF_LIB_FABRIC_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "andromeda_kern_user.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ANDROMEDA_MAX_PORTS);
+	__type(key, __u32); /* ifindex */
+	__type(value, struct andromeda_port);
+} andromeda_ports SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ANDROMEDA_MAX_PEERS);
+	__type(key, __be32); /* underlay IPv4 */
+	__type(value, struct andromeda_peer);
+} andromeda_peers SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ANDROMEDA_MAX_VNIS);
+	__type(key, __u32);
+	__type(value, struct andromeda_vni);
+} andromeda_vnis SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ANDROMEDA_MAX_FABRIC_ENTRIES);
+	__type(key, struct andromeda_fabric_key);
+	__type(value, struct andromeda_fabric_entry);
+} andromeda_fabric SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ANDROMEDA_MAX_NAT_ADDRESSES);
+	__type(key, __be32);
+	__type(value, __u32); /* VNI of the VPC it serves */
+} andromeda_nat_addrs SEC(".maps") __weak;
+
+static __always_inline const struct andromeda_port *port_lookup(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&andromeda_ports, &ifindex);
+}
+
+/* The port `ifindex` if it has role `role` (enum andromeda_port_role), else NULL. */
+static __always_inline const struct andromeda_port *port_with_role(__u32 ifindex, __u32 role)
+{
+	const struct andromeda_port *port = port_lookup(ifindex);
+
+	return port && port->role == role ? port : NULL;
+}
+
+static __always_inline const struct andromeda_peer *peer_lookup(__be32 node_ip)
+{
+	return bpf_map_lookup_elem(&andromeda_peers, &node_ip);
+}
+
+static __always_inline const struct andromeda_vni *vni_lookup(__u32 vni)
+{
+	return bpf_map_lookup_elem(&andromeda_vnis, &vni);
+}
+
+/* Where endpoint `ip` of VNI `vni` lives, or NULL when the VPC has no such endpoint. */
+static __always_inline const struct andromeda_fabric_entry *endpoint_lookup(__u32 vni, __be32 ip)
+{
+	struct andromeda_fabric_key key = { .vni = vni, .ip = ip };
+
+	return bpf_map_lookup_elem(&andromeda_fabric, &key);
+}
+
+static __always_inline int is_nat_address(__be32 ip)
+{
+	return bpf_map_lookup_elem(&andromeda_nat_addrs, &ip) != NULL;
+}
+
+#endif /* ANDROMEDA_BPF_LIB_FABRIC_H */

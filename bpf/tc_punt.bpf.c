@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+/* Ingress of a punt device (tc): what the pipeline sent to a tenant, on the far end of the
+ * tenant port's punt pair, goes into the tenant. */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lib/fabric.h"
+#include "lib/stats.h"
+
+SEC("tc")
+int andromeda_tc_punt(struct __sk_buff *skb)
+{
+	struct andromeda_fp_stats *s = fp_stats();
+	const struct andromeda_port *port;
+
+	if (!s)
+		return TC_ACT_SHOT;
+	port = port_with_role(skb->ifindex, ANDROMEDA_PORT_PUNT);
+	if (!port)
+		return DROP(s, no_port);
+	COUNT_BYTES(s, return, skb->len);
+	return bpf_redirect_peer(port->link, 0);
+}

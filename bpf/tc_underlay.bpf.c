@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/* Ingress of the underlay (tc): the overlay packets the XDP prefilter handed over (its finding in
+ * the packet's metadata, lib/handoff.h) are decapsulated and go straight into their endpoint's
+ * tenant; everything else is the host's (and any other tc program's on the device). Stages:
+ *   take (this node's overlay packet, its MAC header restored) -> target -> decap and deliver */
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lib/config.h"
+#include "lib/decap.h"
+#include "lib/eth.h"
+#include "lib/handoff.h"
+#include "lib/ipv4.h"
+#include "lib/overlay.h"
+#include "lib/stats.h"
+
+/* Debian 12's UAPI headers (6.1) predate it; kernels from 6.3 have it. */
+#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
+#endif
+
+/* The outer headers and the inner ones the decap checks read. */
+#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 20)
+
+/* Generic XDP runs a program on a copy when it cannot run it on the skb in place (a cloned or
+ * non-linear skb, one with less than XDP_PACKET_HEADROOM in front: every GSO packet), and for an
+ * xdp.frags program that copy (skb_pp_cow_data) leaves mac_len at 0. tc then shows the packet
+ * from its network header rather than its Ethernet header. Such a packet is put right here: the
+ * Ethernet header is pushed back (bpf_skb_change_head sets mac_len again) and its bytes, still
+ * where the MAC header offset says, copied into it. Only packets to this node's own unicast MAC
+ * are considered, and that MAC's first byte is even while an IPv4 header without options starts
+ * with 0x45, so the first byte at skb->data tells the two layouts apart. 0: the packet starts
+ * at its Ethernet header (as it was or as restored, and then *restored is set: a packet generic
+ * XDP had copied); -1: not for this node, or it could not be restored (the caller passes it on
+ * untouched). */
+static __always_inline int underlay_restore_mac(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+						int *restored)
+{
+	struct ethhdr eth;
+	__u8 first;
+
+	if (bpf_skb_load_bytes_relative(skb, 0, &eth, sizeof(eth), BPF_HDR_START_MAC))
+		return -1;
+	if (!mac_equal(eth.h_dest, cfg->underlay_mac))
+		return -1;
+	if (bpf_skb_load_bytes(skb, 0, &first, 1))
+		return -1;
+	if (first != 0x45)
+		return 0;
+	if (bpf_skb_change_head(skb, ETH_HLEN, 0) || bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
+		return -1;
+	*restored = 1;
+	return 0;
+}
+
+/* Whether the packet is an overlay packet for this node at all (else TC_ACT_UNSPEC: the next tc
+ * program on the device, if any, has its say, and at the end the host stack gets it). Leaves its
+ * outer headers in the linear part and pulled into `p` where it is. */
+static __always_inline int underlay_take(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+					 struct overlay_packet *p, int *restored)
+{
+	__u32 len;
+	struct cursor c;
+
+	if (skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || underlay_restore_mac(skb, cfg, restored) != 0)
+		return TC_ACT_UNSPEC;
+	len = skb->len;
+	bpf_skb_pull_data(skb, len < UNDERLAY_HEADER_BYTES ? len : UNDERLAY_HEADER_BYTES);
+	c = cursor_of_skb(skb);
+	p->eth = cursor_pull(&c, sizeof(*p->eth));
+	p->ip = ipv4_pull(&c);
+	p->udp = cursor_pull(&c, sizeof(*p->udp));
+	if (!p->eth || !p->ip || !p->udp || p->ip->ihl != 5 || p->ip->protocol != IPPROTO_UDP ||
+	    p->udp->dest != bpf_htons(overlay_port))
+		return TC_ACT_UNSPEC;
+	return STAGE_CONTINUE;
+}
+
+/* The tenant port and the inner Ethernet header of the packet's target: from XDP's hand-over, or
+ * checked here for a packet that comes without one (metadata unsupported by a native driver, or
+ * dropped on the way). The packet must be one overlay packet as XDP saw it: its outer length is
+ * the skb's (0xffff for a GSO packet of over 64 KiB), which also refuses what GRO might have
+ * merged since XDP ran (UDP GRO forwarding on a NIC), which the metadata of the first packet
+ * would not describe. */
+static __always_inline int underlay_target(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+					   struct andromeda_fp_stats *s, const struct overlay_packet *outer,
+					   struct ethhdr *inner, __u32 *ifindex)
+{
+	const struct andromeda_fp_handoff *h;
+	struct cursor c = cursor_of_skb(skb);
+	struct overlay_packet p;
+	struct decap_target t;
+	__u32 len = skb->len;
+
+	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || outer->ip->tot_len != bpf_htons(0xffff)
+				    : outer->ip->tot_len != bpf_htons(len - ETH_HLEN))
+		return DROP(s, decap_mismatch);
+	h = handoff_read(skb, cfg);
+	if (h) {
+		/* Checked by the XDP program moments ago (decap_check_vni). */
+		__builtin_memcpy(inner->h_dest, h->mac, ETH_ALEN);
+		__builtin_memcpy(inner->h_source, h->gateway_mac, ETH_ALEN);
+		*ifindex = h->ifindex;
+		COUNT(s, decap_handed_over);
+		return STAGE_CONTINUE;
+	}
+	if (overlay_packet_pull(&c, &p) || decap_check(&p, len, cfg, &t))
+		return DROP(s, decap_mismatch);
+	__builtin_memcpy(inner->h_dest, t.endpoint->mac, ETH_ALEN);
+	__builtin_memcpy(inner->h_source, t.vni->gateway_mac, ETH_ALEN);
+	*ifindex = t.endpoint->ifindex;
+	return STAGE_CONTINUE;
+}
+
+/* The outer headers off, the inner Ethernet header rewritten as the gateway routed it, and into
+ * the tenant. */
+static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+						  const struct ethhdr *inner, __u32 ifindex, int restored)
+{
+	__u32 len = skb->len;
+	struct cursor c;
+	void *eth;
+
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4))
+		return DROP(s, adjust_failed);
+	/* The Ethernet header in place: the pull made it linear. */
+	c = cursor_of_skb(skb);
+	eth = cursor_pull(&c, sizeof(*inner));
+	if (!eth)
+		return DROP(s, adjust_failed);
+	__builtin_memcpy(eth, inner, sizeof(*inner));
+	COUNT_BYTES(s, decap, len - ANDROMEDA_ENCAP_OVERHEAD);
+	if (restored)
+		COUNT(s, decap_xdp_copied);
+	return bpf_redirect_peer(ifindex, 0);
+}
+
+SEC("tc")
+int andromeda_tc_underlay(struct __sk_buff *skb)
+{
+	const struct andromeda_fp_config *cfg = fp_config();
+	struct andromeda_fp_stats *s;
+	struct overlay_packet outer;
+	struct ethhdr inner;
+	__u32 ifindex = 0;
+	int restored = 0, verdict;
+
+	if (!cfg)
+		return TC_ACT_UNSPEC;
+	verdict = underlay_take(skb, cfg, &outer, &restored);
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	s = fp_stats();
+	if (!s)
+		return TC_ACT_SHOT;
+	verdict = underlay_target(skb, cfg, s, &outer, &inner, &ifindex);
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	inner.h_proto = bpf_htons(ETH_P_IP);
+	return underlay_decap_deliver(skb, s, &inner, ifindex, restored);
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/* The XDP prefilter, attached to every port the daemon owns. It parses with bounds checks, drops
+ * junk early with a named reason, passes the host's own traffic to the kernel untouched (SSH on
+ * the underlay must never break), and steers overlay, tenant and NAT traffic into the AF_XDP
+ * socket of the packet's RX queue. Overlay packets the kernel fast path delivers are passed on to
+ * the underlay's tc program instead (tc_underlay.bpf.c), with XDP's finding (lib/handoff.h). */
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lib/config.h"
+#include "lib/decap.h"
+#include "lib/eth.h"
+#include "lib/fabric.h"
+#include "lib/handoff.h"
+#include "lib/ipv4.h"
+#include "lib/overlay.h"
+#include "lib/port_security.h"
+#include "lib/punt.h"
+#include "lib/stats.h"
+
+/* Pulls Ethernet (and its tags) and an IPv4 header with its options. Returns the header, or NULL:
+ * for a packet that is not IPv4 with *verdict = STAGE_CONTINUE (the caller decides), for a
+ * malformed one with *verdict the counted drop. */
+static __always_inline struct iphdr *prefilter_ipv4(struct cursor *c, struct andromeda_xdp_stats *s, int *verdict)
+{
+	struct iphdr *ip;
+
+	*verdict = STAGE_CONTINUE;
+	if (eth_pull_tagged(c) != bpf_htons(ETH_P_IP))
+		return NULL;
+	ip = ipv4_pull(c);
+	if (!ip) {
+		*verdict = DROP(s, truncated);
+		return NULL;
+	}
+	if (ip->version != 4 || ip->ihl < 5 || bpf_ntohs(ip->tot_len) < ip->ihl * 4) {
+		*verdict = DROP(s, bad_ip_header);
+		return NULL;
+	}
+	if (ipv4_pull_options(c, ip)) {
+		*verdict = DROP(s, truncated);
+		return NULL;
+	}
+	return ip;
+}
+
+/* An overlay packet the decap fast path takes goes on to tc with XDP's finding; 0 when it does,
+ * -1 when it is the pipeline's. */
+static __always_inline int prefilter_fast_decap(struct xdp_md *ctx, const struct andromeda_vni *vni)
+{
+	const struct andromeda_fp_config *cfg = fp_config();
+	struct cursor c = cursor_of_xdp(ctx);
+	struct overlay_packet p;
+	struct decap_target t;
+
+	if (!cfg || overlay_packet_pull(&c, &p) || decap_check_vni(&p, bpf_xdp_get_buff_len(ctx), cfg, vni, &t))
+		return -1;
+	handoff_write(ctx, cfg, &t);
+	return 0;
+}
+
+static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
+					      struct andromeda_xdp_stats *s)
+{
+	struct cursor c = cursor_of_xdp(ctx);
+	const struct andromeda_vni *vni;
+	struct udphdr *udp;
+	struct iphdr *ip;
+	__u8 *overlay;
+	int verdict;
+
+	ip = prefilter_ipv4(&c, s, &verdict);
+	if (!ip) {
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
+		goto pass;
+	}
+	if (ip->protocol != IPPROTO_UDP)
+		goto pass;
+	udp = cursor_pull(&c, sizeof(*udp));
+	/* A first fragment or a runt: only ours if it claims the overlay port, unknowable. */
+	if (!udp || udp->dest != bpf_htons(overlay_port))
+		goto pass;
+	if (ipv4_is_fragment(ip))
+		return DROP(s, overlay_fragment);
+	if (!peer_lookup(ip->saddr))
+		return DROP(s, unknown_peer);
+	overlay = cursor_pull(&c, ANDROMEDA_OVERLAY_HEADER_LEN);
+	if (!overlay || !cursor_pull(&c, ETH_HLEN))
+		return DROP(s, truncated);
+	if (!overlay_header_valid(overlay))
+		return DROP(s, bad_overlay_header);
+	vni = vni_lookup(andromeda_overlay_vni(overlay));
+	if (!vni)
+		return DROP(s, unknown_vni);
+	if (prefilter_fast_decap(ctx, vni) == 0) {
+		COUNT(s, pass_fastpath);
+		return XDP_PASS;
+	}
+	verdict = to_socket(ctx, port, s);
+	if (verdict == XDP_REDIRECT)
+		COUNT(s, redirect_overlay);
+	return verdict;
+pass:
+	COUNT(s, pass_host);
+	return XDP_PASS;
+}
+
+static __always_inline int prefilter_tenant(struct xdp_md *ctx, const struct andromeda_port *port,
+					    struct andromeda_xdp_stats *s)
+{
+	struct cursor c = cursor_of_xdp(ctx);
+	struct ethhdr *eth = cursor_pull(&c, sizeof(*eth));
+	int verdict;
+
+	if (!eth)
+		return DROP(s, truncated);
+	/* The IP and ARP sender checks need the fabric and are the slow path's (the authority); the
+	 * tc fast path makes them before anything reaches here from a tenant. */
+	if (source_mac_spoofed(eth, port))
+		return DROP(s, spoofed_mac);
+	verdict = to_socket(ctx, port, s);
+	if (verdict == XDP_REDIRECT)
+		COUNT(s, redirect_tenant);
+	return verdict;
+}
+
+static __always_inline int prefilter_uplink(struct xdp_md *ctx, const struct andromeda_port *port,
+					    struct andromeda_xdp_stats *s)
+{
+	struct cursor c = cursor_of_xdp(ctx);
+	struct iphdr *ip;
+	int verdict;
+
+	ip = prefilter_ipv4(&c, s, &verdict);
+	if (!ip) {
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
+		goto pass;
+	}
+	if (!is_nat_address(ip->daddr))
+		goto pass;
+	verdict = to_socket(ctx, port, s);
+	if (verdict == XDP_REDIRECT)
+		COUNT(s, redirect_uplink);
+	return verdict;
+pass:
+	COUNT(s, pass_host);
+	return XDP_PASS;
+}
+
+/* xdp.frags: a GSO packet reaching the underlay in generic mode is seen whole (its headers in the
+ * first buffer) instead of being linearised first. */
+SEC("xdp.frags")
+int andromeda_xdp(struct xdp_md *ctx)
+{
+	struct andromeda_xdp_stats *s = xdp_stats();
+	const struct andromeda_port *port;
+
+	if (!s)
+		return XDP_PASS;
+	COUNT(s, rx_packets);
+	port = port_lookup(ctx->ingress_ifindex);
+	if (!port) {
+		COUNT(s, pass_unknown_port);
+		return XDP_PASS;
+	}
+	switch (port->role) {
+	case ANDROMEDA_PORT_UNDERLAY:
+		return prefilter_underlay(ctx, port, s);
+	case ANDROMEDA_PORT_TENANT:
+		return prefilter_tenant(ctx, port, s);
+	case ANDROMEDA_PORT_UPLINK:
+		return prefilter_uplink(ctx, port, s);
+	default:
+		COUNT(s, pass_unknown_port);
+		return XDP_PASS;
+	}
+}

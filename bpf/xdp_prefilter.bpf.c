@@ -72,17 +72,14 @@ static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct a
 	int verdict;
 
 	ip = prefilter_ipv4(&c, s, &verdict);
-	if (!ip) {
-		if (verdict != STAGE_CONTINUE)
-			return verdict;
-		goto pass;
-	}
+	if (!ip)
+		return verdict != STAGE_CONTINUE ? verdict : PASS_HOST(s);
 	if (ip->protocol != IPPROTO_UDP)
-		goto pass;
+		return PASS_HOST(s);
 	udp = cursor_pull(&c, sizeof(*udp));
 	/* A first fragment or a runt: only ours if it claims the overlay port, unknowable. */
 	if (!udp || udp->dest != bpf_htons(overlay_port))
-		goto pass;
+		return PASS_HOST(s);
 	if (ipv4_is_fragment(ip))
 		return DROP(s, overlay_fragment);
 	if (!peer_lookup(ip->saddr))
@@ -99,13 +96,7 @@ static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct a
 		COUNT(s, pass_fastpath);
 		return XDP_PASS;
 	}
-	verdict = to_socket(ctx, port, s);
-	if (verdict == XDP_REDIRECT)
-		COUNT(s, redirect_overlay);
-	return verdict;
-pass:
-	COUNT(s, pass_host);
-	return XDP_PASS;
+	return TO_SOCKET(ctx, port, s, overlay);
 }
 
 static __always_inline int prefilter_tenant(struct xdp_md *ctx, const struct andromeda_port *port,
@@ -113,7 +104,6 @@ static __always_inline int prefilter_tenant(struct xdp_md *ctx, const struct and
 {
 	struct cursor c = cursor_of_xdp(ctx);
 	struct ethhdr *eth = cursor_pull(&c, sizeof(*eth));
-	int verdict;
 
 	if (!eth)
 		return DROP(s, truncated);
@@ -121,10 +111,7 @@ static __always_inline int prefilter_tenant(struct xdp_md *ctx, const struct and
 	 * tc fast path makes them before anything reaches here from a tenant. */
 	if (source_mac_spoofed(eth, port))
 		return DROP(s, spoofed_mac);
-	verdict = to_socket(ctx, port, s);
-	if (verdict == XDP_REDIRECT)
-		COUNT(s, redirect_tenant);
-	return verdict;
+	return TO_SOCKET(ctx, port, s, tenant);
 }
 
 static __always_inline int prefilter_uplink(struct xdp_md *ctx, const struct andromeda_port *port,
@@ -135,20 +122,11 @@ static __always_inline int prefilter_uplink(struct xdp_md *ctx, const struct and
 	int verdict;
 
 	ip = prefilter_ipv4(&c, s, &verdict);
-	if (!ip) {
-		if (verdict != STAGE_CONTINUE)
-			return verdict;
-		goto pass;
-	}
+	if (!ip)
+		return verdict != STAGE_CONTINUE ? verdict : PASS_HOST(s);
 	if (!is_nat_address(ip->daddr))
-		goto pass;
-	verdict = to_socket(ctx, port, s);
-	if (verdict == XDP_REDIRECT)
-		COUNT(s, redirect_uplink);
-	return verdict;
-pass:
-	COUNT(s, pass_host);
-	return XDP_PASS;
+		return PASS_HOST(s);
+	return TO_SOCKET(ctx, port, s, uplink);
 }
 
 /* xdp.frags: a GSO packet reaching the underlay in generic mode is seen whole (its headers in the

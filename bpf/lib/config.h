@@ -8,17 +8,13 @@
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
+#include "maps.h"
 
 extern const volatile __u16 overlay_port; /* UDP destination port of the overlay */
 extern const volatile __u32 encap_kind;   /* enum andromeda_encap_kind */
 
 /* The fast path's view of this node (one entry). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct andromeda_fp_config);
-} andromeda_fp_config SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_fp_config, BPF_MAP_TYPE_ARRAY, 1, __u32, struct andromeda_fp_config);
 
 /* The node's fast-path configuration, or NULL while the fast path is off (the default of a fresh
  * map): everything then goes to the AF_XDP pipeline. */

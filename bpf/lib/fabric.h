@@ -8,41 +8,19 @@
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
+#include "maps.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ANDROMEDA_MAX_PORTS);
-	__type(key, __u32); /* ifindex */
-	__type(value, struct andromeda_port);
-} andromeda_ports SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_ports, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PORTS, __u32 /* ifindex */, struct andromeda_port);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ANDROMEDA_MAX_PEERS);
-	__type(key, __be32); /* underlay IPv4 */
-	__type(value, struct andromeda_peer);
-} andromeda_peers SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_peers, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PEERS, __be32 /* underlay IPv4 */, struct andromeda_peer);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ANDROMEDA_MAX_VNIS);
-	__type(key, __u32);
-	__type(value, struct andromeda_vni);
-} andromeda_vnis SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_vnis, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_VNIS, __u32, struct andromeda_vni);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ANDROMEDA_MAX_FABRIC_ENTRIES);
-	__type(key, struct andromeda_fabric_key);
-	__type(value, struct andromeda_fabric_entry);
-} andromeda_fabric SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_fabric, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_FABRIC_ENTRIES, struct andromeda_fabric_key,
+	      struct andromeda_fabric_entry);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ANDROMEDA_MAX_NAT_ADDRESSES);
-	__type(key, __be32);
-	__type(value, __u32); /* VNI of the VPC it serves */
-} andromeda_nat_addrs SEC(".maps") __weak;
+/* NAT address -> the VNI of the VPC it serves */
+ANDROMEDA_MAP(andromeda_nat_addrs, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_NAT_ADDRESSES, __be32, __u32);
 
 static __always_inline const struct andromeda_port *port_lookup(__u32 ifindex)
 {

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
+#include "maps.h"
 #include "andromeda_overlay.h"
 #include "config.h"
 #include "csum.h"
@@ -23,12 +24,7 @@
 #define OVERLAY_INNER_OFFSET ANDROMEDA_ENCAP_OVERHEAD
 
 /* The IPv4 ID counter of encapsulated packets, per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} andromeda_fp_ip_id SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_fp_ip_id, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, __u32);
 
 /* The outer headers and the inner Ethernet header, as written in front of the inner IPv4 packet
  * once bpf_skb_adjust_room made room for them. */

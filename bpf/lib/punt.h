@@ -10,26 +10,32 @@
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
+#include "maps.h"
 #include "stats.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, ANDROMEDA_MAX_PORTS * ANDROMEDA_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, __u32);
-} andromeda_xsks SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_xsks, BPF_MAP_TYPE_XSKMAP, ANDROMEDA_MAX_PORTS * ANDROMEDA_MAX_QUEUES, __u32, __u32);
 
-/* Steers the packet to the socket of (port slot, RX queue); a missing socket is a drop with a
- * reason rather than a pass, so the kernel never answers overlay traffic with port-unreachable. */
-static __always_inline int to_socket(struct xdp_md *ctx, const struct andromeda_port *port,
-				     struct andromeda_xdp_stats *s)
+/* Steers the packet to the socket of (port slot, RX queue) and counts it under `counter` (a
+ * redirect_* field of struct andromeda_xdp_stats); a missing socket is a drop with a reason
+ * rather than a pass, so the kernel never answers overlay traffic with port-unreachable. */
+static __always_inline int steer_to_socket(struct xdp_md *ctx, const struct andromeda_port *port,
+					   struct andromeda_xdp_stats *s, __u64 *counter)
 {
 	__u32 key = port->slot * ANDROMEDA_MAX_QUEUES + ctx->rx_queue_index;
+	int verdict;
 
 	if (ctx->rx_queue_index >= ANDROMEDA_MAX_QUEUES || !bpf_map_lookup_elem(&andromeda_xsks, &key))
 		return DROP(s, no_socket);
-	return bpf_redirect_map(&andromeda_xsks, key, XDP_DROP);
+	verdict = bpf_redirect_map(&andromeda_xsks, key, XDP_DROP);
+	if (verdict == XDP_REDIRECT)
+		(*counter)++;
+	return verdict;
 }
+
+#define TO_SOCKET(ctx, port, s, kind) steer_to_socket(ctx, port, s, &(s)->redirect_##kind)
+
+/* The host's own traffic, handed to the kernel untouched. */
+#define PASS_HOST(s) (COUNT(s, pass_host), XDP_PASS)
 
 /* A tenant frame the fast path leaves to the pipeline, counted under its reason (a punt_* field
  * of struct andromeda_fp_stats): out of the tenant port's punt device. */

@@ -9,29 +9,15 @@
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
+#include "maps.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct andromeda_xdp_stats);
-} andromeda_stats SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, struct andromeda_xdp_stats);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct andromeda_fp_stats);
-} andromeda_fp_stats SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_fp_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, struct andromeda_fp_stats);
 
 /* The daemon's own counters (written by andromedad, never by a program), beside the programs'
  * so that one `bpftool map dump` shows the whole picture. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct andromeda_daemon_stats);
-} andromeda_daemon_stats SEC(".maps") __weak;
+ANDROMEDA_MAP(andromeda_daemon_stats, BPF_MAP_TYPE_ARRAY, 1, __u32, struct andromeda_daemon_stats);
 
 static __always_inline struct andromeda_xdp_stats *xdp_stats(void)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Ingress of a punt device (tc): what the pipeline sent to a tenant, on the far end of the
- * tenant port's punt pair, goes into the tenant. */
+/* Ingress of a punt device (tc): what the pipeline sent on the far end of the pair goes into the
+ * tenant (a tenant port's pair), or out of the uplink (the uplink's pair,
+ * ANDROMEDA_PORT_F_EGRESS). */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
@@ -20,5 +21,7 @@ int andromeda_tc_punt(struct __sk_buff *skb)
 	if (!port)
 		return DROP(s, no_port);
 	COUNT_BYTES(s, return, skb->len);
+	if (port->flags & ANDROMEDA_PORT_F_EGRESS)
+		return bpf_redirect(port->link, 0);
 	return bpf_redirect_peer(port->link, 0);
 }

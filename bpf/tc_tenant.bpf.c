@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Ingress of a tenant port (tc): what a tenant sends. Stages, in order:
- *   port security -> classify -> MTU -> deliver locally / encapsulate / punt
- * Each returns STAGE_CONTINUE or the verdict. East-west traffic of a VPC with the fast path on is
- * delivered to another local tenant or encapsulated towards the endpoint's node, GSO packets
- * whole (bpf_skb_adjust_room's ENCAP flags let the kernel segment them later, or never, between
- * veths, with their offloaded checksums); everything else goes to the punt device, which hands
- * it to the AF_XDP pipeline with finished checksums and GSO packets segmented. */
+ *   port security -> classify -> MTU -> deliver locally / encapsulate / NAT / punt
+ * Each returns STAGE_CONTINUE or the verdict. Traffic of a VPC with the fast path on is delivered
+ * to another local tenant, encapsulated towards the endpoint's node (or, for the outside, towards
+ * the VPC's NAT node), GSO packets whole (lib/encap.h), or translated here when this node is the
+ * VPC's NAT gateway and the flow is one the NAT installed (lib/nat.h); everything else goes to the
+ * punt device, which hands it to the AF_XDP pipeline with finished checksums and GSO packets
+ * segmented. */
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
@@ -13,16 +14,18 @@
 #include <bpf/bpf_helpers.h>
 
 #include "lib/config.h"
+#include "lib/encap.h"
 #include "lib/eth.h"
 #include "lib/fabric.h"
 #include "lib/flow_hash.h"
 #include "lib/ipv4.h"
+#include "lib/nat.h"
 #include "lib/overlay.h"
 #include "lib/port_security.h"
 #include "lib/punt.h"
 #include "lib/stats.h"
 
-/* The bytes the stages read: Ethernet, IPv4 without options and the TCP data offset. */
+/* The bytes the stages read: Ethernet, IPv4 without options and a TCP header. */
 #define TENANT_HEADER_BYTES (ETH_HLEN + 40)
 
 /* One tenant frame on its way through the stages. */
@@ -36,12 +39,21 @@ struct tenant_frame {
 	struct iphdr *ip;
 };
 
-/* Where classify sends the frame: a local endpoint, or a remote one through its node's peer. */
+enum tenant_route_kind {
+	ROUTE_LOCAL,    /* another tenant port of this node */
+	ROUTE_REMOTE,   /* an endpoint on another node, through the overlay */
+	ROUTE_NAT_NODE, /* the outside, through the overlay to the VPC's NAT node */
+	ROUTE_NAT_HERE, /* the outside, through this node's NAT */
+};
+
+/* Where classify sends the frame. */
 struct tenant_route {
+	enum tenant_route_kind kind;
 	const struct andromeda_fp_config *cfg;
 	const struct andromeda_vni *vni;
-	const struct andromeda_fabric_entry *target;
-	const struct andromeda_peer *peer; /* remote targets only */
+	const struct andromeda_fabric_entry *target; /* ROUTE_LOCAL, ROUTE_REMOTE */
+	const struct andromeda_peer *peer;           /* ROUTE_REMOTE, ROUTE_NAT_NODE */
+	__be32 node_ip;                              /* ROUTE_REMOTE, ROUTE_NAT_NODE */
 };
 
 #define TENANT_PUNT(f, reason) PUNT((f)->skb, (f)->port, (f)->s, reason)
@@ -71,9 +83,28 @@ static __always_inline int tenant_port_security(struct tenant_frame *f)
 	return STAGE_CONTINUE;
 }
 
-/* East-west inside the VPC, with the fast path on for this node, port and VPC, sent to the
+/* The outside: an address of no VPC CIDR, in a VPC with a NAT gateway (as route_ipv4 in the
+ * pipeline: an address inside the VPC without an endpoint is no route). */
+static __always_inline int tenant_classify_outside(struct tenant_frame *f, struct tenant_route *r)
+{
+	if (vpc_contains(f->port->vni, f->ip->daddr) || r->vni->nat_node_ip == 0)
+		return TENANT_PUNT(f, no_route);
+	if (r->vni->flags & ANDROMEDA_VNI_F_NAT_HERE) {
+		r->kind = ROUTE_NAT_HERE;
+		return STAGE_CONTINUE;
+	}
+	r->kind = ROUTE_NAT_NODE;
+	r->node_ip = r->vni->nat_node_ip;
+	r->peer = peer_lookup(r->node_ip);
+	if (!r->peer || !r->peer->mac_known)
+		return TENANT_PUNT(f, no_next_hop);
+	return STAGE_CONTINUE;
+}
+
+/* Inside the VPC or out of it, with the fast path on for this node, port and VPC, sent to the
  * gateway MAC, with a consistent length, to a unicast address other than the gateway's that an
- * endpoint of the VPC has (and, for a remote one, whose node's next hop is known). */
+ * endpoint of the VPC has (and, for a remote one, whose node's next hop is known), or to the
+ * outside. */
 static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant_route *r)
 {
 	__u32 tot;
@@ -92,11 +123,17 @@ static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant
 	if (ipv4_is_multicast_or_broadcast(f->ip->daddr) || f->ip->daddr == r->vni->gateway)
 		return TENANT_PUNT(f, to_gateway);
 	r->target = endpoint_lookup(f->port->vni, f->ip->daddr);
-	if (!r->target || (r->target->local && r->target->ifindex == 0))
+	if (!r->target)
+		return tenant_classify_outside(f, r);
+	if (r->target->local && r->target->ifindex == 0)
 		return TENANT_PUNT(f, no_route);
-	if (r->target->local)
+	if (r->target->local) {
+		r->kind = ROUTE_LOCAL;
 		return STAGE_CONTINUE;
-	r->peer = peer_lookup(r->target->node_ip);
+	}
+	r->kind = ROUTE_REMOTE;
+	r->node_ip = r->target->node_ip;
+	r->peer = peer_lookup(r->node_ip);
 	if (!r->peer || !r->peer->mac_known)
 		return TENANT_PUNT(f, no_next_hop);
 	return STAGE_CONTINUE;
@@ -134,56 +171,48 @@ static __always_inline int tenant_deliver_local(struct tenant_frame *f, const st
 	return bpf_redirect_peer(r->target->ifindex, 0);
 }
 
-/* Headroom for the receiver's XDP (cfg->encap_headroom, set where the underlay is a veth). XDP on
- * a veth, generic or native, copies every skb with less than XDP_PACKET_HEADROOM in front of its
- * Ethernet header before the program runs, and a tenant's small frame has a few bytes at most:
- * the encap has to reallocate its head anyway. Making room once, here, for the outer headers and
- * the receiver's 256 bytes makes that one reallocation a little larger and spares the receiving
- * node its copy. Only for linear, non-GSO frames: the receiver copies the others whatever their
- * headroom. The room is made and given back at once, so that the frame is as before; 0, or -1
- * when it could not be given back (the frame is then not ours to send). */
-static __always_inline int tenant_reserve_headroom(struct tenant_frame *f, const struct andromeda_fp_config *cfg)
-{
-	struct __sk_buff *skb = f->skb;
-
-	if (cfg->encap_headroom && !skb->gso_size && (long)skb->data_end - (long)skb->data == f->len &&
-	    bpf_skb_adjust_room(skb, cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) == 0 &&
-	    bpf_skb_adjust_room(skb, -(int)cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) != 0)
-		return -1;
-	return 0;
-}
-
-/* Outer headers in front of the frame, then out of the underlay towards the target's node. */
+/* Outer headers in front of the frame, then out of the underlay towards the target's node: an
+ * endpoint's (the inner frame as if routed by the gateway to it) or the NAT node's (the inner
+ * frame as the tenant sent it: the NAT node routes it by its address). */
 static __always_inline int tenant_encap(struct tenant_frame *f, const struct tenant_route *r)
 {
 	struct outer_headers o __attribute__((aligned(8))); /* copied out in 8-byte words */
-	struct cursor c;
-	__u64 *to;
 
-	__builtin_memcpy(o.inner.h_dest, r->target->mac, ETH_ALEN);
+	__builtin_memcpy(o.inner.h_dest, r->kind == ROUTE_REMOTE ? r->target->mac : f->eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(o.inner.h_source, f->eth->h_source, ETH_ALEN);
 	o.inner.h_proto = bpf_htons(ETH_P_IP);
-	overlay_write_outer(&o, r->cfg, r->peer, r->target->node_ip, f->port->vni, ipv4_flow_hash(f->ip, f->c.end),
-			    f->len);
-	if (tenant_reserve_headroom(f, r->cfg))
-		return DROP(f->s, adjust_failed);
-	if (bpf_skb_adjust_room(f->skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
-					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)))
-		return DROP(f->s, adjust_failed);
-	/* Written in place: the room was made at the head, in the linear part (which held at least
-	 * the 34 bytes of Ethernet and IPv4 header read above), so the first 64 bytes are there. */
-	c = cursor_of_skb(f->skb);
-	to = cursor_pull(&c, sizeof(o));
-	if (!to)
-		return DROP(f->s, adjust_failed);
-#pragma unroll
-	for (int i = 0; i < (int)(sizeof(o) / 8); i++)
-		to[i] = ((const __u64 *)&o)[i];
-	COUNT_BYTES(f->s, encap, f->len);
-	if (f->skb->gso_size)
-		COUNT(f->s, encap_gso_packets);
-	return bpf_redirect(r->cfg->underlay_ifindex, 0);
+	overlay_write_outer(&o, r->cfg, r->peer, r->node_ip, f->port->vni, ipv4_flow_hash(f->ip, f->c.end), f->len);
+	if (r->kind == ROUTE_NAT_NODE)
+		COUNT(f->s, to_nat_node_packets);
+	return encap_and_send(f->skb, f->s, r->cfg, &o, f->len);
+}
+
+/* Through this node's NAT, when the flow is one the NAT installed and the packet a plain
+ * continuation of it; else to the pipeline, which decides (and installs) flows. */
+static __always_inline int tenant_nat(struct tenant_frame *f, const struct tenant_route *r)
+{
+	struct andromeda_nat_entry *e;
+	struct nat_l4 l4;
+	struct ethhdr eth;
+
+	if (nat_l4_pull(&f->c, f->ip, 1, &l4))
+		return TENANT_PUNT(f, nat_control);
+	e = nat_flow_lookup(f->ip, &l4, ANDROMEDA_NAT_OUTBOUND, f->port->vni);
+	if (!e)
+		return TENANT_PUNT(f, nat_no_flow);
+	if (!r->cfg->uplink_ifindex || !r->cfg->uplink_next_hop_known)
+		return TENANT_PUNT(f, nat_no_uplink);
+	if (nat_rewrite(f->skb, ETH_HLEN, f->ip->protocol, &l4, e, 1))
+		return DROP(f->s, nat_rewrite_failed);
+	__builtin_memcpy(eth.h_dest, r->cfg->uplink_next_hop_mac, ETH_ALEN);
+	__builtin_memcpy(eth.h_source, r->cfg->uplink_mac, ETH_ALEN);
+	eth.h_proto = bpf_htons(ETH_P_IP);
+	if (bpf_skb_store_bytes(f->skb, 0, &eth, sizeof(eth), 0))
+		return DROP(f->s, nat_rewrite_failed);
+	nat_flow_used(e, f->len);
+	COUNT_BYTES(f->s, nat_out, f->len);
+	bpf_redirect(r->cfg->uplink_ifindex, 0);
+	return TC_ACT_REDIRECT;
 }
 
 SEC("tc")
@@ -210,8 +239,10 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	verdict = tenant_classify(&f, &r);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
-	if (r.target->local)
+	if (r.kind == ROUTE_LOCAL)
 		return tenant_deliver_local(&f, &r);
+	if (r.kind == ROUTE_NAT_HERE)
+		return tenant_nat(&f, &r);
 	verdict = tenant_check_mtu(&f, &r);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Ingress of the underlay (tc): the overlay packets the XDP prefilter handed over (its finding in
- * the packet's metadata, lib/handoff.h) are decapsulated and go straight into their endpoint's
- * tenant; everything else is the host's (and any other tc program's on the device). Stages:
- *   take (this node's overlay packet, its MAC header restored) -> target -> decap and deliver */
+/* Ingress of the underlay (tc): the overlay packets the XDP prefilter passed on. Those for a local
+ * endpoint (XDP's finding in the packet's metadata, lib/handoff.h) are decapsulated and go
+ * straight into their endpoint's tenant; those for this node's NAT are decapsulated, translated
+ * and sent out of the uplink when the NAT installed their flow (lib/nat.h), and go to the
+ * pipeline through the underlay's punt pair otherwise. Everything else is the host's (and any
+ * other tc program's on the device). Stages:
+ *   take (this node's overlay packet, its MAC header restored) -> classify ->
+ *   decap and deliver / decap, NAT and send out / punt */
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
@@ -12,9 +16,12 @@
 #include "lib/config.h"
 #include "lib/decap.h"
 #include "lib/eth.h"
+#include "lib/fabric.h"
 #include "lib/handoff.h"
 #include "lib/ipv4.h"
+#include "lib/nat.h"
 #include "lib/overlay.h"
+#include "lib/punt.h"
 #include "lib/stats.h"
 
 /* Debian 12's UAPI headers (6.1) predate it; kernels from 6.3 have it. */
@@ -22,8 +29,8 @@
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #endif
 
-/* The outer headers and the inner ones the decap checks read. */
-#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 20)
+/* The outer headers and the inner ones the decap checks and the NAT read (up to a TCP header). */
+#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 20 + 20)
 
 /* Generic XDP runs a program on a copy when it cannot run it on the skb in place (a cloned or
  * non-linear skb, one with less than XDP_PACKET_HEADROOM in front: every GSO packet), and for an
@@ -79,40 +86,92 @@ static __always_inline int underlay_take(struct __sk_buff *skb, const struct and
 	return STAGE_CONTINUE;
 }
 
-/* The tenant port and the inner Ethernet header of the packet's target: from XDP's hand-over, or
- * checked here for a packet that comes without one (metadata unsupported by a native driver, or
- * dropped on the way). The packet must be one overlay packet as XDP saw it: its outer length is
- * the skb's (0xffff for a GSO packet of over 64 KiB), which also refuses what GRO might have
- * merged since XDP ran (UDP GRO forwarding on a NIC), which the metadata of the first packet
- * would not describe. */
-static __always_inline int underlay_target(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
-					   struct andromeda_fp_stats *s, const struct overlay_packet *outer,
-					   struct ethhdr *inner, __u32 *ifindex)
+/* What tc does with the packet: DECAP_LOCAL with the tenant port and the inner Ethernet header of
+ * its target, from XDP's hand-over or checked here for a packet that comes without one (metadata
+ * unsupported by a native driver, or dropped on the way); DECAP_NAT with the VPC; or a drop. The
+ * packet must be one overlay packet as XDP saw it: its outer length is the skb's (0xffff for a
+ * GSO packet of over 64 KiB), which also refuses what GRO might have merged since XDP ran (UDP
+ * GRO forwarding on a NIC), which the metadata of the first packet would not describe. */
+static __always_inline int underlay_classify(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+					     struct andromeda_fp_stats *s, struct overlay_packet *p,
+					     struct decap_target *t, struct ethhdr *inner, __u32 *ifindex)
 {
 	const struct andromeda_fp_handoff *h;
 	struct cursor c = cursor_of_skb(skb);
-	struct overlay_packet p;
-	struct decap_target t;
 	__u32 len = skb->len;
 
-	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || outer->ip->tot_len != bpf_htons(0xffff)
-				    : outer->ip->tot_len != bpf_htons(len - ETH_HLEN))
+	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || p->ip->tot_len != bpf_htons(0xffff)
+				    : p->ip->tot_len != bpf_htons(len - ETH_HLEN))
 		return DROP(s, decap_mismatch);
 	h = handoff_read(skb, cfg);
 	if (h) {
-		/* Checked by the XDP program moments ago (decap_check_vni). */
+		/* Checked by the XDP program moments ago (decap_classify_vni). */
 		__builtin_memcpy(inner->h_dest, h->mac, ETH_ALEN);
 		__builtin_memcpy(inner->h_source, h->gateway_mac, ETH_ALEN);
 		*ifindex = h->ifindex;
 		COUNT(s, decap_handed_over);
-		return STAGE_CONTINUE;
+		return DECAP_LOCAL;
 	}
-	if (overlay_packet_pull(&c, &p) || decap_check(&p, len, cfg, &t))
+	if (overlay_packet_pull(&c, p))
 		return DROP(s, decap_mismatch);
-	__builtin_memcpy(inner->h_dest, t.endpoint->mac, ETH_ALEN);
-	__builtin_memcpy(inner->h_source, t.vni->gateway_mac, ETH_ALEN);
-	*ifindex = t.endpoint->ifindex;
-	return STAGE_CONTINUE;
+	switch (decap_classify(p, len, cfg, t)) {
+	case DECAP_LOCAL:
+		__builtin_memcpy(inner->h_dest, t->endpoint->mac, ETH_ALEN);
+		__builtin_memcpy(inner->h_source, t->vni->gateway_mac, ETH_ALEN);
+		*ifindex = t->endpoint->ifindex;
+		return DECAP_LOCAL;
+	case DECAP_NAT:
+		return DECAP_NAT;
+	default:
+		return DROP(s, decap_mismatch);
+	}
+}
+
+/* An overlay packet for this node's NAT that the kernel does not translate, still encapsulated,
+ * out of the underlay's punt device: the kernel finishes its checksums and segments it on the
+ * way, and the pair's far end steers it to the pipeline. */
+static __always_inline int underlay_punt(struct __sk_buff *skb, struct andromeda_fp_stats *s, __u64 *reason)
+{
+	const struct andromeda_port *port = port_with_role(skb->ifindex, ANDROMEDA_PORT_UNDERLAY);
+
+	if (!port || !port->link)
+		return DROP(s, no_port);
+	return punt_to_pipeline(skb, port, s, reason);
+}
+
+/* Out through this node's NAT: decapsulated, translated, and out of the uplink to its router, when
+ * the NAT installed the flow and the packet is a plain continuation of it; else the pipeline's. */
+static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+					struct andromeda_fp_stats *s, const struct overlay_packet *p)
+{
+	struct cursor c = { .pos = (void *)(p->inner_ip + 1), .end = (void *)(long)skb->data_end };
+	__u32 vni = andromeda_overlay_vni(p->overlay), len = skb->len - ANDROMEDA_ENCAP_OVERHEAD;
+	struct andromeda_nat_entry *e;
+	__u8 protocol = p->inner_ip->protocol;
+	struct nat_l4 l4;
+	struct ethhdr eth;
+
+	if (nat_l4_pull(&c, p->inner_ip, 1, &l4))
+		return underlay_punt(skb, s, &s->punt_nat_control);
+	e = nat_flow_lookup(p->inner_ip, &l4, ANDROMEDA_NAT_OUTBOUND, vni);
+	if (!e)
+		return underlay_punt(skb, s, &s->punt_nat_no_flow);
+	if (!cfg->uplink_ifindex || !cfg->uplink_next_hop_known)
+		return underlay_punt(skb, s, &s->punt_nat_no_uplink);
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4))
+		return DROP(s, adjust_failed);
+	if (nat_rewrite(skb, ETH_HLEN, protocol, &l4, e, 1))
+		return DROP(s, nat_rewrite_failed);
+	__builtin_memcpy(eth.h_dest, cfg->uplink_next_hop_mac, ETH_ALEN);
+	__builtin_memcpy(eth.h_source, cfg->uplink_mac, ETH_ALEN);
+	eth.h_proto = bpf_htons(ETH_P_IP);
+	if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
+		return DROP(s, nat_rewrite_failed);
+	nat_flow_used(e, len);
+	COUNT_BYTES(s, nat_out, len);
+	bpf_redirect(cfg->uplink_ifindex, 0);
+	return TC_ACT_REDIRECT;
 }
 
 /* The outer headers off, the inner Ethernet header rewritten as the gateway routed it, and into
@@ -144,21 +203,24 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 {
 	const struct andromeda_fp_config *cfg = fp_config();
 	struct andromeda_fp_stats *s;
-	struct overlay_packet outer;
+	struct overlay_packet p;
+	struct decap_target t;
 	struct ethhdr inner;
 	__u32 ifindex = 0;
 	int restored = 0, verdict;
 
 	if (!cfg)
 		return TC_ACT_UNSPEC;
-	verdict = underlay_take(skb, cfg, &outer, &restored);
+	verdict = underlay_take(skb, cfg, &p, &restored);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
 	s = fp_stats();
 	if (!s)
 		return TC_ACT_SHOT;
-	verdict = underlay_target(skb, cfg, s, &outer, &inner, &ifindex);
-	if (verdict != STAGE_CONTINUE)
+	verdict = underlay_classify(skb, cfg, s, &p, &t, &inner, &ifindex);
+	if (verdict == DECAP_NAT)
+		return underlay_nat(skb, cfg, s, &p);
+	if (verdict != DECAP_LOCAL)
 		return verdict;
 	inner.h_proto = bpf_htons(ETH_P_IP);
 	return underlay_decap_deliver(skb, s, &inner, ifindex, restored);

@@ -46,19 +46,29 @@ static __always_inline struct iphdr *prefilter_ipv4(struct cursor *c, struct and
 	return ip;
 }
 
-/* An overlay packet the decap fast path takes goes on to tc with XDP's finding; 0 when it does,
+/* An overlay packet the decap fast path takes goes on to tc: for a local endpoint with XDP's
+ * finding, for this node's NAT (where the uplink's and the underlay's punt pairs are set up, so
+ * that tc can leave what it does not translate to the pipeline) for tc to decide. 0 when it does,
  * -1 when it is the pipeline's. */
-static __always_inline int prefilter_fast_decap(struct xdp_md *ctx, const struct andromeda_vni *vni)
+static __always_inline int prefilter_fast_decap(struct xdp_md *ctx, const struct andromeda_port *port,
+						const struct andromeda_vni *vni)
 {
 	const struct andromeda_fp_config *cfg = fp_config();
 	struct cursor c = cursor_of_xdp(ctx);
 	struct overlay_packet p;
 	struct decap_target t;
 
-	if (!cfg || overlay_packet_pull(&c, &p) || decap_check_vni(&p, bpf_xdp_get_buff_len(ctx), cfg, vni, &t))
+	if (!cfg || (port->flags & ANDROMEDA_PORT_F_PUNTED) || overlay_packet_pull(&c, &p))
 		return -1;
-	handoff_write(ctx, cfg, &t);
-	return 0;
+	switch (decap_classify_vni(&p, bpf_xdp_get_buff_len(ctx), cfg, vni, &t)) {
+	case DECAP_LOCAL:
+		handoff_write(ctx, cfg, &t);
+		return 0;
+	case DECAP_NAT:
+		return cfg->uplink_ifindex && port->link ? 0 : -1;
+	default:
+		return -1;
+	}
 }
 
 static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
@@ -92,7 +102,7 @@ static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct a
 	vni = vni_lookup(andromeda_overlay_vni(overlay));
 	if (!vni)
 		return DROP(s, unknown_vni);
-	if (prefilter_fast_decap(ctx, vni) == 0) {
+	if (prefilter_fast_decap(ctx, port, vni) == 0) {
 		COUNT(s, pass_fastpath);
 		return XDP_PASS;
 	}

@@ -28,7 +28,8 @@
 	X(tagged, 204, "tenant frame with an 802.1Q tag: tenant ports are untagged") \
 	X(no_port, 205, "a tc program ran on an interface missing from the port map") \
 	X(adjust_failed, 206, "the kernel refused to add or remove the outer headers") \
-	X(decap_mismatch, 207, "handed over by the underlay XDP, refused by tc (never expected)")
+	X(decap_mismatch, 207, "handed over by the underlay XDP, refused by tc (never expected)") \
+	X(nat_rewrite_failed, 208, "the kernel refused to rewrite a NAT flow's addresses, ports or checksums")
 
 /* Why an overlay packet fails decapsulation (overlay::DecapError; the pipeline counts them as
  * decap_<name> and drops the packet as malformed_overlay). */

@@ -48,6 +48,7 @@ typedef uint32_t __be32;
 #define ANDROMEDA_MAX_VNIS 4096
 #define ANDROMEDA_MAX_FABRIC_ENTRIES 262144
 #define ANDROMEDA_MAX_NAT_ADDRESSES 256
+#define ANDROMEDA_MAX_VPC_CIDRS 16384
 
 enum andromeda_encap_kind {
 	ANDROMEDA_ENCAP_ANDROMEDA = 0,
@@ -65,9 +66,18 @@ enum andromeda_port_role {
 	 * back on the peer arrive here and go into the tenant (`link`). */
 	ANDROMEDA_PORT_PUNT = 4,
 };
+/* The underlay and the uplink of a NAT gateway have punt pairs too, so that what their tc
+ * programs leave to the pipeline reaches it with finished checksums: the pair's visible end is a
+ * PUNT port (link: the underlay or uplink; ANDROMEDA_PORT_F_EGRESS for the uplink's, whose
+ * pipeline frames leave out of the uplink), its far end an UNDERLAY or UPLINK port with
+ * ANDROMEDA_PORT_F_PUNTED, where XDP steers to the pipeline's socket. */
 
 /* andromeda_port.flags */
 #define ANDROMEDA_PORT_F_FASTPATH 0x1 /* tenant port: its VPC and node run the kernel fast path */
+#define ANDROMEDA_PORT_F_EGRESS 0x2   /* punt device: what the pipeline sends leaves out of `link`
+                                       * (the uplink's pair) instead of going into its peer (a tenant) */
+#define ANDROMEDA_PORT_F_PUNTED 0x4   /* underlay or uplink port that is the far end of a punt pair:
+                                       * the tc programs judged its frames already; XDP steers them */
 
 /* andromeda_ports: ifindex -> port. `slot` selects the port's range of XSKMAP keys
  * (slot * ANDROMEDA_MAX_QUEUES + rx queue). */
@@ -93,6 +103,7 @@ struct andromeda_peer {
 /* andromeda_vnis: VNI -> its VPC. */
 /* andromeda_vni.flags */
 #define ANDROMEDA_VNI_F_FASTPATH 0x1 /* the VPC runs the kernel fast path on this node */
+#define ANDROMEDA_VNI_F_NAT_HERE 0x2 /* this node is the VPC's NAT gateway */
 
 struct andromeda_vni {
 	__u32 vpc_id;
@@ -101,6 +112,15 @@ struct andromeda_vni {
 	__u8 gateway_mac[6];
 	__u8 flags;       /* ANDROMEDA_VNI_F_* */
 	__u8 pad;
+	__be32 nat_node_ip; /* underlay address of the VPC's NAT gateway node; 0: the VPC has no NAT */
+};
+
+/* andromeda_vpc_cidrs (an LPM trie): (VNI, address) -> inside the VPC. prefixlen counts the VNI's
+ * 32 bits and the CIDR's length: a lookup with prefixlen 64 finds the CIDR holding an address. */
+struct andromeda_vpc_cidr_key {
+	__u32 prefixlen;
+	__u32 vni;  /* network byte order, as the trie compares bytes */
+	__be32 ip;
 };
 
 /* andromeda_fabric: (VNI, inner IPv4) -> where that endpoint lives. */
@@ -130,6 +150,12 @@ struct andromeda_fp_config {
 	                         * skb instead of a copy (a veth underlay: 306, ANDROMEDA_ENCAP_HEADROOM); 0: none */
 	__u32 handoff_cookie;   /* random per daemon start, nonzero: marks what this node's underlay
 	                         * XDP program hands its tc program (0: nothing is handed over) */
+	/* A NAT gateway's uplink: where the kernel sends what it translated outbound. */
+	__u32 uplink_ifindex;   /* 0: this node has no uplink (or its NAT runs in the pipeline only) */
+	__u8 uplink_mac[6];
+	__u8 uplink_next_hop_mac[6]; /* the uplink router's MAC */
+	__u8 uplink_next_hop_known;  /* 0: unresolved; outbound NAT goes to the pipeline */
+	__u8 pad[3];
 };
 
 /* What the underlay's XDP program hands the tc program along with an overlay packet it found
@@ -179,6 +205,14 @@ struct andromeda_fp_handoff {
 	X(punt_no_next_hop)     /* peer node's underlay MAC not resolved yet */ \
 	X(punt_too_big)         /* larger than the path MTU: PMTUD or fragmentation */ \
 	X(punt_gso)             /* a GSO type the fast path does not keep whole */ \
+	X(nat_out_packets)      /* NAT in the kernel: translated and sent out of the uplink */ \
+	X(nat_out_bytes) \
+	X(nat_in_packets)       /* NAT in the kernel: translated back and sent to its tenant, here or through the overlay */ \
+	X(nat_in_bytes) \
+	X(to_nat_node_packets)  /* a tenant frame for the outside, encapsulated towards its VPC's NAT node */ \
+	X(punt_nat_no_flow)     /* a NAT frame of a flow the kernel has no translation for (first packets) */ \
+	X(punt_nat_control)     /* TCP SYN/FIN/RST, fragments, ICMP other than echo: the pipeline's to track */ \
+	X(punt_nat_no_uplink)   /* the uplink, or its router's MAC, is not known to the kernel */ \
 	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */
 
 struct andromeda_fp_stats {

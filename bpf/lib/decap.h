@@ -1,7 +1,7 @@
-/* Which overlay packets the decap fast path delivers: exactly those the pipeline would deliver
- * without a question, so that both paths give the same result (tests/bpf). The underlay's XDP
- * program asks this and hands tc its finding (handoff.h); tc asks it for a packet that comes
- * without one. */
+/* Which overlay packets the decap fast path takes: exactly those the pipeline would deliver (or
+ * hand its NAT) without a question, so that both paths give the same result (tests/bpf). The
+ * underlay's XDP program asks this and hands tc its finding (handoff.h); tc asks it for a packet
+ * that comes without one. */
 #ifndef ANDROMEDA_BPF_LIB_DECAP_H
 #define ANDROMEDA_BPF_LIB_DECAP_H
 
@@ -20,7 +20,7 @@
 #include "ipv4.h"
 #include "overlay.h"
 
-/* The local endpoint an overlay packet is for, and its VPC. */
+/* The local endpoint an overlay packet is for (DECAP_LOCAL), and its VPC. */
 struct decap_target {
 	const struct andromeda_fabric_entry *endpoint;
 	const struct andromeda_vni *vni;
@@ -48,71 +48,100 @@ static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_
 	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth && p->inner_ip ? 0 : -1;
 }
 
-/* Whether the overlay packet `p` (`total` bytes in all: more than its linear part for a
- * multi-buffer frame or a GSO packet) is one the decap fast path delivers exactly as the pipeline
- * would: to this node's own MAC (tc restores and accepts nothing else, so a broadcast, multicast
- * or foreign-unicast overlay packet stays with the pipeline); untagged outer IPv4 without
- * options to this node's address, unfragmented, UDP to the overlay port without a checksum; a
- * plain overlay header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an
- * inner untagged IPv4 packet without options and with a valid header checksum, from an endpoint
- * the fabric places on the sending node, to a local endpoint bound to its port; lengths
- * consistent throughout (no padding). A GSO packet of over 64 KiB carries 0xffff as outer total
- * length (the kernel rewrites it per segment) and is taken on its other checks. The caller has
- * checked that the sender is a peer node. Returns 0 and fills `out`, or -1. */
-static __always_inline int decap_check_vni(const struct overlay_packet *p, __u64 total,
-					   const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni,
-					   struct decap_target *out)
+/* What the decap fast path does with an overlay packet. The values are none of XDP's or tc's
+ * verdicts, so that a stage may return either. */
+enum decap_kind {
+	DECAP_NONE = 0x100,  /* the pipeline's */
+	DECAP_LOCAL = 0x101, /* into a local endpoint's tenant port (decap_target.endpoint) */
+	DECAP_NAT = 0x102,   /* out through this node's NAT (lib/nat.h decides whether the kernel may) */
+};
+
+/* Whether the sender of an overlay packet may speak for its inner source, as the pipeline judges
+ * it: an address of the VPC must be an endpoint the fabric places on the sending node; any other
+ * address only the VPC's NAT node may send (the outside's replies). */
+static __always_inline int decap_sender_valid(const struct overlay_packet *p, __u32 vni_id,
+					      const struct andromeda_vni *vni)
 {
-	const struct andromeda_fabric_entry *sender, *target;
+	const struct andromeda_fabric_entry *sender;
+
+	if (!vpc_contains(vni_id, p->inner_ip->saddr))
+		return vni->nat_node_ip != 0 && !(vni->flags & ANDROMEDA_VNI_F_NAT_HERE) &&
+		       vni->nat_node_ip == p->ip->saddr;
+	sender = endpoint_lookup(vni_id, p->inner_ip->saddr);
+	return sender && !sender->local && sender->node_ip == p->ip->saddr;
+}
+
+/* What the decap fast path does with the overlay packet `p` (`total` bytes in all: more than its
+ * linear part for a multi-buffer frame or a GSO packet), exactly as the pipeline would decide it:
+ * to this node's own MAC (tc restores and accepts nothing else, so a broadcast, multicast or
+ * foreign-unicast overlay packet stays with the pipeline); untagged outer IPv4 without options to
+ * this node's address, unfragmented, UDP to the overlay port without a checksum; a plain overlay
+ * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
+ * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
+ * (decap_sender_valid); lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
+ * endpoint bound to its port, DECAP_NAT for an address outside the VPC when this node is its NAT
+ * gateway (out->vni set), DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as
+ * outer total length (the kernel rewrites it per segment) and is taken on its other checks. The
+ * caller has checked that the sender is a peer node. */
+static __always_inline enum decap_kind decap_classify_vni(const struct overlay_packet *p, __u64 total,
+							   const struct andromeda_fp_config *cfg,
+							   const struct andromeda_vni *vni, struct decap_target *out)
+{
+	const struct andromeda_fabric_entry *target;
 	__u32 vni_id, outer_len, udp_len;
 
 	if (!mac_equal(p->eth->h_dest, cfg->underlay_mac))
-		return -1;
+		return DECAP_NONE;
 	if (p->eth->h_proto != bpf_htons(ETH_P_IP) || p->ip->version != 4 || p->ip->ihl != 5 ||
 	    p->ip->protocol != IPPROTO_UDP || ipv4_is_fragment(p->ip) || p->udp->dest != bpf_htons(overlay_port) ||
 	    p->udp->check != 0 || p->ip->daddr != cfg->underlay_ip)
-		return -1;
+		return DECAP_NONE;
 	if (!overlay_header_plain(p->overlay))
-		return -1;
+		return DECAP_NONE;
 	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !ipv4_is_plain(p->inner_ip))
-		return -1;
+		return DECAP_NONE;
 	outer_len = bpf_ntohs(p->ip->tot_len);
 	udp_len = bpf_ntohs(p->udp->len);
 	if (total - ETH_HLEN <= 0xffff) {
 		if (outer_len != total - ETH_HLEN || udp_len != outer_len - sizeof(struct iphdr) ||
 		    bpf_ntohs(p->inner_ip->tot_len) !=
 			    udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN)
-			return -1;
+			return DECAP_NONE;
 	} else if (outer_len != 0xffff) {
-		return -1;
+		return DECAP_NONE;
 	}
 	if (ipv4_header_sum(p->ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
-		return -1;
+		return DECAP_NONE;
 	vni_id = andromeda_overlay_vni(p->overlay);
-	sender = endpoint_lookup(vni_id, p->inner_ip->saddr);
-	if (!sender || sender->local || sender->node_ip != p->ip->saddr)
-		return -1;
-	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
-	if (!target || !target->local || target->ifindex == 0)
-		return -1;
-	out->endpoint = target;
+	if (!decap_sender_valid(p, vni_id, vni))
+		return DECAP_NONE;
 	out->vni = vni;
-	return 0;
+	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
+	if (target) {
+		if (!target->local || target->ifindex == 0)
+			return DECAP_NONE;
+		out->endpoint = target;
+		return DECAP_LOCAL;
+	}
+	/* (Its sender is an endpoint of the VPC: with NAT here, decap_sender_valid took no other.) */
+	if ((vni->flags & ANDROMEDA_VNI_F_NAT_HERE) && !vpc_contains(vni_id, p->inner_ip->daddr))
+		return DECAP_NAT;
+	return DECAP_NONE;
 }
 
-/* decap_check_vni for a caller that has looked nothing up yet (tc, without a hand-over): the
+/* decap_classify_vni for a caller that has looked nothing up yet (tc, without a hand-over): the
  * sender must be a peer node and the VNI known. */
-static __always_inline int decap_check(const struct overlay_packet *p, __u64 total,
-				       const struct andromeda_fp_config *cfg, struct decap_target *out)
+static __always_inline enum decap_kind decap_classify(const struct overlay_packet *p, __u64 total,
+						       const struct andromeda_fp_config *cfg, struct decap_target *out)
 {
 	const struct andromeda_vni *vni;
 
 	if (!peer_lookup(p->ip->saddr))
-		return -1;
+		return DECAP_NONE;
 	vni = vni_lookup(andromeda_overlay_vni(p->overlay));
 	if (!vni)
-		return -1;
-	return decap_check_vni(p, total, cfg, vni, out);
+		return DECAP_NONE;
+	return decap_classify_vni(p, total, cfg, vni, out);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_DECAP_H */

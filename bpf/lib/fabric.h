@@ -5,6 +5,7 @@
 #define ANDROMEDA_BPF_LIB_FABRIC_H
 
 #include <linux/bpf.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
@@ -21,6 +22,15 @@ ANDROMEDA_MAP(andromeda_fabric, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_FABRIC_ENTRIES,
 
 /* NAT address -> the VNI of the VPC it serves */
 ANDROMEDA_MAP(andromeda_nat_addrs, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_NAT_ADDRESSES, __be32, __u32);
+
+/* The VPCs' CIDRs, to tell an address outside a VPC (NAT's) from one inside without an endpoint. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, ANDROMEDA_MAX_VPC_CIDRS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct andromeda_vpc_cidr_key);
+	__type(value, __u32);
+} andromeda_vpc_cidrs SEC(".maps") __weak;
 
 static __always_inline const struct andromeda_port *port_lookup(__u32 ifindex)
 {
@@ -51,6 +61,14 @@ static __always_inline const struct andromeda_fabric_entry *endpoint_lookup(__u3
 	struct andromeda_fabric_key key = { .vni = vni, .ip = ip };
 
 	return bpf_map_lookup_elem(&andromeda_fabric, &key);
+}
+
+/* Whether `ip` lies in one of the CIDRs of VPC `vni`. */
+static __always_inline int vpc_contains(__u32 vni, __be32 ip)
+{
+	struct andromeda_vpc_cidr_key key = { .prefixlen = 64, .vni = bpf_htonl(vni), .ip = ip };
+
+	return bpf_map_lookup_elem(&andromeda_vpc_cidrs, &key) != NULL;
 }
 
 static __always_inline int is_nat_address(__be32 ip)

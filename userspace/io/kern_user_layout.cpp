@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "andromeda_kern_user.h"
+#include "andromeda_nat_kern_user.h"
 
 namespace andromeda::io {
 namespace {
@@ -18,10 +19,27 @@ static_assert(sizeof(andromeda_peer) == 12);
 static_assert(offsetof(andromeda_peer, node_id) == 0 && offsetof(andromeda_peer, mac) == 4 &&
               offsetof(andromeda_peer, mac_known) == 10);
 
-static_assert(sizeof(andromeda_vni) == 20);
+static_assert(sizeof(andromeda_vni) == 24);
 static_assert(offsetof(andromeda_vni, vpc_id) == 0 && offsetof(andromeda_vni, mtu) == 4 &&
               offsetof(andromeda_vni, gateway) == 8 && offsetof(andromeda_vni, gateway_mac) == 12 &&
-              offsetof(andromeda_vni, flags) == 18);
+              offsetof(andromeda_vni, flags) == 18 && offsetof(andromeda_vni, nat_node_ip) == 20);
+
+static_assert(sizeof(andromeda_vpc_cidr_key) == 12);
+static_assert(offsetof(andromeda_vpc_cidr_key, prefixlen) == 0 && offsetof(andromeda_vpc_cidr_key, vni) == 4 &&
+              offsetof(andromeda_vpc_cidr_key, ip) == 8);
+
+static_assert(sizeof(andromeda_nat_key) == 20);
+static_assert(offsetof(andromeda_nat_key, src) == 0 && offsetof(andromeda_nat_key, dst) == 4 &&
+              offsetof(andromeda_nat_key, sport) == 8 && offsetof(andromeda_nat_key, dport) == 10 &&
+              offsetof(andromeda_nat_key, vni) == 12 && offsetof(andromeda_nat_key, protocol) == 16 &&
+              offsetof(andromeda_nat_key, direction) == 17);
+static_assert(sizeof(andromeda_nat_entry) == 48);
+static_assert(offsetof(andromeda_nat_entry, vni) == 0 && offsetof(andromeda_nat_entry, tenant_ip) == 4 &&
+              offsetof(andromeda_nat_entry, nat_ip) == 8 && offsetof(andromeda_nat_entry, remote_ip) == 12 &&
+              offsetof(andromeda_nat_entry, tenant_port) == 16 && offsetof(andromeda_nat_entry, nat_port) == 18 &&
+              offsetof(andromeda_nat_entry, remote_port) == 20 && offsetof(andromeda_nat_entry, protocol) == 22 &&
+              offsetof(andromeda_nat_entry, flags) == 23 && offsetof(andromeda_nat_entry, last_used_ns) == 24 &&
+              offsetof(andromeda_nat_entry, packets) == 32 && offsetof(andromeda_nat_entry, bytes) == 40);
 
 static_assert(sizeof(andromeda_fabric_key) == 8);
 static_assert(offsetof(andromeda_fabric_key, vni) == 0 && offsetof(andromeda_fabric_key, ip) == 4);
@@ -30,7 +48,7 @@ static_assert(sizeof(andromeda_fabric_entry) == 16);
 static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(andromeda_fabric_entry, mac) == 4 &&
               offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, ifindex) == 12);
 
-static_assert(sizeof(andromeda_fp_config) == 28);
+static_assert(sizeof(andromeda_fp_config) == 48);
 static_assert(sizeof(andromeda_fp_handoff) == 24);
 static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_fp_handoff, ifindex) == 4 &&
               offsetof(andromeda_fp_handoff, mac) == 8 && offsetof(andromeda_fp_handoff, gateway_mac) == 14 &&
@@ -38,7 +56,10 @@ static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_
 static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
               offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
               offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, encap_headroom) == 22 &&
-              offsetof(andromeda_fp_config, handoff_cookie) == 24);
+              offsetof(andromeda_fp_config, handoff_cookie) == 24 &&
+              offsetof(andromeda_fp_config, uplink_ifindex) == 28 && offsetof(andromeda_fp_config, uplink_mac) == 32 &&
+              offsetof(andromeda_fp_config, uplink_next_hop_mac) == 38 &&
+              offsetof(andromeda_fp_config, uplink_next_hop_known) == 44);
 
 // Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
 #define ANDROMEDA_ONE(field) +1

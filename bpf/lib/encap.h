@@ -1,0 +1,67 @@
+/* Encapsulation in tc: outer headers in front of a frame with bpf_skb_adjust_room's ENCAP flags
+ * (a GSO packet stays whole: the kernel segments it later, or never, between veths, with its
+ * offloaded checksums), then out of the underlay towards the target's node. */
+#ifndef ANDROMEDA_BPF_LIB_ENCAP_H
+#define ANDROMEDA_BPF_LIB_ENCAP_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+
+#include "andromeda_kern_user.h"
+#include "eth.h"
+#include "overlay.h"
+#include "stats.h"
+
+/* Headroom for the receiver's XDP (cfg->encap_headroom, set where the underlay is a veth). XDP on
+ * a veth, generic or native, copies every skb with less than XDP_PACKET_HEADROOM in front of its
+ * Ethernet header before the program runs, and a tenant's small frame has a few bytes at most:
+ * the encap has to reallocate its head anyway. Making room once, here, for the outer headers and
+ * the receiver's 256 bytes makes that one reallocation a little larger and spares the receiving
+ * node its copy. Only for linear, non-GSO frames: the receiver copies the others whatever their
+ * headroom. The room is made and given back at once, so that the frame is as before; 0, or -1
+ * when it could not be given back (the frame is then not ours to send). */
+static __always_inline int encap_reserve_headroom(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+						  __u32 len)
+{
+	if (cfg->encap_headroom && !skb->gso_size && (long)skb->data_end - (long)skb->data == len &&
+	    bpf_skb_adjust_room(skb, cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) == 0 &&
+	    bpf_skb_adjust_room(skb, -(int)cfg->encap_headroom, BPF_ADJ_ROOM_MAC, 0) != 0)
+		return -1;
+	return 0;
+}
+
+/* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
+ * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
+ * it out of the underlay; counted as encap_*. */
+static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+					  const struct andromeda_fp_config *cfg, const struct outer_headers *o,
+					  __u32 len)
+{
+	struct cursor c;
+	__u64 *to;
+
+	if (encap_reserve_headroom(skb, cfg, len))
+		return DROP(s, adjust_failed);
+	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
+					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)))
+		return DROP(s, adjust_failed);
+	/* Written in place: the room was made at the head, in the linear part (which held at least
+	 * the Ethernet and IPv4 headers the caller read), so the first 64 bytes are there. */
+	c = cursor_of_skb(skb);
+	to = cursor_pull(&c, sizeof(*o));
+	if (!to)
+		return DROP(s, adjust_failed);
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
+		to[i] = ((const __u64 *)o)[i];
+	COUNT_BYTES(s, encap, len);
+	if (skb->gso_size)
+		COUNT(s, encap_gso_packets);
+	bpf_redirect(cfg->underlay_ifindex, 0);
+	return TC_ACT_REDIRECT;
+}
+
+#endif /* ANDROMEDA_BPF_LIB_ENCAP_H */

@@ -1,4 +1,4 @@
-// Byte-level helpers for the per-packet fast paths: fixed-offset loads and compares the general
+// Byte-level helpers for the per-packet express lanes: fixed-offset loads and compares the general
 // path does through the wire views. They must agree with those views exactly; the property tests
 // run every input through both paths and compare.
 #pragma once
@@ -53,7 +53,7 @@ struct MacPair {
 }
 
 // An IPv4 address as native_word() reads it from a header (network byte order in memory), and
-// the address such a word holds. The fast paths compare addresses as words and convert only to
+// the address such a word holds. The express lanes compare addresses as words and convert only to
 // look one up.
 [[nodiscard]] inline std::uint32_t word_of(wire::Ipv4Address address) noexcept {
     std::uint8_t bytes[4];
@@ -92,11 +92,12 @@ inline constexpr std::uint64_t kUdpPortAndChecksumMask =
 // `packet_length` from its header), without parsing the frame again: ICMP hashes to 0 as the
 // reference sends it; TCP/UDP ports count outside non-first fragments when present.
 // `source_word` and `destination_word` are the addresses as native_word() reads them (the
-// fast paths have them loaded already).
-[[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,
-                                                                        std::size_t packet_length,
-                                                                        std::uint32_t source_word,
-                                                                        std::uint32_t destination_word) noexcept {
+// express lanes have them loaded already).
+[[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip,
+                                                                         std::size_t header_length,
+                                                                         std::size_t packet_length,
+                                                                         std::uint32_t source_word,
+                                                                         std::uint32_t destination_word) noexcept {
     const std::uint32_t protocol = ip[9];
     if (protocol == wire::ip_protocol::kIcmp) return 0;
     std::uint32_t ports = 0;
@@ -110,8 +111,9 @@ inline constexpr std::uint64_t kUdpPortAndChecksumMask =
                                     protocol);
 }
 
-[[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip, std::size_t header_length,
-                                                                        std::size_t packet_length) noexcept {
+[[gnu::always_inline]] [[nodiscard]] inline std::uint16_t ipv4_flow_hash(const std::uint8_t* ip,
+                                                                         std::size_t header_length,
+                                                                         std::size_t packet_length) noexcept {
     return ipv4_flow_hash(ip, header_length, packet_length, native_word(ip + 12), native_word(ip + 16));
 }
 

@@ -1,5 +1,5 @@
-// The fast path of the TOML reader: line-oriented, for the subset hand-written node.toml files
-// use. Anything else (quoted or dotted keys, escapes, multi-line values, inline tables, floats,
+// The TOML subset reader: line-oriented, for the subset hand-written node.toml files use.
+// Anything else (quoted or dotted keys, escapes, multi-line values, inline tables, floats,
 // dates, non-ASCII, re-opened tables, ...) returns nullopt and the full parser takes over, so
 // this parser never has to be right about the corners of TOML, only about what it accepts.
 #include <algorithm>
@@ -138,9 +138,9 @@ std::optional<TomlNode> parse_array(LineCursor& cur, std::uint32_t line) {
     }
 }
 
-class FastParser {
+class SubsetParser {
 public:
-    explicit FastParser(std::string_view text) : text_(text) { root_.line = 1; }
+    explicit SubsetParser(std::string_view text) : text_(text) { root_.line = 1; }
 
     std::optional<TomlNode> run() {
         current_ = &root_;
@@ -257,16 +257,22 @@ TomlNode* TomlNode::find(std::string_view key) noexcept {
 
 const char* kind_name(TomlNode::Kind kind) noexcept {
     switch (kind) {
-    case Kind::table: return "a table";
-    case Kind::array: return "an array";
-    case Kind::string: return "a string";
-    case Kind::integer: return "an integer";
-    case Kind::boolean: return "a boolean";
-    case Kind::other: break;
+        case Kind::table:
+            return "a table";
+        case Kind::array:
+            return "an array";
+        case Kind::string:
+            return "a string";
+        case Kind::integer:
+            return "an integer";
+        case Kind::boolean:
+            return "a boolean";
+        case Kind::other:
+            break;
     }
     return "another type";
 }
 
-std::optional<TomlNode> parse_toml_fast(std::string_view text) { return FastParser(text).run(); }
+std::optional<TomlNode> parse_toml_subset(std::string_view text) { return SubsetParser(text).run(); }
 
 }  // namespace andromeda::fabric::detail

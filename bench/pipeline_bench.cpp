@@ -16,10 +16,10 @@
 
 #include "dataplane/pipeline.hpp"
 #include "fabric/loader.hpp"
+#include "io/plan/config.hpp"
+#include "overlay/outer_template.hpp"
 #include "support/fabric_builder.hpp"
 #include "support/frame_builder.hpp"
-#include "io/config.hpp"
-#include "overlay/outer_template.hpp"
 #include "wire/bytes.hpp"
 
 namespace {

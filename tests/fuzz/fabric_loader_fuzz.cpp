@@ -1,6 +1,6 @@
 // libFuzzer target over the node.toml loader: any input must give either a snapshot or at least
 // one error naming the file, never a crash or hang. Also a differential check: whenever the
-// fast TOML reader accepts an input, toml11 must accept it too and read the same document.
+// TOML subset reader accepts an input, toml11 must accept it too and read the same document.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -12,12 +12,12 @@ namespace {
 
 using namespace andromeda::fabric;
 
-void check_fast_parser_agrees(std::string_view text) {
-    const auto fast = detail::parse_toml_fast(text);
-    if (!fast) return;
+void check_subset_reader_agrees(std::string_view text) {
+    const auto subset = detail::parse_toml_subset(text);
+    if (!subset) return;
     ValidationError error;
     const auto full = detail::parse_toml_full(text, "fuzz.toml", error);
-    if (!full || !detail::same_document(*fast, *full)) std::abort();
+    if (!full || !detail::same_document(*subset, *full)) std::abort();
 }
 
 void exercise(const FabricSnapshot& fabric) {
@@ -39,6 +39,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& e : result.errors)
         if (e.file != "fuzz.toml" || e.to_string().empty()) std::abort();
     if (result.ok()) exercise(*result.snapshot);
-    check_fast_parser_agrees(text);
+    check_subset_reader_agrees(text);
     return 0;
 }

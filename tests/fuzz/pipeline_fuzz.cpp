@@ -1,7 +1,7 @@
 // The whole pipeline under arbitrary input: a node1 pipeline of the test fabric
 // (tests/unit/dataplane/pipeline_world.hpp) gets the input as one frame or as a sequence of
 // frames on its ports, through the copy and the in-place variants and the general path alone
-// (fast paths off) in lockstep. It must never crash, never emit a malformed frame
+// (express lanes off) in lockstep. It must never crash, never emit a malformed frame
 // (tests/unit/dataplane/frame_validator.hpp), keep verdicts and emissions consistent, and all
 // three must emit the same bytes and count the same.
 //
@@ -54,7 +54,7 @@ struct World {
         config.clock = [this] { return now; };
         copy = std::make_unique<dataplane::Pipeline>(config);
         in_place = std::make_unique<dataplane::Pipeline>(config);
-        config.fast_path = false;
+        config.express_lanes = false;
         general = std::make_unique<dataplane::Pipeline>(config);
     }
     std::uint64_t now = 1;
@@ -142,6 +142,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         c.rx_tenant + c.rx_underlay + c.rx_uplink + c.drops.unknown_port)
         violation("verdict counters do not sum to the frames in");
     const auto general = world.general->counters();
-    if (std::memcmp(&c, &general, sizeof c) != 0) violation("fast and general paths count differently");
+    if (std::memcmp(&c, &general, sizeof c) != 0) violation("express lanes and the general path count differently");
     return 0;
 }

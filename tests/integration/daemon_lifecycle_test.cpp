@@ -8,8 +8,8 @@
 #include <string>
 
 #include "daemon_fixture.hpp"
-#include "io/interfaces.hpp"
-#include "io/tc_attach.hpp"
+#include "io/bpf/tc_attach.hpp"
+#include "io/netlink/interfaces.hpp"
 
 namespace andromeda::testing {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "daemon_fixture.hpp"
 #include "inet_sockets.hpp"
-#include "io/map_ids.hpp"
+#include "io/plan/map_ids.hpp"
 #include "support/fabric_builder.hpp"
 
 namespace andromeda::testing {

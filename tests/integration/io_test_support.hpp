@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "io/config.hpp"
+#include "io/plan/config.hpp"
 #include "netns_topology.hpp"
 
 namespace andromeda::io::testing {

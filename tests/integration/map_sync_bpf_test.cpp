@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "fabric/fabric.hpp"
-#include "io/bpf_instance.hpp"
-#include "io/map_plan.hpp"
-#include "io/map_sync.hpp"
+#include "io/bpf/bpf_instance.hpp"
+#include "io/plan/map_plan.hpp"
+#include "io/plan/map_sync.hpp"
 #include "io_test_support.hpp"
 #include "support/fabric_builder.hpp"
 #include "support/root.hpp"

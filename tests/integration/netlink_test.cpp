@@ -9,10 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "io/interfaces.hpp"
-#include "io/io_error.hpp"
-#include "io/neighbour.hpp"
-#include "io/punt_pair.hpp"
+#include "io/netlink/interfaces.hpp"
+#include "io/netlink/neighbour.hpp"
+#include "io/netlink/punt_pair.hpp"
+#include "io/plan/io_error.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
 

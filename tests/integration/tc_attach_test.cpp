@@ -11,9 +11,9 @@
 #include <functional>
 #include <memory>
 
-#include "io/bpf_instance.hpp"
-#include "io/interfaces.hpp"
-#include "io/tc_attach.hpp"
+#include "io/bpf/bpf_instance.hpp"
+#include "io/bpf/tc_attach.hpp"
+#include "io/netlink/interfaces.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
 

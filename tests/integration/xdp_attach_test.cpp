@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "io/bpf_instance.hpp"
-#include "io/interfaces.hpp"
-#include "io/io_error.hpp"
+#include "io/bpf/bpf_instance.hpp"
+#include "io/netlink/interfaces.hpp"
+#include "io/plan/io_error.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
 

@@ -12,8 +12,8 @@
 
 #include "control/client.hpp"
 #include "daemon/daemon_support.hpp"
-#include "io/interfaces.hpp"
-#include "io/neighbour.hpp"
+#include "io/netlink/interfaces.hpp"
+#include "io/netlink/neighbour.hpp"
 
 namespace andromeda::daemon {
 

@@ -29,10 +29,10 @@
 #include "daemon/next_hops.hpp"
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
-#include "io/bpf_instance.hpp"
-#include "io/map_sync.hpp"
-#include "io/port_table.hpp"
-#include "io/punt_pair.hpp"
+#include "io/bpf/bpf_instance.hpp"
+#include "io/netlink/punt_pair.hpp"
+#include "io/plan/map_sync.hpp"
+#include "io/plan/port_table.hpp"
 #include "nat/nat_engine.hpp"
 
 namespace andromeda::daemon {

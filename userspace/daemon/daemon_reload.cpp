@@ -15,7 +15,7 @@
 
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
-#include "io/interfaces.hpp"
+#include "io/netlink/interfaces.hpp"
 
 namespace andromeda::daemon {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "andromeda_kern_user.h"
-#include "io/config.hpp"
+#include "io/plan/config.hpp"
 
 namespace andromeda::daemon {
 

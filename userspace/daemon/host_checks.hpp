@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fabric/snapshot.hpp"
-#include "io/interfaces.hpp"
+#include "io/netlink/interfaces.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {

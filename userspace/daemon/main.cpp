@@ -11,7 +11,7 @@
 #include "daemon/daemon_support.hpp"
 #include "daemon/host_checks.hpp"
 #include "fabric/loader.hpp"
-#include "io/interfaces.hpp"
+#include "io/netlink/interfaces.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "io/neighbour.hpp"
+#include "io/netlink/neighbour.hpp"
 
 namespace andromeda::daemon {
 

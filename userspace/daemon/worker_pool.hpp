@@ -16,9 +16,9 @@
 #include "daemon/packet_worker.hpp"
 #include "dataplane/pipeline_config.hpp"
 #include "fabric/store.hpp"
-#include "io/bpf_instance.hpp"
-#include "io/worker_thread.hpp"
-#include "io/xsk_worker.hpp"
+#include "io/bpf/bpf_instance.hpp"
+#include "io/xsk/worker_thread.hpp"
+#include "io/xsk/xsk_worker.hpp"
 #include "nat/nat_engine.hpp"
 
 namespace andromeda::daemon {
@@ -31,7 +31,7 @@ struct OwnedPort {
     std::uint32_t slot = 0;
     std::uint32_t queues = 1;
     // The interface its sockets bind to when not `name` itself: a tenant port's punt pair's
-    // steering end (io/punt_pair.hpp).
+    // steering end (io/netlink/punt_pair.hpp).
     std::string device;
 
     [[nodiscard]] const std::string& socket_device() const noexcept { return device.empty() ? name : device; }

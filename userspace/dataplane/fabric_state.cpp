@@ -6,7 +6,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "dataplane/fast_path.hpp"
+#include "dataplane/frame_bytes.hpp"
 
 namespace andromeda::dataplane::detail {
 
@@ -30,7 +30,7 @@ void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const Pipeline
     build_templates(snapshot, config);
     build_vpcs(snapshot);
     build_routes(snapshot);
-    prepare_fast_path(config);
+    prepare_express_lanes(config);
 
     generation_ = snapshot.generation();
     stale_ = false;
@@ -100,9 +100,9 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
             if (const auto& node_address = snapshot.nodes()[e.node_index].address)
                 route.peer_key = kPeerKeyTag | word_of(*node_address);
         }
-        // The tenant fast path encapsulates to any route with an `outer`. None for an address
+        // The encapsulating express lane takes any route with an `outer`. None for an address
         // the general path treats first as something else (the VPC's gateway, answered there;
-        // multicast or broadcast, dropped), so the fast path need not test for those per packet.
+        // multicast or broadcast, dropped), so the express lane need not test for those per packet.
         // A valid fabric has no such endpoints: this keeps both paths agreeing on any snapshot.
         const bool special = e.ip == vpcs_[e.vpc_index].gateway.ipv4 || is_multicast_or_broadcast(e.ip);
         route.outer = e.is_local || special ? nullptr : outer_template(e.node_index);
@@ -124,18 +124,18 @@ const EndpointRoute* FabricState::route_elsewhere(const VpcState& vpc, wire::Ipv
     return e == nullptr ? nullptr : &routes_[e->position];
 }
 
-void FabricState::prepare_fast_path(const PipelineConfig& config) {
+void FabricState::prepare_express_lanes(const PipelineConfig& config) {
     for (PortState& port : ports_) {
-        port.fast = FastPath::none;
-        if (!config.fast_path) continue;
-        // The decap fast path checks the outer destination against this node's address.
-        if (port.role == PortRole::underlay && local_address_word_ != 0) port.fast = FastPath::underlay;
+        port.express = ExpressLane::none;
+        if (!config.express_lanes) continue;
+        // The delivering express lane checks the outer destination against this node's address.
+        if (port.role == PortRole::underlay && local_address_word_ != 0) port.express = ExpressLane::deliver;
         if (port.role != PortRole::tenant || port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
         // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
-        // fast path writes untagged outer headers only: with a VLAN, the general path encapsulates.
+        // express lane writes untagged outer headers only: with a VLAN, the general path encapsulates.
         if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
-            port.fast = FastPath::tenant;
+            port.express = ExpressLane::encapsulate;
         port.vni_bits = overlay::OuterTemplate::vni_bits(vpc.vpc->vni);
         port.endpoint_ip = word_of(port.endpoint->ip);
         port.macs = MacPair::of(vpc.gateway.mac, port.endpoint->mac);

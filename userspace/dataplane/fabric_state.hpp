@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "dataplane/fast_path.hpp"
+#include "dataplane/frame_bytes.hpp"
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/pipeline_config.hpp"
 #include "fabric/snapshot.hpp"
@@ -27,18 +27,20 @@ struct VpcState;
 
 struct EndpointRoute;
 
-enum class FastPath : std::uint8_t { none, tenant, underlay };
+// The pipeline's shortcuts for the two frames that are nearly all traffic (Pipeline::
+// express_encapsulate, express_deliver). Not "fast path": that is the kernel's tc programs.
+enum class ExpressLane : std::uint8_t { none, encapsulate, deliver };
 
 struct PortState {
     PortId id = kNoPort;
     PortRole role = PortRole::tenant;
     const fabric::Endpoint* endpoint = nullptr;  // tenant ports: the local endpoint, if bound
     std::uint32_t vpc_index = fabric::kNoIndex;
-    // Which fast path frames from this port try first, decided once per rebuild (the pipeline's
-    // fast_path setting, the role, and for tenant ports whether the fast path's assumptions hold).
-    FastPath fast = FastPath::none;
-    // The tenant fast path's copy of what it compares, as raw words (IPv4 in network order) so
-    // one frame costs no pointer chasing. Set when `fast` is FastPath::tenant.
+    // Which express lane frames from this port try first, decided once per rebuild (the pipeline's
+    // express_lanes setting, the role, and for tenant ports whether the express lane's assumptions hold).
+    ExpressLane express = ExpressLane::none;
+    // The encapsulating express lane's copy of what it compares, as raw words (IPv4 in network order) so
+    // one frame costs no pointer chasing. Set when `express` is ExpressLane::encapsulate.
     MacPair macs;                // the VPC's gateway MAC, then the endpoint's
     std::uint64_t vni_bits = 0;  // the VPC's VNI for OuterTemplate::fresh_header_word()
     std::uint32_t endpoint_ip = 0;
@@ -54,16 +56,16 @@ struct PortState {
 struct EndpointRoute {
     const fabric::Endpoint* endpoint = nullptr;
     // The endpoint's MAC, then its VPC's gateway MAC: the destination and source MACs of a frame
-    // delivered to it, here so that the fast paths write them with two copies and no other load.
+    // delivered to it, here so that the express lanes write them with two copies and no other load.
     std::array<std::uint8_t, 12> macs{};
-    // The tenant fast path's template towards the endpoint's node. Null for local endpoints, nodes
+    // The encapsulating express lane's template towards the endpoint's node. Null for local endpoints, nodes
     // without a next hop, and addresses the general path must see (see build_routes).
     overlay::OuterTemplate* outer = nullptr;
     PortId port = kNoPort;                    // local: its tenant port (kNoPort: not in the port table)
     std::uint32_t node_index = fabric::kNoIndex;
     bool is_local = false;
-    // What an overlay packet from this endpoint carries as its outer source, for the decap fast
-    // path's sender check in one compare: kPeerKeyTag | the node's address as it reads off the
+    // What an overlay packet from this endpoint carries as its outer source, for the delivering express
+    // lane's sender check in one compare: kPeerKeyTag | the node's address as it reads off the
     // wire (network order). 0 for endpoints of this node or of a node without an address, which
     // matches no packet (the tag bit).
     std::uint64_t peer_key = 0;
@@ -155,7 +157,7 @@ private:
     [[nodiscard]] const EndpointRoute* route_elsewhere(const VpcState& vpc, wire::Ipv4Address ip) const noexcept;
 
     void bind_ports(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
-    void prepare_fast_path(const PipelineConfig& config);
+    void prepare_express_lanes(const PipelineConfig& config);
     void build_templates(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config);
     void build_vpcs(const fabric::FabricSnapshot& snapshot);
     void build_routes(const fabric::FabricSnapshot& snapshot);

@@ -103,7 +103,7 @@ public:
     }
 
     // Emits a frame written into the next spare (peek_spare(0)); `frame` is its final extent.
-    // Always inlined: out of line, the call was a tenth of a fast-path packet.
+    // Always inlined: out of line, the call was a tenth of an express-lane packet.
     [[gnu::always_inline]] void emit_spare(PortId port, const PacketBuffer& frame) noexcept {
         store(slots_[emitted_++], port, frame, -1);
         ++spares_used_;

@@ -1,7 +1,7 @@
 // Entry points: snapshot-derived state, dispatch by port role, batches, counters; and, in the same
-// translation unit so they inline into the dispatch, the fast paths.
+// translation unit so they inline into the dispatch, the express lanes.
 //
-// The fast paths for the two frames that are nearly all traffic: a tenant's untagged IPv4
+// The express lanes for the two frames that are nearly all traffic: a tenant's untagged IPv4
 // packet for a remote endpoint (encapsulate), and an overlay packet for a local endpoint
 // (deliver). Same checks and outcome as the general path, done with fixed-offset loads; anything
 // unusual (tags, options, errors to send, drops) returns false untouched and takes the general
@@ -12,14 +12,13 @@
 #include <cstring>
 #include <utility>
 
-#include "dataplane/fast_path.hpp"
+#include "dataplane/frame_bytes.hpp"
 #include "overlay/andromeda_header.hpp"
 #include "overlay/vxlan_header.hpp"
 
 namespace andromeda::dataplane {
 
-
-// --- fast paths ------------------------------------------------------------------------------
+// --- express lanes ------------------------------------------------------------------------------
 namespace {
 
 constexpr std::uint32_t kOuter = overlay::kOuterHeadersSize;
@@ -30,7 +29,7 @@ using detail::native_word;
 
 }  // namespace
 
-bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink) {
+bool Pipeline::express_encapsulate(const detail::PortState& port, const Input& input, FrameSink& sink) {
     const std::uint8_t* frame = input.bytes.data();
     const std::size_t size = input.bytes.size();
     if (size < kEthernet + 20 || !detail::is_ipv4_no_options(frame)) return false;
@@ -49,7 +48,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
     const detail::EndpointRoute* target =
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
-    overlay::OuterTemplate* outer = target->outer;  // untagged: no tenant fast path with a VLAN
+    overlay::OuterTemplate* outer = target->outer;  // untagged: no encapsulating express lane with a VLAN
     const std::uint8_t* target_mac = target->macs.data();
 
     const std::uint32_t length = kEthernet + total;
@@ -80,7 +79,7 @@ bool Pipeline::fast_tenant(const detail::PortState& port, const Input& input, Fr
         sink.emit_spare(state_.underlay_port(), out);
         if (in != nullptr) ++counters_.in_place_fallback_copies;
     }
-    ++fast_encapsulated_;  // and rx_tenant, encapsulated, forwarded: see counters()
+    ++express_encapsulated_;  // and rx_tenant, encapsulated, forwarded: see counters()
     return true;
 }
 
@@ -144,9 +143,9 @@ struct CommonOverlay {
 
 }  // namespace
 
-bool Pipeline::fast_underlay(const Input& input, FrameSink& sink) {
+bool Pipeline::express_deliver(const Input& input, FrameSink& sink) {
     CommonOverlay packet;
-    // (A port gets this fast path only while this node's address is known: FabricState.)
+    // (A port gets this express lane only while this node's address is known: FabricState.)
     if (sink.free_slots() == 0 || !parse_common_overlay(input.bytes, state_, packet)) return false;
     const detail::VpcState* vpc = state_.vpc_by_vni_key(packet.vni_key);
     if (vpc == nullptr) return false;
@@ -196,21 +195,20 @@ bool Pipeline::fast_underlay(const Input& input, FrameSink& sink) {
     // Destination and source MAC: 12 bytes as 8 and 4.
     std::memcpy(out_frame, target->macs.data(), 8);
     std::memcpy(out_frame + 8, target->macs.data() + 8, 4);
-    ++fast_delivered_;  // and rx_underlay, decapsulated, delivered_from_fabric, delivered: see counters()
+    ++express_delivered_;  // and rx_underlay, decapsulated, delivered_from_fabric, delivered: see counters()
     return true;
 }
 
-
 FrameResult Pipeline::process_one(const Input& input, FrameSink& sink) {
     const detail::PortState* port = state_.port(input.port);
-    if (port != nullptr) {  // a fast path counts what it handles
-        if (port->fast == detail::FastPath::tenant && fast_tenant(*port, input, sink))
+    if (port != nullptr) {  // an express lane counts what it handles
+        if (port->express == detail::ExpressLane::encapsulate && express_encapsulate(*port, input, sink))
             return FrameResult{Verdict::forward, DropReason::none, 1, {}};
-        if (port->fast == detail::FastPath::underlay && fast_underlay(input, sink))
+        if (port->express == detail::ExpressLane::deliver && express_deliver(input, sink))
             return FrameResult{Verdict::deliver, DropReason::none, 1, {}};
     }
     // A copy for the out-of-line stages, so that only this path needs the input in memory: with
-    // `input` itself passed on, every frame stored it to the stack before trying the fast paths.
+    // `input` itself passed on, every frame stored it to the stack before trying the express lanes.
     const Input general = input;
     FrameResult result;
     Action action;

@@ -132,23 +132,23 @@ public:
     void set_ports(std::vector<PortBinding> ports);
 
     [[nodiscard]] const PipelineConfig& config() const noexcept { return config_; }
-    // The counters, the fast paths' single per-packet counts spread into every counter they stand
-    // for (a fast encapsulation is also an rx_tenant and a forward; a fast delivery also an
+    // The counters, the express lanes' single per-packet counts spread into every counter they stand
+    // for (an express encapsulation is also an rx_tenant and a forward; an express delivery also an
     // rx_underlay, a decapsulation and a delivery).
     [[nodiscard]] PipelineCounters counters() const noexcept {
         PipelineCounters c = counters_;
-        c.rx_tenant += fast_encapsulated_;
-        c.encapsulated += fast_encapsulated_;
-        c.forwarded += fast_encapsulated_;
-        c.rx_underlay += fast_delivered_;
-        c.decapsulated += fast_delivered_;
-        c.delivered_from_fabric += fast_delivered_;
-        c.delivered += fast_delivered_;
+        c.rx_tenant += express_encapsulated_;
+        c.encapsulated += express_encapsulated_;
+        c.forwarded += express_encapsulated_;
+        c.rx_underlay += express_delivered_;
+        c.decapsulated += express_delivered_;
+        c.delivered_from_fabric += express_delivered_;
+        c.delivered += express_delivered_;
         return c;
     }
     void reset_counters() noexcept {
         counters_ = PipelineCounters{};
-        fast_encapsulated_ = fast_delivered_ = 0;
+        express_encapsulated_ = express_delivered_ = 0;
     }
 
 private:
@@ -160,8 +160,8 @@ private:
     };
 
     void prepare(const fabric::FabricSnapshot& fabric);
-    // Inlined into the entry points with the fast paths: their calls and register saves were a
-    // fifth of a fast-path packet. Returns the result whole, so the entry points construct it in
+    // Inlined into the entry points with the express lanes: their calls and register saves were a
+    // fifth of an express-lane packet. Returns the result whole, so the entry points construct it in
     // place and a batch's results need no clearing.
     [[gnu::always_inline]] inline FrameResult process_one(const Input& input, FrameSink& sink);
 
@@ -195,11 +195,12 @@ private:
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
-    // Fast paths (pipeline.cpp): handle and count the frame and return true (one frame emitted:
-    // forward for fast_tenant, deliver for fast_underlay), or return false having changed nothing
+    // Express lanes (pipeline.cpp): handle and count the frame and return true (one frame emitted:
+    // forward for express_encapsulate, deliver for express_deliver), or return false having changed nothing
     // so the general path decides.
-    [[gnu::always_inline]] inline bool fast_tenant(const detail::PortState& port, const Input& input, FrameSink& sink);
-    [[gnu::always_inline]] inline bool fast_underlay(const Input& input, FrameSink& sink);
+    [[gnu::always_inline]] inline bool express_encapsulate(const detail::PortState& port, const Input& input,
+                                                           FrameSink& sink);
+    [[gnu::always_inline]] inline bool express_deliver(const Input& input, FrameSink& sink);
 
     PipelineConfig config_;
     detail::FabricState state_;
@@ -207,8 +208,8 @@ private:
     gateway::IcmpErrorRateLimiter icmp_limiter_;
     std::uint16_t icmp_ip_id_ = 1;
     PipelineCounters counters_;
-    std::uint64_t fast_encapsulated_ = 0;  // see counters()
-    std::uint64_t fast_delivered_ = 0;
+    std::uint64_t express_encapsulated_ = 0;  // see counters()
+    std::uint64_t express_delivered_ = 0;
 };
 
 }  // namespace andromeda::dataplane

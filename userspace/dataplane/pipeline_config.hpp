@@ -53,9 +53,9 @@ struct PipelineConfig {
     bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame
     gateway::RateLimiterConfig icmp_error_rate;
     gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiter; tests inject one
-    // The common cases (tenant -> remote endpoint, overlay -> local endpoint) take a fast path
+    // The common cases (tenant -> remote endpoint, overlay -> local endpoint) take an express lane
     // with the same outcome as the general one; tests turn it off to compare the two.
-    bool fast_path = true;
+    bool express_lanes = true;
 };
 
 }  // namespace andromeda::dataplane

@@ -2,7 +2,7 @@
 // VPC, PMTUD. Only reads the frame; pipeline_execute.cpp carries the decision out.
 #include <algorithm>
 
-#include "dataplane/fast_path.hpp"
+#include "dataplane/frame_bytes.hpp"
 #include "dataplane/pipeline.hpp"
 #include "gateway/icmp_error.hpp"
 #include "wire/arp.hpp"

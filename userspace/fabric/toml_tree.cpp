@@ -108,7 +108,7 @@ bool same_document(const TomlNode& a, const TomlNode& b) {
 }
 
 std::optional<TomlNode> parse_toml(std::string_view text, const std::string& file_name, ValidationError& error) {
-    if (auto fast = parse_toml_fast(text)) return fast;
+    if (auto subset = parse_toml_subset(text)) return subset;
     return parse_toml_full(text, file_name, error);
 }
 

@@ -92,8 +92,8 @@ public:
         return encapsulate_untagged(inner, out, fields);
     }
 
-    // encapsulate() for an untagged template (!tagged()): the fast paths' copy, without the
-    // tag test (the pipeline keeps its fast paths off when the underlay is tagged).
+    // encapsulate() for an untagged template (!tagged()): the express lanes' copy, without the
+    // tag test (the pipeline keeps its express lanes off when the underlay is tagged).
     [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
                                                             const OverlayFields& fields) noexcept {
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
@@ -116,8 +116,8 @@ public:
     // untouched except that its length is set to 0, so the caller drops it.
     std::size_t encapsulate_burst_in_place(std::span<InPlaceFrame> frames, std::uint32_t vni) noexcept;
 
-    // The fast paths' in-place encapsulation, with what encapsulate_in_place checks already
-    // known to hold: an untagged template (!tagged(); the pipeline keeps its fast paths off when
+    // The express lanes' in-place encapsulation, with what encapsulate_in_place checks already
+    // known to hold: an untagged template (!tagged(); the pipeline keeps its express lanes off when
     // the underlay is tagged), 50 bytes of headroom before `inner`, inner_length <=
     // kMaxInnerFrameSize. Returns the start of the outer packet (inner - 50).
     [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
@@ -127,12 +127,12 @@ public:
         return outer;
     }
 
-    // The fast paths' form of the overlay fields for a fresh tenant packet (default hop limit,
+    // The express lanes' form of the overlay fields for a fresh tenant packet (default hop limit,
     // no flags): most of the header word is precomputed, per template (kind) and per port (VNI).
     // vni_bits(vni) is the VNI as it lies in the header word; fresh_header_word() adds the
     // template's constant part and the flow hash (Andromeda; VXLAN's header has no field for it).
     // vni_word(vni) is the VNI's three bytes as both headers carry them (bytes 4-6), read as one
-    // native 32-bit word with the byte after them zero: what the decap fast path reads.
+    // native 32-bit word with the byte after them zero: what the delivering express lane reads.
     [[nodiscard]] static constexpr std::uint32_t vni_word(std::uint32_t vni) noexcept {
         return util::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{
             static_cast<std::uint8_t>(vni >> 16), static_cast<std::uint8_t>(vni >> 8), static_cast<std::uint8_t>(vni), 0});
@@ -170,8 +170,8 @@ private:
 
     // Writes the 50 outer bytes at `out` for an inner frame of `inner_length` bytes that follows
     // them contiguously (the UDP checksum, when enabled, reads it), with `header_word` as the
-    // overlay header (overlay_header_word() or fresh_header_word()). Inline, so the pipeline's fast
-    // paths get it without two calls. The per-packet fields are computed in network byte order:
+    // overlay header (overlay_header_word() or fresh_header_word()). Inline, so the pipeline's express
+    // lanes get it without two calls. The per-packet fields are computed in network byte order:
     // the IPv4 checksum sums the words as they lie in memory (a one's-complement sum commutes
     // with swapping bytes, RFC 1071), so only the values that count need a swap.
     [[gnu::always_inline]] void write_outer(std::uint8_t* out, std::size_t inner_length, std::uint64_t header_word,
@@ -200,7 +200,7 @@ private:
 
     // The template as three 16-byte copies: its 42 bytes and 6 of padding, which land where the
     // overlay header goes and are overwritten by it. (A plain 42-byte memcpy became `rep movsb`,
-    // whose start-up cost was a fifth of a fast-path encapsulation.)
+    // whose start-up cost was a fifth of an express-lane encapsulation.)
     [[gnu::always_inline]] void copy_template(std::uint8_t* out) const noexcept {
         static_assert(sizeof bytes_ == 48 && kOuterHeadersSize >= 48);
         const std::uint8_t* in = bytes_.data();

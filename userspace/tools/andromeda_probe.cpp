@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "andromeda_xdp.skel.h"
-#include "io/config.hpp"
-#include "io/interfaces.hpp"
-#include "io/io_error.hpp"
-#include "io/xdp_attach.hpp"
-#include "io/xsk_worker.hpp"
+#include "io/bpf/xdp_attach.hpp"
+#include "io/netlink/interfaces.hpp"
+#include "io/plan/config.hpp"
+#include "io/plan/io_error.hpp"
+#include "io/xsk/xsk_worker.hpp"
 
 namespace {
 

@@ -54,14 +54,14 @@ namespace andromeda::wire {
         std::memcpy(&w, header + i, sizeof w);
         return std::uint64_t{w};
     };
-    // Five words, unrolled by hand for the option-less header the fast paths check (a constant
-    // after inlining): the compilers kept the loop, a third of a fast-path checksum's cost.
+    // Five words, unrolled by hand for the option-less header the express lanes check (a constant
+    // after inlining): the compilers kept the loop, a third of an express-lane checksum's cost.
     std::uint64_t sum = word(0) + word(4) + word(8) + word(12) + word(16);
     for (std::size_t i = 20; i + 4 <= length; i += 4) sum += word(i);
     // sum % 0xffff == 0 as a multiply by the inverse of 0xffff modulo 2^64 and a compare (the
     // multiples of an odd d are exactly the x with x * inverse(d) <= (2^64 - 1) / d). Written out
     // because GCC compiled the `%` to a 64-bit `div` where it judged the code cold, such as the
-    // decap fast path's inner header check.
+    // delivering express lane's inner header check.
     constexpr std::uint64_t kInverse = 0xfffefffefffeffffULL;
     static_assert(kInverse * 0xffffULL == 1);
     return sum * kInverse <= ~std::uint64_t{0} / 0xffff && sum != 0;

@@ -12,7 +12,7 @@
 
 #include "andromeda_kern_user.h"
 #include "dataplane/verdict.hpp"
-#include "io/frame.hpp"
+#include "io/xsk/frame.hpp"
 #include "nat/counters.hpp"
 #include "overlay/decap.hpp"
 #include "util/drop_registry.hpp"

@@ -13,9 +13,9 @@
 #include "daemon/packet_worker.hpp"
 #include "dataplane/counters.hpp"
 #include "dataplane/nat_pipeline.hpp"
-#include "io/xdp_stats.hpp"
-#include "io/xsk_socket.hpp"
-#include "io/xsk_worker.hpp"
+#include "io/bpf/xdp_stats.hpp"
+#include "io/xsk/xsk_socket.hpp"
+#include "io/xsk/xsk_worker.hpp"
 #include "nat/counters.hpp"
 #include "util/counters.hpp"
 

@@ -3,13 +3,13 @@
 // in-place variants agree byte for byte.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 
-#include "dataplane/fast_path.hpp"
+#include "dataplane/frame_bytes.hpp"
 #include "overlay/flow_hash.hpp"
 #include "unit/dataplane/pipeline_fixture.hpp"
 #include "unit/dataplane/random_frames.hpp"
@@ -62,7 +62,7 @@ std::vector<Bytes> check_result(const RandomInput& in, const FrameResult& r, con
     return frames;
 }
 
-// Three pipelines fed the same inputs: copy and in-place with the fast paths, and copy through
+// Three pipelines fed the same inputs: copy and in-place with the express lanes, and copy through
 // the general path only.
 struct Lockstep {
     explicit Lockstep(std::uint64_t* now) {
@@ -70,7 +70,7 @@ struct Lockstep {
         config.clock = [now] { return *now; };
         copy = std::make_unique<dataplane::Pipeline>(config);
         in_place = std::make_unique<dataplane::Pipeline>(config);
-        config.fast_path = false;
+        config.express_lanes = false;
         general = std::make_unique<dataplane::Pipeline>(config);
     }
     std::unique_ptr<dataplane::Pipeline> copy, in_place, general;
@@ -109,14 +109,14 @@ TEST(PipelinePropertyTest, RandomFramesOnEveryPortNeverYieldMalformedOutput) {
     const auto& c = pipelines.copy->counters();
     EXPECT_EQ(c.forwarded + c.delivered + c.replied + c.to_nat + c.dropped, 20000u);
     EXPECT_EQ(dataplane::total_drops(c.drops), c.dropped);
-    // The fast paths count exactly what the general path counts.
+    // The express lanes count exactly what the general path counts.
     const auto& g = pipelines.general->counters();
     EXPECT_EQ(std::memcmp(&c, &g, sizeof c), 0);
     EXPECT_GT(c.encapsulated, 500u);
     EXPECT_GT(c.delivered_from_fabric, 30u);
 }
 
-TEST(PipelinePropertyTest, FastPathHeaderChecksumEqualsTheWireCheck) {
+TEST(PipelinePropertyTest, ExpressLaneHeaderChecksumEqualsTheWireCheck) {
     std::mt19937 rng(11);
     int valid = 0;
     for (int i = 0; i < 200000; ++i) {
@@ -136,7 +136,7 @@ TEST(PipelinePropertyTest, FastPathHeaderChecksumEqualsTheWireCheck) {
     EXPECT_GT(valid, 50000);
 }
 
-TEST(PipelinePropertyTest, FastPathFlowHashEqualsTheOverlayFlowHash) {
+TEST(PipelinePropertyTest, ExpressLaneFlowHashEqualsTheOverlayFlowHash) {
     RandomFrames random(5);
     int compared = 0;
     for (int i = 0; i < 5000; ++i) {
@@ -212,11 +212,11 @@ void set_ipv4_field(Bytes& frame, std::size_t ip, std::size_t offset, std::uint1
     wire::store_be16(&frame[ip + 10], wire::internet_checksum(wire::ByteSpan(&frame[ip], 20)));
 }
 
-// The fast paths check lengths with single unsigned compares (20 <= total <= size - 14 and the
+// The express lanes check lengths with single unsigned compares (20 <= total <= size - 14 and the
 // like): walk every boundary they guard, for tenant frames and overlay packets, with each length
-// field off by up to 2 either way and frames cut short or padded, and require the fast paths
+// field off by up to 2 either way and frames cut short or padded, and require the express lanes
 // (copy and in place) to do exactly what the general path does.
-TEST(PipelinePropertyTest, FastPathsAgreeWithTheGeneralPathAtEveryLengthBoundary) {
+TEST(PipelinePropertyTest, ExpressLanesAgreeWithTheGeneralPathAtEveryLengthBoundary) {
     auto fabric = load_fabric(fabric_text("node1"));
     std::uint64_t now = 1;
     Lockstep pipelines(&now);

@@ -257,10 +257,10 @@ TEST_F(TenantPathTest, EveryTenantDropHasItsReasonAndCounter) {
 }
 
 // A VPC in 224.0.0.0/24 (the loader accepts it) with a remote endpoint at 224.0.0.20: the general
-// path drops traffic to it as multicast before any route lookup, and the fast paths, which do not
+// path drops traffic to it as multicast before any route lookup, and the express lanes, which do not
 // test the destination themselves, must not encapsulate it either (FabricState gives such an
-// endpoint no fast-path template).
-TEST(TenantPathConfigTest, EndpointsAtMulticastAddressesAreDroppedByTheFastPathsToo) {
+// endpoint no express-lane template).
+TEST(TenantPathConfigTest, EndpointsAtMulticastAddressesAreDroppedByTheExpressLanesToo) {
     const std::string odd_vpc = R"(
 [[vpc]]
 name = "odd"
@@ -289,9 +289,9 @@ node = "node2"
     spec.src = ipv4("224.0.0.10");
     spec.dst = ipv4("224.0.0.20");
     const Bytes frame = ipv4_frame(spec);
-    for (const bool fast : {true, false}) {
-        SCOPED_TRACE(fast ? "fast paths on" : "general path only");
-        config.fast_path = fast;
+    for (const bool express : {true, false}) {
+        SCOPED_TRACE(express ? "express lanes on" : "general path only");
+        config.express_lanes = express;
         dataplane::Pipeline pipeline(config);
         SinkStorage out;
         const auto copied = pipeline.process(kOddPort, frame, *fabric, out.fresh());

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "andromeda_kern_user.h"
-#include "io/config.hpp"
-#include "io/io_error.hpp"
+#include "io/plan/config.hpp"
+#include "io/plan/io_error.hpp"
 
 namespace andromeda::io {
 namespace {

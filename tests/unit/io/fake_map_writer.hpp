@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/map_sync.hpp"
+#include "io/plan/map_sync.hpp"
 
 namespace andromeda::io::testing {
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "io/frame_ledger.hpp"
+#include "io/xsk/frame_ledger.hpp"
 
 namespace andromeda::io {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "fabric/fabric.hpp"
 #include "fake_map_writer.hpp"
-#include "io/map_plan.hpp"
-#include "io/map_sync.hpp"
+#include "io/plan/map_plan.hpp"
+#include "io/plan/map_sync.hpp"
 #include "support/fabric_builder.hpp"
 
 namespace andromeda::io {

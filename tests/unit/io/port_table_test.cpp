@@ -6,7 +6,7 @@
 
 #include "fabric/fabric.hpp"
 #include "fake_map_writer.hpp"
-#include "io/port_table.hpp"
+#include "io/plan/port_table.hpp"
 #include "support/fabric_builder.hpp"
 
 namespace andromeda::io {

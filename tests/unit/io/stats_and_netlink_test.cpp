@@ -6,8 +6,8 @@
 #include <set>
 #include <vector>
 
-#include "io/netlink.hpp"
-#include "io/xdp_stats.hpp"
+#include "io/bpf/xdp_stats.hpp"
+#include "io/netlink/netlink.hpp"
 
 namespace andromeda::io {
 namespace {

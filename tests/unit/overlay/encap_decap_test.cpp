@@ -115,7 +115,7 @@ TEST(OuterTemplate, ChecksumMatchesRecomputeForAnyHeaderConstants) {
     }
 }
 
-// The fast paths' header word (precomputed per template and VNI) writes what the fields do.
+// The express lanes' header word (precomputed per template and VNI) writes what the fields do.
 TEST(OuterTemplate, FreshHeaderWordEncodesLikeDefaultFields) {
     std::mt19937 rng(23);
     const Bytes inner = make_ipv4_frame(kTenantA, kTenantB, 17, 40000, 4242);

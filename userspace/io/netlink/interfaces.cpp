@@ -1,0 +1,130 @@
+#include "io/netlink/interfaces.hpp"
+
+#include <arpa/inet.h>
+#include <linux/ethtool.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "io/netlink/netlink.hpp"
+#include "io/netlink/netns.hpp"
+#include "io/plan/io_error.hpp"
+
+namespace andromeda::io {
+
+namespace {
+
+// One ethtool ioctl; false when the driver does not implement it (or the interface is gone).
+bool ethtool_query(std::string_view ifname, void* command) {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    ifreq ifr{};
+    ifname.copy(ifr.ifr_name, IFNAMSIZ - 1);
+    ifr.ifr_data = static_cast<char*>(command);
+    const bool ok = ioctl(fd, SIOCETHTOOL, &ifr) == 0;
+    close(fd);
+    return ok;
+}
+
+std::string driver_name(std::string_view ifname) {
+    ethtool_drvinfo info{};
+    info.cmd = ETHTOOL_GDRVINFO;
+    if (!ethtool_query(ifname, &info)) return {};
+    return std::string(info.driver, strnlen(info.driver, sizeof info.driver));
+}
+
+InterfaceInfo parse_link(const nlmsghdr& message) {
+    const auto& ifi = fixed_header<ifinfomsg>(message);
+    const auto attrs = attributes_after<ifinfomsg>(message);
+    InterfaceInfo info;
+    info.ifindex = static_cast<std::uint32_t>(ifi.ifi_index);
+    info.up = (ifi.ifi_flags & IFF_UP) != 0;
+    info.name = attrs.string(IFLA_IFNAME).value_or("");
+    info.mtu = attrs.u32(IFLA_MTU).value_or(0);
+    if (const auto mac = attrs.bytes(IFLA_ADDRESS); mac.size() == 6) info.mac = wire::MacAddress::from_bytes(mac.data());
+    const auto xdp = attrs.nested(IFLA_XDP);
+    info.xdp_attached = xdp.u8(IFLA_XDP_ATTACHED).value_or(XDP_ATTACHED_NONE);
+    info.xdp_prog_id = xdp.u32(IFLA_XDP_PROG_ID).value_or(0);
+    info.link_ifindex = attrs.u32(IFLA_LINK).value_or(0);
+    if (const auto nsid = attrs.u32(IFLA_LINK_NETNSID)) info.link_netnsid = static_cast<std::int32_t>(*nsid);
+    return info;
+}
+
+std::optional<InterfaceInfo> get_link(std::uint32_t ifindex, const std::string& name) {
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    ifi.ifi_index = static_cast<int>(ifindex);
+    NetlinkRequest request(RTM_GETLINK, 0, &ifi, sizeof ifi);
+    if (!name.empty()) request.add_string(IFLA_IFNAME, name);
+    std::optional<InterfaceInfo> found;
+    RtnetlinkSocket netlink;
+    const int rc = netlink.transact(request, [&](const nlmsghdr& m) {
+        if (m.nlmsg_type == RTM_NEWLINK) found = parse_link(m);
+    });
+    if (rc == -ENODEV || rc == -ENOENT) return std::nullopt;
+    if (rc != 0) throw IoError("netlink RTM_GETLINK for " + (name.empty() ? std::to_string(ifindex) : name), -rc);
+    if (found) {
+        found->rx_queues = rx_queue_count(found->name);
+        found->driver = driver_name(found->name);
+    }
+    return found;
+}
+
+}  // namespace
+
+std::optional<InterfaceInfo> find_interface(std::string_view name) {
+    if (name.empty() || name.size() >= IFNAMSIZ) return std::nullopt;
+    return get_link(0, std::string(name));
+}
+
+std::optional<InterfaceInfo> find_interface(std::uint32_t ifindex) { return get_link(ifindex, {}); }
+
+InterfaceInfo require_interface(std::string_view name) {
+    if (auto info = find_interface(name)) return *info;
+    throw IoError("interface " + std::string(name) + " does not exist in this network namespace", ENODEV,
+                  "check the name in node.toml, and start andromedad in the namespace that holds it "
+                  "(nsenter --net=/run/netns/<ns>)");
+}
+
+std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex) {
+    ifaddrmsg ifa{};
+    ifa.ifa_family = AF_INET;
+    NetlinkRequest request(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
+    std::vector<wire::Ipv4Address> primary, secondary;
+    RtnetlinkSocket netlink;
+    const int rc = netlink.transact(request, [&](const nlmsghdr& m) {
+        const auto& a = fixed_header<ifaddrmsg>(m);
+        if (m.nlmsg_type != RTM_NEWADDR || a.ifa_index != ifindex || a.ifa_family != AF_INET) return;
+        const auto attrs = attributes_after<ifaddrmsg>(m);
+        const auto local = attrs.bytes(IFA_LOCAL).size() == 4 ? attrs.bytes(IFA_LOCAL) : attrs.bytes(IFA_ADDRESS);
+        if (local.size() != 4) return;
+        ((a.ifa_flags & IFA_F_SECONDARY) ? secondary : primary).push_back(wire::Ipv4Address::from_bytes(local.data()));
+    });
+    if (rc != 0) throw IoError("netlink RTM_GETADDR", -rc);
+    primary.insert(primary.end(), secondary.begin(), secondary.end());
+    return primary;
+}
+
+std::uint32_t rx_queue_count(std::string_view ifname) {
+    ethtool_channels channels{};
+    channels.cmd = ETHTOOL_GCHANNELS;
+    if (!ethtool_query(ifname, &channels)) return 1;
+    const std::uint32_t queues = channels.rx_count + channels.combined_count;
+    return queues == 0 ? 1 : queues;
+}
+
+std::optional<bool> tx_checksum_offload(std::string_view ifname) {
+    ethtool_value value{};
+    value.cmd = ETHTOOL_GTXCSUM;
+    if (!ethtool_query(ifname, &value)) return std::nullopt;
+    return value.data != 0;
+}
+
+
+}  // namespace andromeda::io

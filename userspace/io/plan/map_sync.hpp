@@ -1,0 +1,129 @@
+// Keeps the BPF maps equal to the fabric while writing only what changed. A shadow of each
+// map remembers what was last written; an upsert whose value is already there and an erase of
+// an absent key are skipped and counted as such, so a test (or `andromedactl stats`) can prove
+// that a reload adding one endpoint wrote one entry.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "io/plan/map_ids.hpp"
+#include "io/plan/map_plan.hpp"
+#include "io/plan/port_table.hpp"
+
+namespace andromeda::io {
+
+// Where writes go: the BPF maps (BpfInstance::map_writer()) or, in unit tests, a fake.
+class MapWriter {
+public:
+    virtual ~MapWriter() = default;
+    // Both throw IoError when the kernel refuses.
+    virtual void upsert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) = 0;
+    virtual void erase(MapId map, std::span<const std::byte> key) = 0;
+    // Every (key, value) the map holds now, as bytes: what a previous instance left in a map
+    // this one adopted. Throws IoError.
+    [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> entries(MapId map) const = 0;
+};
+
+struct MapWriteCounts {
+    std::uint64_t upserts = 0;
+    std::uint64_t erases = 0;
+    std::uint64_t unchanged = 0;  // planned, but the map already held exactly that
+
+    [[nodiscard]] std::uint64_t writes() const noexcept { return upserts + erases; }
+    MapWriteCounts& operator+=(const MapWriteCounts& o) noexcept {
+        upserts += o.upserts;
+        erases += o.erases;
+        unchanged += o.unchanged;
+        return *this;
+    }
+};
+
+// Counts per map, indexed by MapId.
+struct SyncCounts {
+    std::array<MapWriteCounts, kMapCount> maps{};
+
+    [[nodiscard]] const MapWriteCounts& operator[](MapId id) const noexcept {
+        return maps[static_cast<std::size_t>(id)];
+    }
+    MapWriteCounts& operator[](MapId id) noexcept { return maps[static_cast<std::size_t>(id)]; }
+    [[nodiscard]] MapWriteCounts total() const noexcept;
+    SyncCounts& operator+=(const SyncCounts& o) noexcept;
+    // "fabric +1 -0 (=3 unchanged), peers ..." for the maps that saw any planned change.
+    [[nodiscard]] std::string summary() const;
+};
+
+namespace detail {
+// Keys and values are plain structs without implicit padding (shared/ guarantees it), so
+// their bytes are their identity.
+struct BytesHash {
+    std::size_t operator()(const std::string& bytes) const noexcept { return std::hash<std::string>{}(bytes); }
+};
+template <class T>
+std::string bytes_of(const T& v) {
+    return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+}
+}  // namespace detail
+
+// What one map holds, as far as this process wrote it.
+class MapShadow {
+public:
+    [[nodiscard]] bool holds(const std::string& key, const std::string& value) const {
+        const auto it = entries_.find(key);
+        return it != entries_.end() && it->second == value;
+    }
+    [[nodiscard]] bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+    void set(std::string key, std::string value) { entries_[std::move(key)] = std::move(value); }
+    void erase(const std::string& key) { entries_.erase(key); }
+    [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+    [[nodiscard]] const std::unordered_map<std::string, std::string, detail::BytesHash>& entries() const noexcept {
+        return entries_;
+    }
+
+private:
+    std::unordered_map<std::string, std::string, detail::BytesHash> entries_;
+};
+
+class FabricMapSync {
+public:
+    explicit FabricMapSync(MapWriter& writer) : writer_(writer) {}
+
+    // Applies a plan: its erases, then its upserts, each only when it changes the map.
+    SyncCounts apply(const FabricMapPlan& plan);
+    // Makes the maps hold exactly `full` (plan_full's result): upserts what differs and erases
+    // every entry `full` does not name. The start, and a repair after doubt.
+    SyncCounts reconcile(const FabricMapPlan& full);
+    // Makes the port map hold exactly `desired`.
+    SyncCounts sync_ports(const PortTable& desired);
+    // Takes what `map` holds now as what was last written (a map adopted from a previous
+    // instance), so the next reconcile or sync_ports erases what the fabric no longer has,
+    // rewrites what differs and leaves the rest: no flush. Returns the number of entries.
+    std::size_t adopt(MapId map);
+
+    [[nodiscard]] std::size_t size(MapId map) const noexcept { return shadows_[static_cast<std::size_t>(map)].size(); }
+    [[nodiscard]] const MapShadow& shadow(MapId map) const noexcept { return shadows_[static_cast<std::size_t>(map)]; }
+    // Every write since construction.
+    [[nodiscard]] const SyncCounts& totals() const noexcept { return totals_; }
+
+private:
+    template <class K, class V>
+    void apply_table(MapId map, const TableChanges<K, V>& changes, SyncCounts& counts);
+    template <class K, class V>
+    void reconcile_table(MapId map, const TableChanges<K, V>& full, SyncCounts& counts);
+    void upsert(MapId map, const std::string& key, const std::string& value, SyncCounts& counts);
+    void erase(MapId map, const std::string& key, SyncCounts& counts);
+
+    MapWriter& writer_;
+    std::array<MapShadow, kMapCount> shadows_;
+    SyncCounts totals_;
+};
+
+}  // namespace andromeda::io

@@ -1,0 +1,94 @@
+#include "io/plan/port_table.hpp"
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "io/plan/io_error.hpp"
+
+namespace andromeda::io {
+
+std::uint32_t PortSlots::allocate(std::string_view port_name, bool tenant) {
+    if (auto found = find(port_name)) return *found;
+    std::vector<bool> taken(ANDROMEDA_MAX_PORTS, false);
+    for (const auto& [name, entry] : slots_) taken[entry.slot] = true;
+    for (std::uint32_t slot = 0; slot < ANDROMEDA_MAX_PORTS; ++slot) {
+        if (taken[slot]) continue;
+        slots_.emplace(std::string(port_name), Entry{slot, tenant});
+        return slot;
+    }
+    throw IoError("no free port slot for " + std::string(port_name), ENOSPC,
+                  "at most " + std::to_string(ANDROMEDA_MAX_PORTS) + " ports per node");
+}
+
+std::string punt_visible_name(std::uint32_t tenant_ifindex) { return "anp" + std::to_string(tenant_ifindex); }
+std::string punt_steering_name(std::uint32_t tenant_ifindex) { return "anx" + std::to_string(tenant_ifindex); }
+
+std::optional<std::uint32_t> PortSlots::find(std::string_view port_name) const {
+    const auto it = slots_.find(port_name);
+    if (it == slots_.end()) return std::nullopt;
+    return it->second.slot;
+}
+
+andromeda_port make_port(andromeda_port_role role, std::uint32_t slot, std::uint32_t vni, wire::Ipv4Address ip,
+                         wire::MacAddress mac) {
+    andromeda_port port{};
+    port.role = role;
+    port.slot = slot;
+    port.vni = vni;
+    port.ip = htonl(ip.value());
+    mac.copy_to(port.mac);
+    return port;
+}
+
+PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
+                       std::map<std::string, std::uint32_t>* unresolved) {
+    PortTable table;
+    std::map<std::string, std::uint32_t> in_use;  // port name -> ifindex
+    const auto endpoints = snapshot.endpoints();
+    for (const std::uint32_t p : snapshot.local_positions()) {  // this node's endpoints, not the fabric's
+        const fabric::Endpoint& e = endpoints[p];
+        if (e.port.empty()) continue;
+        in_use.emplace(e.port, e.port_ifindex);
+        if (e.port_ifindex == 0 && unresolved != nullptr) unresolved->emplace(e.port, e.vni);
+    }
+    // Keep slots of known names first so a new port never takes a slot a live one holds.
+    slots.retain_tenants(in_use);
+    for (const std::uint32_t p : snapshot.local_positions()) {
+        const fabric::Endpoint& e = endpoints[p];
+        if (e.port.empty() || e.port_ifindex == 0) continue;
+        andromeda_port& port = table[e.port_ifindex] =
+            make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
+        if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)
+            port.flags |= ANDROMEDA_PORT_F_FASTPATH;
+    }
+    return table;
+}
+
+void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>& punts) {
+    std::vector<std::pair<std::uint32_t, andromeda_port>> added;
+    for (auto it = table.begin(); it != table.end();) {
+        if (it->second.role != ANDROMEDA_PORT_TENANT) {
+            ++it;
+            continue;
+        }
+        const auto punt = punts.find(it->first);
+        if (punt == punts.end()) {
+            it = table.erase(it);
+            continue;
+        }
+        it->second.link = punt->second.visible_ifindex;
+        andromeda_port visible{};
+        visible.role = ANDROMEDA_PORT_PUNT;
+        visible.link = it->first;
+        added.emplace_back(punt->second.visible_ifindex, visible);
+        andromeda_port steering = it->second;
+        steering.link = 0;
+        added.emplace_back(punt->second.steering_ifindex, steering);
+        ++it;
+    }
+    for (const auto& [ifindex, port] : added) table[ifindex] = port;
+}
+
+}  // namespace andromeda::io

@@ -612,6 +612,9 @@ Outcome tenant_outcome(const TenantBpf& b, const Bytes& input) {
     const auto& d = b.delta;
     const bool redirect = b.run.retval == TC_ACT_REDIRECT;
     if (m == std::vector<std::string>{"encap_packets"} && redirect && d.encap_bytes == length) return {"encap", ""};
+    // The outside, encapsulated towards the VPC's NAT node: compared byte for byte as any encap.
+    if (m == std::vector<std::string>{"encap_packets", "to_nat_node_packets"} && redirect && d.encap_bytes == length)
+        return {"encap", ""};
     if (m == std::vector<std::string>{"local_packets"} && redirect && d.local_bytes == length) return {"local", ""};
     if (m.size() == 2 && m[0] == "punt_packets" && m[1].starts_with("punt_") && redirect && d.punt_bytes == length)
         return {m[1], ""};
@@ -951,7 +954,8 @@ private:
         return apply_table(skel_->maps.andromeda_peers, plan.peers, "peers") &&
                apply_table(skel_->maps.andromeda_vnis, plan.vnis, "vnis") &&
                apply_table(skel_->maps.andromeda_fabric, plan.fabric, "fabric") &&
-               apply_table(skel_->maps.andromeda_nat_addrs, plan.nat_addrs, "nat_addrs");
+               apply_table(skel_->maps.andromeda_nat_addrs, plan.nat_addrs, "nat_addrs") &&
+               apply_table(skel_->maps.andromeda_vpc_cidrs, plan.vpc_cidrs, "vpc_cidrs");
     }
 
     // The port map as the daemon computes it: tenant ports with their punt pairs, the underlay.
@@ -1347,9 +1351,9 @@ std::vector<Case> crafted_tenant_cases() {
     add("grey (fast path off) to the gateway", "tap-y10", ipv4_frame(tenant_spec("grey", 10, ip4(10, 2, 0, 1))),
         "punt_fastpath_off");
     add("red to its remote endpoint", "tap-r10", ipv4_frame(tenant_spec("red", 10, ip4(10, 3, 0, 20))), "encap");
-    add("red to the Internet (NAT at node2)", "tap-r10", ipv4_frame(tenant_spec("red", 10, ip4(8, 8, 8, 8))),
-        "punt_no_route");
-    add("red to its NAT address", "tap-r10", ipv4_frame(tenant_spec("red", 10, ip4(203, 0, 113, 20))), "punt_no_route");
+    // The outside: encapsulated towards the VPC's NAT node, the inner frame as the tenant sent it.
+    add("red to the Internet (NAT at node2)", "tap-r10", ipv4_frame(tenant_spec("red", 10, ip4(8, 8, 8, 8))), "encap");
+    add("red to its NAT address", "tap-r10", ipv4_frame(tenant_spec("red", 10, ip4(203, 0, 113, 20))), "encap");
     return cases;
 }
 
@@ -1450,9 +1454,18 @@ std::vector<Case> crafted_overlay_cases(Encap kind) {
         s.inner = inner_frame(endpoint("blue", 20), ip4(10, 0, 0, 77), endpoint("blue", 10).mac, 100);
         return overlay_frame(s);
     }(), "socket");
+    // The outside's reply, from the VPC's NAT node: decapsulated into its tenant like east-west.
     add("red's Internet traffic (NAT at node2 answering)", [&] {
         OverlaySpec s = overlay_spec(kind, "red", 20, 10);
         s.inner = inner_frame(EndpointDef{ip4(8, 8, 8, 8), endpoint("red", 20).mac, "node2", ""}, ip4(10, 3, 0, 10),
+                              endpoint("red", 10).mac, 100);
+        return overlay_frame(s);
+    }(), "fastpath");
+    // The same from a peer that is not the VPC's NAT node: the pipeline's (fabric_spoofed_source).
+    add("the outside's traffic from a node that is not red's NAT node", [&] {
+        OverlaySpec s = overlay_spec(kind, "red", 20, 10);
+        s.src = kNode3;
+        s.inner = inner_frame(EndpointDef{ip4(8, 8, 8, 8), endpoint("red", 20).mac, "node3", ""}, ip4(10, 3, 0, 10),
                               endpoint("red", 10).mac, 100);
         return overlay_frame(s);
     }(), "socket");

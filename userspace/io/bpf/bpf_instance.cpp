@@ -32,6 +32,8 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::fp_config: return skel.maps.andromeda_fp_config;
     case MapId::fp_stats: return skel.maps.andromeda_fp_stats;
     case MapId::fp_ip_id: return skel.maps.andromeda_fp_ip_id;
+    case MapId::vpc_cidrs: return skel.maps.andromeda_vpc_cidrs;
+    case MapId::nat_flows: return skel.maps.andromeda_nat_flows;
     }
     return nullptr;
 }

@@ -29,14 +29,48 @@ std::pair<__be32, andromeda_peer> peer_entry(const Node& n, const LocalContext& 
     return {be32(*n.address), peer};
 }
 
-std::pair<__u32, andromeda_vni> vni_entry(const Vpc& v, std::uint32_t underlay_mtu) {
+// A VPC's entry: its MTU and gateway, and where its NAT is (the NAT node's underlay address, and
+// whether that is this node), which the fast path needs to send the outside's traffic there and
+// to accept the outside's replies from there alone.
+std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v, const LocalContext& local) {
     andromeda_vni vni{};
     vni.vpc_id = stable_id(v.name);
-    vni.mtu = vpc_inner_mtu(v, underlay_mtu);
+    vni.mtu = vpc_inner_mtu(v, s.local().underlay_mtu);
     vni.gateway = be32(v.gateway);
     v.gateway_mac.copy_to(vni.gateway_mac);
     vni.flags = v.fastpath ? ANDROMEDA_VNI_F_FASTPATH : 0;
+    if (v.nat) {
+        if (const Node* node = s.find_node(v.nat->gateway_node)) {
+            if (node->is_local) {
+                vni.nat_node_ip = be32(local.underlay_address);
+                vni.flags |= ANDROMEDA_VNI_F_NAT_HERE;
+            } else if (node->address) {
+                vni.nat_node_ip = be32(*node->address);
+            }
+        }
+    }
     return {v.vni, vni};
+}
+
+// The LPM trie's keys for a VPC's CIDRs: the VNI's 32 bits, then the prefix.
+std::vector<andromeda_vpc_cidr_key> cidr_keys(const Vpc& v) {
+    std::vector<andromeda_vpc_cidr_key> keys;
+    for (const auto& cidr : v.cidrs)
+        keys.push_back({static_cast<__u32>(32 + cidr.length()), htonl(v.vni), be32(cidr.network())});
+    return keys;
+}
+
+bool same_cidr_key(const andromeda_vpc_cidr_key& a, const andromeda_vpc_cidr_key& b) noexcept {
+    return a.prefixlen == b.prefixlen && a.vni == b.vni && a.ip == b.ip;
+}
+
+void plan_vpc_cidrs(const Vpc* before, const Vpc* now, FabricMapPlan& plan) {
+    const auto old_keys = before ? cidr_keys(*before) : std::vector<andromeda_vpc_cidr_key>{};
+    const auto new_keys = now ? cidr_keys(*now) : std::vector<andromeda_vpc_cidr_key>{};
+    for (const auto& k : old_keys)
+        if (std::none_of(new_keys.begin(), new_keys.end(), [&](const auto& n) { return same_cidr_key(k, n); }))
+            plan.vpc_cidrs.erases.push_back(k);
+    for (const auto& k : new_keys) plan.vpc_cidrs.upserts.push_back({k, now->vni});
 }
 
 andromeda_fabric_key fabric_key(const Endpoint& e) noexcept { return {e.vni, be32(e.ip)}; }
@@ -65,6 +99,14 @@ std::optional<std::pair<__be32, __u32>> nat_entry(const Vpc& v, const std::strin
 
 void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local,
                 FabricMapPlan& plan) {
+    // A VPC's entry names its NAT node's address: a NAT node that comes, goes or moves changes it.
+    const auto replan_nat_vpcs = [&](const std::string& node) {
+        for (const Vpc& v : after.vpcs())
+            if (v.nat && v.nat->gateway_node == node) plan.vnis.upserts.push_back(vni_entry(after, v, local));
+    };
+    for (const Node& n : diff.nodes_added) replan_nat_vpcs(n.name);
+    for (const Node& n : diff.nodes_removed) replan_nat_vpcs(n.name);
+    for (const auto& change : diff.nodes_changed) replan_nat_vpcs(change.after.name);
     for (const Node& n : diff.nodes_added)
         if (is_peer(n)) plan.peers.upserts.push_back(peer_entry(n, local));
     for (const Node& n : diff.nodes_removed)
@@ -79,18 +121,22 @@ void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, con
     }
 }
 
-void plan_vpcs(const fabric::FabricDiff& diff, const std::string& local_name, std::uint32_t underlay_mtu,
+void plan_vpcs(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local,
                FabricMapPlan& plan) {
+    const std::string& local_name = after.local().name;
     for (const Vpc& v : diff.vpcs_added) {
-        plan.vnis.upserts.push_back(vni_entry(v, underlay_mtu));
+        plan.vnis.upserts.push_back(vni_entry(after, v, local));
+        plan_vpc_cidrs(nullptr, &v, plan);
         if (auto nat = nat_entry(v, local_name)) plan.nat_addrs.upserts.push_back(*nat);
     }
     for (const Vpc& v : diff.vpcs_removed) {
         plan.vnis.erases.push_back(v.vni);
+        plan_vpc_cidrs(&v, nullptr, plan);
         if (auto nat = nat_entry(v, local_name)) plan.nat_addrs.erases.push_back(nat->first);
     }
     for (const auto& [before, now] : diff.vpcs_changed) {
-        plan.vnis.upserts.push_back(vni_entry(now, underlay_mtu));
+        plan.vnis.upserts.push_back(vni_entry(after, now, local));
+        plan_vpc_cidrs(&before, &now, plan);
         const auto old_nat = nat_entry(before, local_name);
         const auto new_nat = nat_entry(now, local_name);
         if (old_nat && (!new_nat || new_nat->first != old_nat->first)) plan.nat_addrs.erases.push_back(old_nat->first);
@@ -125,7 +171,8 @@ FabricMapPlan plan_full(const FabricSnapshot& snapshot, const LocalContext& loca
     for (const Node& n : snapshot.nodes())
         if (is_peer(n)) plan.peers.upserts.push_back(peer_entry(n, local));
     for (const Vpc& v : snapshot.vpcs()) {
-        plan.vnis.upserts.push_back(vni_entry(v, snapshot.local().underlay_mtu));
+        plan.vnis.upserts.push_back(vni_entry(snapshot, v, local));
+        plan_vpc_cidrs(nullptr, &v, plan);
         if (auto nat = nat_entry(v, snapshot.local().name)) plan.nat_addrs.upserts.push_back(*nat);
     }
     for (const Endpoint& e : snapshot.endpoints()) plan.fabric.upserts.push_back(fabric_entry(snapshot, e, local));
@@ -148,7 +195,7 @@ FabricMapPlan plan_endpoint_changes(std::span<const Node> nodes, const fabric::F
 FabricMapPlan plan_diff(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local) {
     FabricMapPlan plan;
     plan_nodes(after, diff, local, plan);
-    plan_vpcs(diff, after.local().name, after.local().underlay_mtu, plan);
+    plan_vpcs(after, diff, local, plan);
     for (const Endpoint& e : diff.endpoints_removed) plan.fabric.erases.push_back(fabric_key(e));
     for (const Endpoint& e : diff.endpoints_added) plan.fabric.upserts.push_back(fabric_entry(after, e, local));
     for (const auto& change : diff.endpoints_changed)

@@ -84,6 +84,7 @@ SyncCounts FabricMapSync::apply(const FabricMapPlan& plan) {
     apply_table(MapId::peers, plan.peers, counts);
     apply_table(MapId::vnis, plan.vnis, counts);
     apply_table(MapId::nat_addrs, plan.nat_addrs, counts);
+    apply_table(MapId::vpc_cidrs, plan.vpc_cidrs, counts);
     apply_table(MapId::fabric, plan.fabric, counts);
     totals_ += counts;
     return counts;
@@ -94,6 +95,7 @@ SyncCounts FabricMapSync::reconcile(const FabricMapPlan& full) {
     reconcile_table(MapId::peers, full.peers, counts);
     reconcile_table(MapId::vnis, full.vnis, counts);
     reconcile_table(MapId::nat_addrs, full.nat_addrs, counts);
+    reconcile_table(MapId::vpc_cidrs, full.vpc_cidrs, counts);
     reconcile_table(MapId::fabric, full.fabric, counts);
     totals_ += counts;
     return counts;

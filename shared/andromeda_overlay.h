@@ -2,7 +2,7 @@
  * field layout, the overlay flow hash and the path-MTU rule. bpf/lib/ includes this as C, and
  * userspace/overlay and userspace/dataplane as C++ (where the functions are constexpr, so the
  * test vectors below are checked at compile time). The differential test
- * (tests/bpf/fast_path_test.cpp) runs the same frames through both sides and compares the bytes.
+ * (tests/bpf/tc_tenant_test.cpp, tc_underlay_test.cpp) runs the same frames through both sides and compares the bytes.
  * Integers only: addresses and ports are passed as the host-order numbers their big-endian bytes
  * spell (10.0.0.10 is 0x0a00000a). */
 #ifndef ANDROMEDA_OVERLAY_H

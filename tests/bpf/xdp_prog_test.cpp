@@ -1,49 +1,56 @@
-// The XDP prefilter run through BPF_PROG_TEST_RUN: fixtures of {description, port role, input
-// packet, expected verdict, expected counter}, checked against the per-CPU stats map.
+// The XDP prefilter run through BPF_PROG_TEST_RUN: tables of {description, port role, input
+// packet, expected verdict, expected counter}, checked against the per-CPU stats map, in three
+// setups: the Andromeda encapsulation with no AF_XDP socket bound, VXLAN, and an AF_XDP socket
+// bound where steered traffic goes.
 //
 // The test process moves into a network namespace of its own first, so the ifindex it hands
 // the kernel (the namespace's loopback) and the AF_XDP socket it binds belong to no one else.
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
-#include <net/if.h>
-#include <sched.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <xdp/xsk.h>
 
-#include <arpa/inet.h>
-
+#include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <ostream>
+#include <string>
 #include <vector>
 
 #include "andromeda_kern_user.h"
 #include "andromeda_xdp.skel.h"
+#include "io/bpf/xdp_stats.hpp"
+#include "support/frame_builder.hpp"
 #include "support/root.hpp"
 #include "support/xdp_skeleton.hpp"
-#include "wire/bytes.hpp"
-#include "wire/checksum.hpp"
 
 namespace {
 
-using andromeda::wire::store_be16;
-using andromeda::wire::store_be32;
+namespace ts = andromeda::test_support;
+using ts::Bytes;
+using ts::Mac;
 
 constexpr std::uint32_t kLoopbackIfindex = 1;  // in a fresh namespace, lo is always 1
 constexpr std::uint32_t kPeerIp = 0xc0a80101;  // 192.168.1.1
+constexpr std::uint32_t kLocalIp = 0xc0a80102;
+constexpr std::uint32_t kNatIp = 0xcb007101;  // 203.0.113.1
 constexpr std::uint32_t kVni = 100;
-const std::uint8_t kTenantMac[6] = {2, 0, 0, 0, 0, 0x0a};
+constexpr std::uint8_t kSlot = 3;
+constexpr Mac kTenantMac = {2, 0, 0, 0, 0, 0x0a};
+constexpr Mac kOtherMac = {2, 0, 0, 0, 0, 0x0b};
 
 using andromeda::testing::enter_private_netns;
 using andromeda::testing::Skel;
 
-Skel load(std::uint16_t overlay_port, std::uint32_t encap = ANDROMEDA_ENCAP_ANDROMEDA) {
+Skel load(std::uint16_t overlay_port, std::uint32_t encap) {
     Skel skel(andromeda_xdp::open());
     if (!skel) return nullptr;
     skel->rodata->overlay_port = overlay_port;
@@ -55,10 +62,10 @@ Skel load(std::uint16_t overlay_port, std::uint32_t encap = ANDROMEDA_ENCAP_ANDR
 void set_port(const andromeda_xdp* skel, std::uint32_t role) {
     andromeda_port port{};
     port.role = role;
-    port.slot = 3;
+    port.slot = kSlot;
     port.vni = kVni;
     port.ip = htonl(0x0a00000a);
-    std::memcpy(port.mac, kTenantMac, 6);
+    std::copy(kTenantMac.begin(), kTenantMac.end(), port.mac);
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_ports), &kLoopbackIfindex, &port, BPF_ANY), 0);
 }
 
@@ -71,87 +78,166 @@ void add_fabric(const andromeda_xdp* skel) {
     v.vpc_id = 1;
     v.mtu = 1450;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_vnis), &kVni, &v, BPF_ANY), 0);
-    const __be32 nat = htonl(0xcb007101);  // 203.0.113.1
+    const __be32 nat = htonl(kNatIp);
     const std::uint32_t nat_vni = kVni;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_nat_addrs), &nat, &nat_vni, BPF_ANY), 0);
 }
 
-// Ethernet + IPv4 (src, dst) + UDP to `dport` + an Andromeda header for kVni + a 14-byte inner
-// Ethernet header + `extra` bytes.
-std::vector<std::uint8_t> udp_frame(std::uint16_t dport, std::uint32_t src = kPeerIp,
-                                    std::uint32_t dst = 0xc0a80102, std::size_t extra = 20) {
-    const std::size_t payload = 8 + 14 + extra;
-    std::vector<std::uint8_t> f(14 + 20 + 8 + payload, 0);
-    const std::uint8_t macs[12] = {2, 0, 0, 0, 0xa1, 2, 2, 0, 0, 0, 0xa1, 1};
-    std::copy(std::begin(macs), std::end(macs), f.begin());
-    store_be16(&f[12], 0x0800);
-    std::uint8_t* ip = &f[14];
-    ip[0] = 0x45;
-    store_be16(ip + 2, static_cast<std::uint16_t>(20 + 8 + payload));
-    ip[6] = 0x40;  // DF
-    ip[8] = 64;
-    ip[9] = 17;
-    store_be32(ip + 12, src);
-    store_be32(ip + 16, dst);
-    store_be16(ip + 10, andromeda::wire::internet_checksum({ip, 20}));
-    std::uint8_t* udp = ip + 20;
-    store_be16(udp, 50000);
-    store_be16(udp + 2, dport);
-    store_be16(udp + 4, static_cast<std::uint16_t>(8 + payload));
-    std::uint8_t* overlay = udp + 8;
-    overlay[0] = 0x10;
-    overlay[4] = 0;
-    overlay[5] = 0;
-    overlay[6] = kVni;
-    overlay[7] = 64;
+// An overlay packet (src -> dst, UDP to `dport`) for kVni carrying a 14-byte inner Ethernet
+// header and 20 bytes; to any other port it is plain UDP to the host.
+Bytes underlay_udp(std::uint16_t dport, std::uint32_t src = kPeerIp, std::uint32_t dst = kLocalIp,
+                   ts::OverlayKind kind = ts::OverlayKind::andromeda) {
+    ts::OverlayPacket s;
+    s.kind = kind;
+    s.src_mac = {2, 0, 0, 0, 0xa1, 1};
+    s.dst_mac = {2, 0, 0, 0, 0xa1, 2};
+    s.src = src;
+    s.dst = dst;
+    s.src_port = 50000;
+    s.dst_port = dport;
+    s.vni = kVni;
+    s.inner = Bytes(14 + 20, 0);
+    return ts::overlay_frame(s);
+}
+
+// A tenant's UDP frame to 8.8.8.8 from `src_mac`.
+Bytes tenant_frame(const Mac& src_mac) {
+    Bytes f = underlay_udp(53, 0x0a00000a, 0x08080808);
+    std::copy(src_mac.begin(), src_mac.end(), f.begin() + 6);
     return f;
-}
-
-std::vector<std::uint8_t> tenant_frame(const std::uint8_t* src_mac) {
-    auto f = udp_frame(53, 0x0a00000a, 0x08080808);
-    std::memcpy(&f[6], src_mac, 6);
-    return f;
-}
-
-andromeda_xdp_stats read_stats(const andromeda_xdp* skel) {
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<andromeda_xdp_stats> per_cpu(static_cast<std::size_t>(ncpu));
-    const std::uint32_t key = 0;
-    andromeda_xdp_stats total{};
-    EXPECT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel->maps.andromeda_stats), &key, per_cpu.data()), 0);
-    // The struct is all __u64 counters: add them field by field through a flat view.
-    constexpr std::size_t n = sizeof(andromeda_xdp_stats) / sizeof(__u64);
-    static_assert(sizeof(andromeda_xdp_stats) == n * sizeof(__u64));
-    for (const auto& s : per_cpu) {
-        __u64 a[n], t[n];
-        std::memcpy(a, &s, sizeof a);
-        std::memcpy(t, &total, sizeof t);
-        for (std::size_t i = 0; i < n; ++i) t[i] += a[i];
-        std::memcpy(&total, t, sizeof t);
-    }
-    return total;
-}
-
-std::uint32_t run(const andromeda_xdp* skel, std::vector<std::uint8_t> frame) {
-    xdp_md ctx{};
-    ctx.data_end = static_cast<__u32>(frame.size());
-    ctx.ingress_ifindex = kLoopbackIfindex;
-    ctx.rx_queue_index = 0;
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<__u32>(frame.size()),
-                .ctx_in = &ctx, .ctx_size_in = sizeof ctx, .repeat = 1);
-    EXPECT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.andromeda_xdp), &opts), 0) << strerror(errno);
-    return opts.retval;
 }
 
 struct Fixture {
-    const char* description;
+    std::string description;
     std::uint32_t role;  // 0: port not in the port map
-    std::vector<std::uint8_t> input;
+    Bytes input;
     std::uint32_t verdict;
     __u64 andromeda_xdp_stats::*counter;
 };
 
-class XdpProgram : public ::testing::Test {
+// The Andromeda encapsulation, no AF_XDP socket bound: every verdict and drop reason.
+std::vector<Fixture> andromeda_fixtures() {
+    const Bytes overlay = underlay_udp(ANDROMEDA_OVERLAY_PORT);
+    return {
+        {"frame on an interface that is no port passes", 0, underlay_udp(22), XDP_PASS,
+         &andromeda_xdp_stats::pass_unknown_port},
+        {"underlay: host UDP (not the overlay port) passes", ANDROMEDA_PORT_UNDERLAY, underlay_udp(22), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: ARP passes to the kernel", ANDROMEDA_PORT_UNDERLAY,
+         ts::arp_request(Mac{2, 0, 0, 0, 0xa1, 1}, kPeerIp, kLocalIp), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: overlay packet with no socket bound is dropped", ANDROMEDA_PORT_UNDERLAY, overlay, XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: overlay in an 802.1Q tag is recognised", ANDROMEDA_PORT_UNDERLAY, ts::tagged(overlay, 0x8100, 10),
+         XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: IPv4 cut short is dropped", ANDROMEDA_PORT_UNDERLAY, ts::resized(overlay, 14 + 12), XDP_DROP,
+         &andromeda_xdp_stats::drop_truncated},
+        {"underlay: IHL below 5 is dropped", ANDROMEDA_PORT_UNDERLAY, ts::with_byte(overlay, 14, 0x44), XDP_DROP,
+         &andromeda_xdp_stats::drop_bad_ip_header},
+        {"underlay: fragmented overlay packet is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::with_byte(overlay, 14 + 6, 0x20), XDP_DROP, &andromeda_xdp_stats::drop_overlay_fragment},
+        {"underlay: overlay from an unknown peer is dropped", ANDROMEDA_PORT_UNDERLAY,
+         underlay_udp(ANDROMEDA_OVERLAY_PORT, 0xc0a80163), XDP_DROP, &andromeda_xdp_stats::drop_unknown_peer},
+        {"underlay: overlay version 2 is dropped", ANDROMEDA_PORT_UNDERLAY, ts::with_byte(overlay, 42, 0x20), XDP_DROP,
+         &andromeda_xdp_stats::drop_bad_overlay_header},
+        {"underlay: unknown VNI is dropped", ANDROMEDA_PORT_UNDERLAY, ts::with_byte(overlay, 42 + 6, 101), XDP_DROP,
+         &andromeda_xdp_stats::drop_unknown_vni},
+        {"underlay: overlay without an inner Ethernet header is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(overlay, 42 + 8 + 6), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"tenant: spoofed source MAC is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kOtherMac), XDP_DROP,
+         &andromeda_xdp_stats::drop_spoofed_mac},
+        {"tenant: own MAC, no socket bound, is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"uplink: traffic to another address passes", ANDROMEDA_PORT_UPLINK, underlay_udp(22), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"uplink: traffic to a NAT address is ours (no socket: dropped)", ANDROMEDA_PORT_UPLINK,
+         underlay_udp(22, 0x08080808, kNatIp), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+    };
+}
+
+// VXLAN: the I flag is checked, and the Andromeda port is the host's.
+std::vector<Fixture> vxlan_fixtures() {
+    const Bytes vxlan = underlay_udp(ANDROMEDA_VXLAN_PORT, kPeerIp, kLocalIp, ts::OverlayKind::vxlan);
+    return {
+        {"VXLAN with the I flag reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY, vxlan, XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"VXLAN without the I flag is dropped", ANDROMEDA_PORT_UNDERLAY, ts::with_byte(vxlan, 42, 0x00), XDP_DROP,
+         &andromeda_xdp_stats::drop_bad_overlay_header},
+        {"the Andromeda port is host traffic in VXLAN mode", ANDROMEDA_PORT_UNDERLAY,
+         underlay_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host},
+    };
+}
+
+// With an AF_XDP socket at the port's (slot, queue) key, steered traffic is redirected and
+// counted per kind.
+std::vector<Fixture> bound_socket_fixtures() {
+    return {
+        {"underlay: valid overlay packet is redirected", ANDROMEDA_PORT_UNDERLAY, underlay_udp(ANDROMEDA_OVERLAY_PORT),
+         XDP_REDIRECT, &andromeda_xdp_stats::redirect_overlay},
+        {"tenant: own MAC is redirected", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_REDIRECT,
+         &andromeda_xdp_stats::redirect_tenant},
+        {"uplink: NAT address is redirected", ANDROMEDA_PORT_UPLINK, underlay_udp(22, 0x08080808, kNatIp), XDP_REDIRECT,
+         &andromeda_xdp_stats::redirect_uplink},
+    };
+}
+
+// An AF_XDP socket on the namespace's lo, queue 0, in the XSKMAP at (kSlot, 0).
+class BoundSocket {
+public:
+    explicit BoundSocket(const andromeda_xdp* skel) {
+        area_ = mmap(nullptr, kAreaSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (area_ == MAP_FAILED) {
+            error_ = "mmap: " + std::string(std::strerror(errno));
+            return;
+        }
+        if (const int rc = xsk_umem__create(&umem_, area_, kAreaSize, &fill_, &comp_, nullptr); rc != 0) {
+            error_ = "creating the UMEM: " + std::string(std::strerror(-rc));
+            return;
+        }
+        xsk_socket_config cfg{};
+        cfg.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS;
+        cfg.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS;
+        cfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+        cfg.xdp_flags = XDP_FLAGS_SKB_MODE;
+        cfg.bind_flags = XDP_COPY;
+        if (const int rc = xsk_socket__create(&xsk_, "lo", 0, umem_, &rx_, &tx_, &cfg); rc != 0) {
+            error_ = "binding an AF_XDP socket to the namespace's lo: " + std::string(std::strerror(-rc));
+            return;
+        }
+        const std::uint32_t key = kSlot * ANDROMEDA_MAX_QUEUES + 0;
+        const int fd = xsk_socket__fd(xsk_);
+        if (bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_xsks), &key, &fd, BPF_ANY) != 0)
+            error_ = "writing the XSKMAP: " + std::string(std::strerror(errno));
+    }
+    ~BoundSocket() {
+        if (xsk_ != nullptr) xsk_socket__delete(xsk_);
+        if (umem_ != nullptr) xsk_umem__delete(umem_);
+        if (area_ != MAP_FAILED) munmap(area_, kAreaSize);
+    }
+    BoundSocket(const BoundSocket&) = delete;
+    BoundSocket& operator=(const BoundSocket&) = delete;
+    [[nodiscard]] const std::string& error() const { return error_; }
+
+private:
+    static constexpr std::size_t kAreaSize = 64 * XSK_UMEM__DEFAULT_FRAME_SIZE;
+    void* area_ = MAP_FAILED;
+    xsk_ring_prod fill_{}, tx_{};
+    xsk_ring_cons comp_{}, rx_{};
+    xsk_umem* umem_ = nullptr;
+    xsk_socket* xsk_ = nullptr;
+    std::string error_;
+};
+
+struct PrefilterSetup {
+    const char* name;
+    std::uint16_t overlay_port;
+    std::uint32_t encap;
+    bool socket_bound;
+    std::vector<Fixture> (*fixtures)();
+};
+
+void PrintTo(const PrefilterSetup& setup, std::ostream* out) { *out << setup.name; }
+
+class XdpPrefilter : public ::testing::TestWithParam<PrefilterSetup> {
 protected:
     static void SetUpTestSuite() { in_netns_ = geteuid() == 0 && enter_private_netns(); }
     void SetUp() override {
@@ -159,12 +245,28 @@ protected:
         ASSERT_TRUE(in_netns_) << "could not enter a private network namespace";
     }
 
-    void check(const andromeda_xdp* skel, const Fixture& f) {
-        if (f.role != 0) set_port(skel, f.role);
-        else bpf_map_delete_elem(bpf_map__fd(skel->maps.andromeda_ports), &kLoopbackIfindex);
-        const auto before = read_stats(skel);
-        EXPECT_EQ(run(skel, f.input), f.verdict) << f.description;
-        const auto after = read_stats(skel);
+    static andromeda_xdp_stats stats(const andromeda_xdp* skel) {
+        return andromeda::io::read_xdp_stats(bpf_map__fd(skel->maps.andromeda_stats)).totals();
+    }
+
+    // One fixture: the port's role in the map, the verdict, and its counter and rx_packets up by one.
+    static void check(const andromeda_xdp* skel, const Fixture& f) {
+        if (f.role != 0)
+            set_port(skel, f.role);
+        else
+            bpf_map_delete_elem(bpf_map__fd(skel->maps.andromeda_ports), &kLoopbackIfindex);
+        Bytes frame = f.input;
+        xdp_md ctx{};
+        ctx.data_end = static_cast<__u32>(frame.size());
+        ctx.ingress_ifindex = kLoopbackIfindex;
+        ctx.rx_queue_index = 0;
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = static_cast<__u32>(frame.size()),
+                    .ctx_in = &ctx, .ctx_size_in = sizeof ctx, .repeat = 1);
+        const auto before = stats(skel);
+        ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.andromeda_xdp), &opts), 0)
+            << f.description << ": " << std::strerror(errno);
+        const auto after = stats(skel);
+        EXPECT_EQ(opts.retval, f.verdict) << f.description;
         EXPECT_EQ(after.*(f.counter), before.*(f.counter) + 1) << f.description;
         EXPECT_EQ(after.rx_packets, before.rx_packets + 1) << f.description;
     }
@@ -172,120 +274,25 @@ protected:
     static inline bool in_netns_ = false;
 };
 
-TEST_F(XdpProgram, EveryVerdictAndDropReason) {
-    auto skel = load(ANDROMEDA_OVERLAY_PORT);
+TEST_P(XdpPrefilter, EveryFixtureReachesItsVerdictAndCounter) {
+    const PrefilterSetup& setup = GetParam();
+    auto skel = load(setup.overlay_port, setup.encap);
     ASSERT_TRUE(skel) << "loading andromeda_xdp.bpf.o failed";
     add_fabric(skel.get());
-
-    auto truncated_ip = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    truncated_ip.resize(14 + 12);
-    auto bad_ihl = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    bad_ihl[14] = 0x44;
-    auto arp = udp_frame(0);
-    store_be16(&arp[12], 0x0806);
-    auto vlan = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    const std::uint8_t tag[4] = {0x81, 0x00, 0x00, 0x0a};
-    vlan.insert(vlan.begin() + 12, std::begin(tag), std::end(tag));
-    auto fragment = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    fragment[14 + 6] = 0x20;  // MF
-    auto bad_version = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    bad_version[42] = 0x20;
-    auto unknown_vni = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    unknown_vni[42 + 6] = 101;
-    auto no_inner = udp_frame(ANDROMEDA_OVERLAY_PORT);
-    no_inner.resize(42 + 8 + 6);
-    const std::uint8_t other_mac[6] = {2, 0, 0, 0, 0, 0x0b};
-
-    const std::vector<Fixture> fixtures = {
-        {"frame on an interface that is no port passes", 0, udp_frame(22), XDP_PASS,
-         &andromeda_xdp_stats::pass_unknown_port},
-        {"underlay: host UDP (not the overlay port) passes", ANDROMEDA_PORT_UNDERLAY, udp_frame(22), XDP_PASS,
-         &andromeda_xdp_stats::pass_host},
-        {"underlay: ARP passes to the kernel", ANDROMEDA_PORT_UNDERLAY, arp, XDP_PASS, &andromeda_xdp_stats::pass_host},
-        {"underlay: overlay packet with no socket bound is dropped", ANDROMEDA_PORT_UNDERLAY,
-         udp_frame(ANDROMEDA_OVERLAY_PORT), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
-        {"underlay: overlay in an 802.1Q tag is recognised", ANDROMEDA_PORT_UNDERLAY, vlan, XDP_DROP,
-         &andromeda_xdp_stats::drop_no_socket},
-        {"underlay: IPv4 cut short is dropped", ANDROMEDA_PORT_UNDERLAY, truncated_ip, XDP_DROP,
-         &andromeda_xdp_stats::drop_truncated},
-        {"underlay: IHL below 5 is dropped", ANDROMEDA_PORT_UNDERLAY, bad_ihl, XDP_DROP,
-         &andromeda_xdp_stats::drop_bad_ip_header},
-        {"underlay: fragmented overlay packet is dropped", ANDROMEDA_PORT_UNDERLAY, fragment, XDP_DROP,
-         &andromeda_xdp_stats::drop_overlay_fragment},
-        {"underlay: overlay from an unknown peer is dropped", ANDROMEDA_PORT_UNDERLAY,
-         udp_frame(ANDROMEDA_OVERLAY_PORT, 0xc0a80163), XDP_DROP, &andromeda_xdp_stats::drop_unknown_peer},
-        {"underlay: overlay version 2 is dropped", ANDROMEDA_PORT_UNDERLAY, bad_version, XDP_DROP,
-         &andromeda_xdp_stats::drop_bad_overlay_header},
-        {"underlay: unknown VNI is dropped", ANDROMEDA_PORT_UNDERLAY, unknown_vni, XDP_DROP,
-         &andromeda_xdp_stats::drop_unknown_vni},
-        {"underlay: overlay without an inner Ethernet header is dropped", ANDROMEDA_PORT_UNDERLAY, no_inner,
-         XDP_DROP, &andromeda_xdp_stats::drop_truncated},
-        {"tenant: spoofed source MAC is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(other_mac), XDP_DROP,
-         &andromeda_xdp_stats::drop_spoofed_mac},
-        {"tenant: own MAC, no socket bound, is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_DROP,
-         &andromeda_xdp_stats::drop_no_socket},
-        {"uplink: traffic to another address passes", ANDROMEDA_PORT_UPLINK, udp_frame(22), XDP_PASS,
-         &andromeda_xdp_stats::pass_host},
-        {"uplink: traffic to a NAT address is ours (no socket: dropped)", ANDROMEDA_PORT_UPLINK,
-         udp_frame(22, 0x08080808, 0xcb007101), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
-    };
-    for (const auto& f : fixtures) check(skel.get(), f);
+    std::unique_ptr<BoundSocket> socket;
+    if (setup.socket_bound) {
+        socket = std::make_unique<BoundSocket>(skel.get());
+        ASSERT_EQ(socket->error(), "");
+    }
+    for (const Fixture& f : setup.fixtures()) check(skel.get(), f);
 }
 
-TEST_F(XdpProgram, VxlanModeChecksTheIFlag) {
-    auto skel = load(ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN);
-    ASSERT_TRUE(skel);
-    add_fabric(skel.get());
-    auto vxlan = udp_frame(ANDROMEDA_VXLAN_PORT);
-    vxlan[42] = 0x08;
-    auto no_i_flag = vxlan;
-    no_i_flag[42] = 0x00;
-    check(skel.get(), {"VXLAN with the I flag reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY, vxlan, XDP_DROP,
-                       &andromeda_xdp_stats::drop_no_socket});
-    check(skel.get(), {"VXLAN without the I flag is dropped", ANDROMEDA_PORT_UNDERLAY, no_i_flag, XDP_DROP,
-                       &andromeda_xdp_stats::drop_bad_overlay_header});
-    check(skel.get(), {"the Andromeda port is host traffic in VXLAN mode", ANDROMEDA_PORT_UNDERLAY,
-                       udp_frame(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host});
-}
-
-// With an AF_XDP socket bound to the namespace's loopback and in the XSKMAP at the port's
-// (slot, queue) key, steered traffic is redirected and counted per kind.
-TEST_F(XdpProgram, RedirectsToTheBoundSocket) {
-    auto skel = load(ANDROMEDA_OVERLAY_PORT);
-    ASSERT_TRUE(skel);
-    add_fabric(skel.get());
-
-    constexpr std::size_t kFrames = 64, kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
-    void* area = mmap(nullptr, kFrames * kFrameSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(area, MAP_FAILED);
-    xsk_ring_prod fill{};
-    xsk_ring_cons comp{}, rx{};
-    xsk_ring_prod tx{};
-    xsk_umem* umem = nullptr;
-    ASSERT_EQ(xsk_umem__create(&umem, area, kFrames * kFrameSize, &fill, &comp, nullptr), 0);
-    xsk_socket_config cfg{};
-    cfg.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS;
-    cfg.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS;
-    cfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
-    cfg.xdp_flags = XDP_FLAGS_SKB_MODE;
-    cfg.bind_flags = XDP_COPY;
-    xsk_socket* xsk = nullptr;
-    const int rc = xsk_socket__create(&xsk, "lo", 0, umem, &rx, &tx, &cfg);
-    ASSERT_EQ(rc, 0) << "binding an AF_XDP socket to the namespace's lo: " << strerror(-rc);
-    const std::uint32_t key = 3 * ANDROMEDA_MAX_QUEUES + 0;  // slot 3, queue 0
-    const int fd = xsk_socket__fd(xsk);
-    ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_xsks), &key, &fd, BPF_ANY), 0);
-
-    check(skel.get(), {"underlay: valid overlay packet is redirected", ANDROMEDA_PORT_UNDERLAY,
-                       udp_frame(ANDROMEDA_OVERLAY_PORT), XDP_REDIRECT, &andromeda_xdp_stats::redirect_overlay});
-    check(skel.get(), {"tenant: own MAC is redirected", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_REDIRECT,
-                       &andromeda_xdp_stats::redirect_tenant});
-    check(skel.get(), {"uplink: NAT address is redirected", ANDROMEDA_PORT_UPLINK,
-                       udp_frame(22, 0x08080808, 0xcb007101), XDP_REDIRECT, &andromeda_xdp_stats::redirect_uplink});
-
-    xsk_socket__delete(xsk);
-    xsk_umem__delete(umem);
-    munmap(area, kFrames * kFrameSize);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Setups, XdpPrefilter,
+    ::testing::Values(
+        PrefilterSetup{"andromeda", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, false, andromeda_fixtures},
+        PrefilterSetup{"vxlan", ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN, false, vxlan_fixtures},
+        PrefilterSetup{"socket_bound", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, true, bound_socket_fixtures}),
+    [](const ::testing::TestParamInfo<PrefilterSetup>& param) { return std::string(param.param.name); });
 
 }  // namespace

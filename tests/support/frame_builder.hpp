@@ -1,13 +1,17 @@
 // Test and benchmark frames, built byte by byte: Ethernet (with 802.1Q tags), IPv4 (options,
-// fragments), UDP/TCP/ICMP with their checksums, and ARP. Nothing here includes userspace/, so the
-// code under test never makes its own expected input. Addresses are host byte order.
+// fragments), UDP/TCP/ICMP with their checksums, ARP, and overlay packets (Andromeda and VXLAN);
+// and the edits tests make to a built frame. Nothing here includes userspace/, so the code under
+// test never makes its own expected input. Addresses are host byte order.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace andromeda::test_support {
@@ -59,6 +63,7 @@ inline std::optional<std::uint32_t> parse_ipv4(std::string_view text) {
 inline Mac mac(std::string_view text) { return parse_mac(text).value(); }
 inline std::uint32_t ipv4(std::string_view text) { return parse_ipv4(text).value(); }
 
+inline std::uint16_t get16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
 inline void put16(std::uint8_t* p, std::uint16_t v) {
     p[0] = static_cast<std::uint8_t>(v >> 8);
     p[1] = static_cast<std::uint8_t>(v);
@@ -111,7 +116,7 @@ inline Bytes ethernet_frame(const Mac& src, const Mac& dst, std::uint16_t ethert
 
 // An IPv4 packet in an Ethernet frame. The transport header gets the ports (TCP: seq 1000, PSH
 // ACK, window 64240; ICMP: type, code, id 0x0b0c, sequence 1) and a correct checksum, fragment or
-// not; payload byte i is fill + i * fill_step.
+// not (unless `transport` is false); payload byte i is fill + i * fill_step.
 struct Ipv4Frame {
     Mac src_mac{};
     Mac dst_mac{};
@@ -130,14 +135,22 @@ struct Ipv4Frame {
     bool more_fragments = false;
     std::uint16_t fragment_offset = 0;  // 8-byte units
     bool udp_checksum = true;           // false: UDP checksum 0 (none)
-    Bytes options;                      // a multiple of 4 bytes
-    std::vector<VlanTag> tags;
+    Bytes options{};                    // a multiple of 4 bytes
+    std::vector<VlanTag> tags{};
     std::uint8_t fill = 0;
     std::uint8_t fill_step = 1;
+    // false: no transport header, every byte after the IPv4 header is payload (what a later
+    // fragment carries, or a packet cut down to its IPv4 header).
+    bool transport = true;
+    // When set, the IPv4 total length, in place of `payload`: what the headers leave is payload
+    // (none when it is below the IPv4 header's length), and a transport header that does not fit
+    // in it is left out.
+    std::optional<std::size_t> total_length;
 
     // The whole Ethernet frame is `length` bytes (no FCS): sets `payload` accordingly.
     Ipv4Frame& frame_length(std::size_t length);
     std::size_t transport_header() const {
+        if (!transport) return 0;
         return protocol == protocol::kTcp ? 20 : (protocol == protocol::kUdp || protocol == protocol::kIcmp) ? 8 : 0;
     }
 };
@@ -149,9 +162,15 @@ inline Ipv4Frame& Ipv4Frame::frame_length(std::size_t length) {
 }
 
 inline Bytes ipv4_frame(const Ipv4Frame& s) {
-    const std::size_t l4_header = s.transport_header();
     const std::size_t ihl = 20 + s.options.size();
-    const std::size_t ip_length = ihl + l4_header + s.payload;
+    std::size_t l4_header = s.transport_header();
+    std::size_t payload = s.payload;
+    if (s.total_length) {
+        const std::size_t after_header = *s.total_length > ihl ? *s.total_length - ihl : 0;
+        if (after_header < l4_header) l4_header = 0;
+        payload = after_header - l4_header;
+    }
+    const std::size_t ip_length = ihl + l4_header + payload;
     Bytes f = ethernet_frame(s.src_mac, s.dst_mac, 0x0800, ip_length, s.tags);
     std::uint8_t* ip = f.data() + (f.size() - ip_length);
     ip[0] = static_cast<std::uint8_t>(0x40 | ihl / 4);
@@ -168,8 +187,8 @@ inline Bytes ipv4_frame(const Ipv4Frame& s) {
     put16(ip + 10, checksum_of(ones_sum(ip, ihl)));
 
     std::uint8_t* l4 = ip + ihl;
-    const std::size_t l4_length = l4_header + s.payload;
-    for (std::size_t i = 0; i < s.payload; ++i) l4[l4_header + i] = static_cast<std::uint8_t>(s.fill + i * s.fill_step);
+    const std::size_t l4_length = l4_header + payload;
+    for (std::size_t i = 0; i < payload; ++i) l4[l4_header + i] = static_cast<std::uint8_t>(s.fill + i * s.fill_step);
     if (l4_header == 0) return f;
     std::uint32_t pseudo = ones_sum(ip + 12, 8) + s.protocol + static_cast<std::uint32_t>(l4_length);
     if (s.protocol == protocol::kUdp) {
@@ -269,6 +288,139 @@ inline Bytes arp_frame(const Mac& eth_src, const Mac& eth_dst, const ArpPacket& 
 // "Who has target_ip? Tell sender_ip", broadcast.
 inline Bytes arp_request(const Mac& sender_mac, std::uint32_t sender_ip, std::uint32_t target_ip) {
     return arp_frame(sender_mac, kBroadcastMac, {1, sender_mac, sender_ip, Mac{}, target_ip});
+}
+
+// Recomputes the checksum of the IPv4 header at `ip` (its IHL, at least 20 bytes, as far as the
+// frame holds it), after an edit to the header; a frame without 20 bytes there is left alone.
+inline void refresh_ipv4_checksum(Bytes& f, std::size_t ip) {
+    if (f.size() < ip + 20) return;
+    const std::size_t ihl = std::min<std::size_t>(std::max<std::size_t>((f[ip] & 0x0f) * 4u, 20), f.size() - ip);
+    put16(&f[ip + 10], 0);
+    put16(&f[ip + 10], checksum_of(ones_sum(&f[ip], ihl)));
+}
+
+// A tag inserted right after the MACs, in front of any the frame has (with TPID 0x88a8 over an
+// 802.1Q tag: a QinQ pair).
+inline void insert_vlan_tag(Bytes& f, const VlanTag& tag) {
+    std::uint8_t bytes[4];
+    put16(bytes, tag.tpid);
+    put16(bytes + 2, static_cast<std::uint16_t>(tag.pcp << 13 | (tag.dei ? 0x1000 : 0) | (tag.vid & 0x0fff)));
+    f.insert(f.begin() + 12, std::begin(bytes), std::end(bytes));
+}
+
+// A copy of a spec with one edit, for the rows of a case table: with(spec, [](auto& s) { s.ttl = 0; }).
+template <class Spec, class Edit>
+Spec with(Spec s, Edit edit) {
+    edit(s);
+    return s;
+}
+
+// Edits of a built frame for the rows of a case table, each on a copy. Offsets are the frame's;
+// where an edit touches IPv4 or UDP, the IPv4 header is at byte 14 without options (its UDP
+// header at byte 34).
+enum class Ipv4Checksum { left, refreshed };
+inline Bytes with_byte(Bytes f, std::size_t at, std::uint8_t value, Ipv4Checksum checksum = Ipv4Checksum::left) {
+    f.at(at) = value;
+    if (checksum == Ipv4Checksum::refreshed) refresh_ipv4_checksum(f, 14);
+    return f;
+}
+inline Bytes flipped(Bytes f, std::size_t at, std::uint8_t bits, Ipv4Checksum checksum = Ipv4Checksum::left) {
+    const std::uint8_t value = static_cast<std::uint8_t>(f.at(at) ^ bits);
+    return with_byte(std::move(f), at, value, checksum);
+}
+inline Bytes with_be16(Bytes f, std::size_t at, std::uint16_t value) {
+    static_cast<void>(f.at(at + 1));  // std::out_of_range past the end, as at() everywhere here
+    put16(&f[at], value);
+    return f;
+}
+inline Bytes with_ipv4_total_length(Bytes f, std::size_t total) {  // checksum refreshed
+    f = with_be16(std::move(f), 16, static_cast<std::uint16_t>(total));
+    refresh_ipv4_checksum(f, 14);
+    return f;
+}
+inline Bytes with_udp_length(Bytes f, std::size_t length) {
+    return with_be16(std::move(f), 38, static_cast<std::uint16_t>(length));
+}
+inline Bytes resized(Bytes f, std::size_t size) {  // cut, or padded with zeros
+    f.resize(size, 0);
+    return f;
+}
+inline Bytes tagged(Bytes f, std::uint16_t tpid, std::uint16_t vid) {
+    insert_vlan_tag(f, {tpid, vid});
+    return f;
+}
+
+enum class OverlayKind { andromeda, vxlan };
+
+// An overlay packet as a peer sends it: outer Ethernet, IPv4, UDP, the 8-byte overlay header and
+// the inner frame. The header (docs/wire-format.md, RFC 7348):
+//   Andromeda  version|flags, inner protocol, flow hash (the UDP source port's low 14 bits, as a
+//              sender derives the port from it), VNI (3 bytes), hop limit
+//   VXLAN      flags (I = 0x08), 3 reserved bytes, VNI (3 bytes), a reserved byte
+struct OverlayPacket {
+    OverlayKind kind = OverlayKind::andromeda;
+    Mac src_mac{};
+    Mac dst_mac{};
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    std::uint16_t src_port = 0xc123;
+    std::uint16_t dst_port = 0;
+    std::uint32_t vni = 0;
+    std::optional<std::uint8_t> first_byte;  // default: Andromeda version 1 (0x10), VXLAN's I flag (0x08)
+    std::uint8_t protocol = 0;               // Andromeda: the inner protocol (0: Ethernet); VXLAN: reserved byte 3
+    std::uint8_t hop_limit = 64;             // Andromeda only: VXLAN's last byte is reserved (0)
+    std::uint8_t ttl = 64;
+    std::uint16_t id = 0;
+    bool dont_fragment = true;
+    bool more_fragments = false;
+    std::uint16_t fragment_offset = 0;  // 8-byte units
+    Bytes options{};                    // outer IPv4 options, a multiple of 4 bytes
+    bool udp_checksum = false;          // true: a correct non-zero checksum; false: 0, as senders leave it
+    Bytes inner{};
+};
+
+inline Bytes overlay_frame(const OverlayPacket& s) {
+    const std::size_t udp_length = 8 + 8 + s.inner.size();
+    Ipv4Frame outer;
+    outer.src_mac = s.src_mac;
+    outer.dst_mac = s.dst_mac;
+    outer.src = s.src;
+    outer.dst = s.dst;
+    outer.protocol = protocol::kUdp;
+    outer.transport = false;  // the UDP header is written below, over the zeroed payload
+    outer.payload = udp_length;
+    outer.fill_step = 0;
+    outer.ttl = s.ttl;
+    outer.id = s.id;
+    outer.dont_fragment = s.dont_fragment;
+    outer.more_fragments = s.more_fragments;
+    outer.fragment_offset = s.fragment_offset;
+    outer.options = s.options;
+    Bytes f = ipv4_frame(outer);
+    std::uint8_t* udp = &f[14 + 20 + s.options.size()];
+    put16(udp, s.src_port);
+    put16(udp + 2, s.dst_port);
+    put16(udp + 4, static_cast<std::uint16_t>(udp_length));
+    std::uint8_t* h = udp + 8;
+    if (s.kind == OverlayKind::andromeda) {
+        h[0] = s.first_byte.value_or(0x10);
+        h[1] = s.protocol;
+        put16(h + 2, static_cast<std::uint16_t>(s.src_port & 0x3fff));
+        h[7] = s.hop_limit;
+    } else {
+        h[0] = s.first_byte.value_or(0x08);
+        h[3] = s.protocol;
+    }
+    h[4] = static_cast<std::uint8_t>(s.vni >> 16);
+    h[5] = static_cast<std::uint8_t>(s.vni >> 8);
+    h[6] = static_cast<std::uint8_t>(s.vni);
+    std::copy(s.inner.begin(), s.inner.end(), h + 8);
+    if (s.udp_checksum) {
+        const std::uint32_t pseudo = ones_sum(&f[14 + 12], 8) + protocol::kUdp + static_cast<std::uint32_t>(udp_length);
+        const std::uint16_t check = checksum_of(ones_sum(udp, udp_length, pseudo));
+        put16(udp + 6, check == 0 ? 0xffff : check);
+    }
+    return f;
 }
 
 }  // namespace andromeda::test_support

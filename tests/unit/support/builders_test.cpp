@@ -1,11 +1,14 @@
 // The test-support builders are themselves checked: frames built byte by byte parse with wire's
-// views and carry checksums wire verifies (two implementations that must agree), and the fabric
-// builder's text loads into the fabric it describes.
+// views (overlay packets with overlay's decapsulation) and carry checksums wire verifies (two
+// implementations that must agree), and the fabric builder's text loads into the fabric it
+// describes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "fabric/loader.hpp"
+#include "overlay/decap.hpp"
 #include "support/fabric_builder.hpp"
 #include "support/frame_builder.hpp"
 #include "wire/checksum.hpp"
@@ -92,6 +95,109 @@ TEST(FrameBuilder, RandomFramesParseWithWireAndTheirChecksumsVerify) {
         for (std::size_t b = 0; b < s.payload; ++b)
             ASSERT_EQ(l4[s.transport_header() + b], static_cast<std::uint8_t>(s.fill + b)) << b;
     }
+}
+
+// A total length leaves what the headers do not take as payload, and leaves out a transport
+// header that does not fit; without `transport` there is none at all.
+TEST(FrameBuilder, TotalLengthSizesThePacketAndDropsATransportHeaderThatDoesNotFit) {
+    for (const std::uint8_t protocol : {protocol::kUdp, protocol::kTcp, protocol::kIcmp})
+        for (std::size_t total = 0; total <= 64; ++total)
+            for (const bool transport : {true, false}) {
+                Ipv4Frame s;
+                s.protocol = protocol;
+                s.options.assign(4, 1);
+                s.total_length = total;
+                s.transport = transport;
+                s.fill = 0x40;
+                const Bytes f = ipv4_frame(s);
+                const std::size_t ip_length = std::max<std::size_t>(total, 24);
+                ASSERT_EQ(f.size(), 14 + ip_length) << total;
+                const auto ip = wire::Ipv4View::parse(wire::ByteSpan(f).subspan(14));
+                ASSERT_TRUE(ip) << total;
+                EXPECT_EQ(ip->total_length(), ip_length);
+                EXPECT_TRUE(wire::checksum_verifies(ip->header_bytes()));
+                const std::size_t header = protocol == protocol::kTcp ? 20 : 8;
+                const bool has_header = transport && ip_length - 24 >= header;
+                const auto l4 = ip->payload();
+                // Without a transport header every byte is payload, counting from the fill.
+                if (!has_header) {
+                    for (std::size_t b = 0; b < l4.size(); ++b) ASSERT_EQ(l4[b], static_cast<std::uint8_t>(0x40 + b));
+                } else if (protocol != protocol::kIcmp) {
+                    EXPECT_EQ(wire::load_be16(&l4[0]), s.src_port);
+                }
+            }
+}
+
+TEST(FrameBuilder, OverlayFramesDecapsulateToWhatWasBuilt) {
+    std::mt19937 rng(11);
+    for (int i = 0; i < 500; ++i) {
+        OverlayPacket s;
+        s.kind = rng() % 2 ? OverlayKind::vxlan : OverlayKind::andromeda;
+        s.src_mac = {2, 0, 0, 0, 0xa1, 2};
+        s.dst_mac = {2, 0, 0, 0, 0xa1, 1};
+        s.src = 0xc0a80102;
+        s.dst = 0xc0a80101;
+        s.src_port = static_cast<std::uint16_t>(0xc000 | (rng() & 0x3fff));
+        s.dst_port = s.kind == OverlayKind::vxlan ? 4789 : 43481;
+        s.vni = rng() & 0xffffff;
+        s.hop_limit = static_cast<std::uint8_t>(1 + rng() % 255);
+        s.ttl = static_cast<std::uint8_t>(rng());
+        s.options.assign(4 * (rng() % 3), 1);
+        s.udp_checksum = rng() % 2 == 0;
+        s.inner.resize(14 + rng() % 200);
+        for (std::uint8_t& b : s.inner) b = static_cast<std::uint8_t>(rng());
+        const Bytes f = overlay_frame(s);
+        ASSERT_EQ(f.size(), 14 + 20 + s.options.size() + 8 + 8 + s.inner.size());
+
+        const overlay::EncapKind kind =
+            s.kind == OverlayKind::vxlan ? overlay::EncapKind::vxlan : overlay::EncapKind::andromeda;
+        const auto d = overlay::decapsulate(f, {kind, s.dst_port});
+        ASSERT_TRUE(d.ok()) << overlay::to_string(d.error);
+        EXPECT_EQ(d.packet.vni, s.vni);
+        EXPECT_TRUE(std::equal(d.packet.inner.begin(), d.packet.inner.end(), s.inner.begin(), s.inner.end()));
+        EXPECT_EQ(d.packet.outer_src_ip.value(), s.src);
+        EXPECT_EQ(d.packet.outer_dst_ip.value(), s.dst);
+        EXPECT_EQ(d.packet.outer_ttl, s.ttl);
+        EXPECT_EQ(d.packet.outer_src_port, s.src_port);
+        if (s.kind == OverlayKind::andromeda) {
+            EXPECT_EQ(d.packet.hop_limit, s.hop_limit);
+            EXPECT_EQ(d.packet.flow_hash, s.src_port & 0x3fff);
+        }
+        const auto ip = wire::Ipv4View::parse(wire::ByteSpan(f).subspan(14));
+        ASSERT_TRUE(ip);
+        EXPECT_TRUE(wire::checksum_verifies(ip->header_bytes()));
+        EXPECT_TRUE(ip->dont_fragment());
+    }
+}
+
+TEST(FrameBuilder, EditsChangeWhatTheyNameAndKeepTheHeaderChecksumWhenAsked) {
+    Ipv4Frame s;
+    s.total_length = 100;
+    const Bytes f = ipv4_frame(s);
+    const auto header_verifies = [](const Bytes& frame) {
+        return wire::checksum_verifies(wire::ByteSpan(frame).subspan(14, 20));
+    };
+    EXPECT_FALSE(header_verifies(flipped(f, 24, 0x01)));
+    EXPECT_TRUE(header_verifies(flipped(f, 33, 0x01, Ipv4Checksum::refreshed)));
+    EXPECT_EQ(flipped(f, 33, 0x01, Ipv4Checksum::refreshed)[33], f[33] ^ 0x01);
+    const Bytes longer = with_ipv4_total_length(f, 101);
+    EXPECT_EQ(wire::load_be16(&longer[16]), 101);
+    EXPECT_TRUE(header_verifies(longer));
+    EXPECT_EQ(wire::load_be16(&with_udp_length(f, 7)[38]), 7);
+    EXPECT_EQ(resized(f, 10), Bytes(f.begin(), f.begin() + 10));
+    EXPECT_EQ(resized(f, f.size() + 3), [&] {
+        Bytes padded = f;
+        padded.insert(padded.end(), 3, 0);
+        return padded;
+    }());
+    const Bytes qinq = tagged(tagged(f, 0x8100, 100), 0x88a8, 200);
+    const auto eth = wire::EthernetView::parse(qinq);
+    ASSERT_TRUE(eth);
+    ASSERT_EQ(eth->vlan_count(), 2u);
+    EXPECT_EQ(eth->tag(0)->tpid, 0x88a8);
+    EXPECT_EQ(eth->tag(0)->vlan_id, 200);
+    EXPECT_EQ(eth->tag(1)->vlan_id, 100);
+    EXPECT_EQ(eth->ethertype(), wire::ethertype::kIpv4);
 }
 
 TEST(FrameBuilder, UdpFrameHasTheExactLengthAndNoChecksum) {

@@ -1,0 +1,195 @@
+// One node's fast path and pipeline over one fabric, for running frames through both sides.
+//
+// The BPF programs run with BPF_PROG_TEST_RUN, their maps filled as the daemon fills them
+// (io::plan_full / plan_diff, the daemon's port table code, andromeda_fp_config), and
+// dataplane::Pipeline reads the same fabric's snapshot, in place in a chunk with headroom as the
+// daemon runs it. The process enters a network namespace of its own and makes veth pairs there
+// for the underlay, the tenant ports and their punt pairs, so every ifindex handed to the kernel
+// is a real device, and all of them go away with the process.
+//
+// BPF_PROG_TEST_RUN reports the return code and the packet, not where a redirect goes: a punt's
+// target is the port's `link` and an encapsulation's the underlay by construction, and a local
+// delivery's or a decapsulation's is the fabric map entry the program reads (looked up here the
+// same way, into local_target / target).
+#pragma once
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "andromeda_kern_user.h"
+#include "andromeda_xdp.skel.h"
+#include "dataplane/pipeline.hpp"
+#include "differential_fabric.hpp"
+#include "fabric/fabric.hpp"
+#include "io/plan/map_plan.hpp"
+#include "io/plan/port_table.hpp"
+#include "support/xdp_skeleton.hpp"
+
+namespace andromeda::fast_path_test {
+
+// after - before, counter by counter (the stats structs are all __u64 counters).
+template <class Stats>
+Stats minus(const Stats& after, const Stats& before) {
+    constexpr std::size_t n = sizeof(Stats) / sizeof(__u64);
+    static_assert(sizeof(Stats) == n * sizeof(__u64));
+    std::array<__u64, n> a{}, b{};
+    std::memcpy(a.data(), &after, sizeof after);
+    std::memcpy(b.data(), &before, sizeof before);
+    for (std::size_t i = 0; i < n; ++i) a[i] -= b[i];
+    Stats out{};
+    std::memcpy(&out, a.data(), sizeof out);
+    return out;
+}
+
+// ---- what each side did ------------------------------------------------------------------------
+
+struct TestRun {
+    int error = 0;  // errno of a failed BPF_PROG_TEST_RUN
+    std::uint32_t retval = 0;
+    Bytes out;
+    Bytes meta;  // XDP: the metadata the program left in front of the packet
+};
+
+struct TenantBpf {
+    TestRun run;
+    andromeda_fp_stats delta{};
+    std::uint32_t local_target = 0;  // a local delivery: the fabric entry's ifindex, bpf_redirect_peer's target
+};
+
+struct UnderlayBpf {
+    TestRun xdp;
+    andromeda_xdp_stats xdp_delta{};
+    bool tc_ran = false;  // only what XDP passes reaches tc
+    TestRun tc;
+    andromeda_fp_stats tc_delta{};
+    std::uint32_t target = 0;    // a decapsulation: the fabric entry's ifindex, bpf_redirect_peer's target
+    std::uint32_t underlay = 0;  // the device XDP ran on
+};
+
+struct PuntBpf {
+    TestRun run;
+    andromeda_fp_stats delta{};
+};
+
+struct PipelineOut {
+    dataplane::Verdict verdict = dataplane::Verdict::drop;
+    dataplane::DropReason reason = dataplane::DropReason::none;
+    std::vector<std::pair<dataplane::PortId, Bytes>> emitted;
+};
+
+// ---- the devices and the world -----------------------------------------------------------------
+
+struct Devices {
+    std::string error;  // empty: ready
+    std::uint32_t underlay = 0;
+    std::map<std::string, std::uint32_t> tenants;    // port name -> ifindex
+    std::map<std::uint32_t, io::PuntDevices> punts;  // tenant ifindex -> its punt pair
+};
+
+// The namespace and its devices, made on the first call (one set per process).
+const Devices& devices();
+
+class World {
+public:
+    World(Encap encap, const std::string& toml);
+
+    [[nodiscard]] const std::string& error() const { return error_; }
+    [[nodiscard]] Encap encap() const { return encap_; }
+    [[nodiscard]] std::uint32_t underlay() const { return dev_.underlay; }
+    [[nodiscard]] std::uint32_t tenant(const std::string& port) const { return dev_.tenants.at(port); }
+    [[nodiscard]] const io::PuntDevices& punt_pair(std::uint32_t tenant) const { return dev_.punts.at(tenant); }
+    [[nodiscard]] const andromeda_xdp& skel() const { return *skel_; }
+    static int fd(const bpf_map* map) { return bpf_map__fd(map); }
+
+    // A reload as the daemon does it: plan_diff into the maps, the port table re-synced, and
+    // the pipeline on the new snapshot.
+    bool reload(const std::string& toml);
+
+    // andromeda_fp_config.encap_headroom: what the encap makes room for in front of a small frame
+    // (andromedad writes ANDROMEDA_ENCAP_HEADROOM on a veth underlay, 0 elsewhere). The frame
+    // that leaves must be the same either way.
+    void set_encap_headroom(std::uint16_t bytes);
+
+    TenantBpf run_tenant(std::uint32_t ifindex, const Bytes& frame);
+    // XDP on the underlay, then, for what XDP passes, tc on the underlay.
+    UnderlayBpf run_underlay(const Bytes& frame);
+    PuntBpf run_punt(std::uint32_t ifindex, const Bytes& frame);
+    PipelineOut run_pipeline(dataplane::PortId port, const Bytes& frame);
+
+private:
+    std::shared_ptr<const fabric::FabricSnapshot> load(const std::string& toml);
+    template <class K, class V>
+    bool apply_table(const bpf_map* map, const io::TableChanges<K, V>& changes, const char* name);
+    bool apply(const io::FabricMapPlan& plan);
+    bool write_ports();
+    bool write_config();
+    void make_pipeline();
+    std::uint32_t fabric_ifindex(const andromeda_fabric_key& key) const;
+    andromeda_fp_stats fp_stats() const;
+
+    Encap encap_;
+    const Devices& dev_;
+    std::string error_;
+    std::shared_ptr<const fabric::FabricSnapshot> snapshot_;
+    io::LocalContext local_;
+    io::PortSlots port_slots_;
+    io::PortTable written_ports_;
+    andromeda::testing::Skel skel_;
+    std::unique_ptr<dataplane::Pipeline> pipeline_;
+    std::vector<Bytes> spare_chunks_;
+    std::vector<dataplane::PacketBuffer> spares_;
+    std::vector<dataplane::Emission> slots_;
+    dataplane::FrameSink sink_;
+    Bytes input_chunk_;
+};
+
+// One map entry changed (or erased) for as long as this lives, then put back as it was: what a
+// stale or broken entry makes the programs do. error() says why the change could not be made;
+// a failed restore is a test failure.
+class MapEntryOverride {
+public:
+    template <class Value, class Key, class Edit>
+    static std::unique_ptr<MapEntryOverride> edited(int map_fd, const Key& key, Edit edit) {
+        Value value{};
+        auto o = std::unique_ptr<MapEntryOverride>(new MapEntryOverride(map_fd, &key, sizeof key, sizeof value));
+        if (!o->read()) return o;
+        std::memcpy(&value, o->saved_.data(), sizeof value);
+        edit(value);
+        o->write(&value);
+        return o;
+    }
+    template <class Value, class Key>
+    static std::unique_ptr<MapEntryOverride> erased(int map_fd, const Key& key) {
+        auto o = std::unique_ptr<MapEntryOverride>(new MapEntryOverride(map_fd, &key, sizeof key, sizeof(Value)));
+        if (o->read()) o->erase();
+        return o;
+    }
+    ~MapEntryOverride();
+    MapEntryOverride(const MapEntryOverride&) = delete;
+    MapEntryOverride& operator=(const MapEntryOverride&) = delete;
+
+    [[nodiscard]] const std::string& error() const { return error_; }
+
+private:
+    MapEntryOverride(int map_fd, const void* key, std::size_t key_size, std::size_t value_size);
+    bool read();
+    void write(const void* value);
+    void erase();
+
+    int fd_;
+    Bytes key_;
+    Bytes saved_;
+    bool changed_ = false;
+    std::string error_;
+};
+
+}  // namespace andromeda::fast_path_test

@@ -1,0 +1,170 @@
+// The differential check: the kernel fast path's outcome for a frame against the pipeline's.
+//
+//   tenant frames    andromeda_tc_tenant on the tenant port's ifindex
+//   overlay packets  andromeda_xdp on the underlay (pass_fastpath, or steered to AF_XDP, or
+//                    dropped), then andromeda_tc_underlay for what XDP passes
+//
+// and the two must agree:
+//   - a frame the fast path forwards (encapsulated, delivered locally, decapsulated) is forwarded
+//     by the pipeline to the same place, byte for byte; the only field normalised is the outer
+//     IPv4 ID (the kernel counts per CPU, the pipeline per template; docs/fastpath.md), whose
+//     change the outer header checksum follows (RFC 1624): a wrong checksum stays wrong;
+//   - a port-security drop (drop_spoofed_mac/ip/arp) is a pipeline drop, and a spoofed source
+//     MAC the pipeline drops is one the fast path drops;
+//   - everything else the fast path punts (redirected, unchanged, to the punt device, with one
+//     punt_* reason counted) or steers to AF_XDP: always acceptable;
+//   - what the underlay's XDP drops the pipeline drops, and what it passes to the host the
+//     pipeline does not deliver.
+//
+// The fast path's outcome is named by the counters that moved, and a case table's expected
+// outcome is that name: "encap" (encap_packets, encap_bytes the frame's length), "local"
+// (local_packets), a punt reason ("punt_no_route": punt_packets and that reason), a drop
+// ("drop_spoofed_ip": that counter alone); on the underlay XDP's: "fastpath" (pass_fastpath, and
+// tc then decap_packets), "host" (pass_host), "socket" (steered to AF_XDP: drop_no_socket, none
+// being bound here) or a drop. "untestable": a frame BPF_PROG_TEST_RUN refuses.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpf_world.hpp"
+#include "differential_fabric.hpp"
+
+namespace andromeda::fast_path_test {
+
+// ---- outcomes ----------------------------------------------------------------------------------
+
+// The fast path's outcome named by its counters; `problem` when the counters and the return code
+// do not tell one consistent story.
+struct Outcome {
+    std::string name;
+    std::string problem;
+};
+
+Outcome tenant_outcome(const TenantBpf& b, const Bytes& input);
+Outcome xdp_outcome(const UnderlayBpf& b);
+Outcome tc_underlay_outcome(const UnderlayBpf& b, const Bytes& input);
+
+// The packet counters of `delta` that moved (not the *_bytes ones), in struct order, "name" or
+// "name xN"; `skip` is left out.
+std::vector<std::string> moved(const andromeda_fp_stats& delta);
+std::vector<std::string> moved(const andromeda_xdp_stats& delta, const char* skip);
+std::string joined(const std::vector<std::string>& names);
+
+std::string describe(const PipelineOut& p);
+inline PipelineOut pipeline_drop(dataplane::DropReason reason) {
+    PipelineOut p;
+    p.reason = reason;
+    return p;
+}
+
+// ---- the comparison ----------------------------------------------------------------------------
+
+// Every way a tenant frame's two outcomes disagree; empty when they agree.
+std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, const PipelineOut& p,
+                                      dataplane::PortId underlay);
+// The same for an overlay packet, including what XDP hands tc in the packet's metadata.
+std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p);
+
+// Gives the IPv4 header at `ip` the ID `id`, updating its checksum for that change only
+// (RFC 1624, HC' = ~(~HC + ~m + m')): a checksum that was wrong stays exactly as wrong.
+void set_ipv4_id(Bytes& f, std::size_t ip, std::uint16_t id);
+
+// One thing broken about real outputs of both sides (the fast path's, the pipeline's), and what
+// the comparison must then report: `problem` is part of its one message, or empty where nothing
+// is wrong.
+template <class Bpf>
+struct Mutation {
+    std::string what;
+    std::function<void(Bpf&, PipelineOut&)> apply;
+    std::string problem;
+};
+
+// Each mutation on a copy of `bpf` and `pipeline`, checked with `check(bpf, pipeline)`.
+template <class Bpf, class Check>
+void expect_mutations_reported(const Bpf& bpf, const PipelineOut& pipeline, const std::vector<Mutation<Bpf>>& mutations,
+                               Check check) {
+    for (const Mutation<Bpf>& m : mutations) {
+        Bpf b = bpf;
+        PipelineOut p = pipeline;
+        m.apply(b, p);
+        const std::vector<std::string> problems = check(b, p);
+        if (m.problem.empty()) {
+            EXPECT_EQ(problems, std::vector<std::string>{}) << m.what;
+        } else if (problems.size() != 1) {
+            ADD_FAILURE() << m.what << ": " << problems.size() << " problems reported, not 1: " << joined(problems);
+        } else {
+            EXPECT_NE(problems[0].find(m.problem), std::string::npos) << m.what << ": " << problems[0];
+        }
+    }
+}
+
+// ---- cases and their runs ----------------------------------------------------------------------
+
+inline const std::string kUnderlay;  // a case's port: the frame arrives on the underlay
+
+struct Case {
+    std::string name;
+    std::string port;  // the tenant port it arrives on, or kUnderlay
+    Bytes frame;
+    std::string expect;  // the fast path's expected outcome; empty: whatever it is, as long as both agree
+};
+
+// Outcomes of a run of cases, "fast path -> pipeline", for the coverage report and its checks.
+struct Tally {
+    std::map<std::string, int> pairs;
+    std::map<std::string, int> fast_path;
+    int cases = 0;
+    int failures = 0;
+
+    void add(const std::string& bpf, const PipelineOut& p);
+    [[nodiscard]] int count(const std::string& outcome) const;
+    [[nodiscard]] int count_prefix(const std::string& prefix) const;
+    [[nodiscard]] std::string report() const;
+};
+
+// Runs one case through both sides and reports any disagreement (and an unexpected outcome) as
+// a test failure naming `context`, the case and the bytes; the first few in full, the rest counted.
+void run_case(World& w, const Case& c, Tally& tally, const std::string& context);
+
+// ANDROMEDA_FAST_PATH_SEED=<n> in place of the fixed seed, to repeat a failure's frames.
+std::uint32_t seed_for(std::uint32_t fixed);
+
+// A test of one program over both encapsulations: the world of that encapsulation's fabric.
+class DifferentialTest : public ::testing::TestWithParam<Encap> {
+protected:
+    void SetUp() override;
+
+    // Every case of the table, with no disagreement and each with its expected outcome.
+    Tally run_table(const std::vector<Case>& cases, const std::string& context);
+    // `n` cases from `next` (seeded with `seed`), with no disagreement; prints the tally.
+    Tally run_random(const char* what, std::uint32_t seed, int n, const std::function<Case(int i)>& next);
+
+    std::unique_ptr<World> world_;
+};
+
+std::string encapsulation_name(const ::testing::TestParamInfo<Encap>& param);
+#define ANDROMEDA_FOR_BOTH_ENCAPSULATIONS(suite)                                                       \
+    INSTANTIATE_TEST_SUITE_P(Encapsulations, suite, ::testing::Values(Encap::andromeda, Encap::vxlan), \
+                             encapsulation_name)
+
+// A stale map entry, then a reload that removes endpoints, seen by one program: cases while a
+// fabric entry is already erased but the pipeline still has the endpoint, cases after the reload
+// (plan_diff into the maps, the port table re-synced, the pipeline on the new snapshot), then
+// random frames after it.
+struct StaleEntries {
+    andromeda_fabric_key erased;
+    std::vector<Case> while_erased;
+    std::set<EndpointKey> removed_by_reload;
+    std::vector<Case> after_reload;
+    std::function<Case()> random_after_reload;
+    int random_frames = 0;
+};
+void run_stale_entries(World& w, const StaleEntries& s);
+
+}  // namespace andromeda::fast_path_test

@@ -1,0 +1,152 @@
+#include "differential_fabric.hpp"
+
+#include <cstdlib>
+
+#include "support/fabric_builder.hpp"
+
+namespace andromeda::test_support {
+void PrintTo(OverlayKind kind, std::ostream* out) { *out << fast_path_test::to_string(kind); }
+}  // namespace andromeda::test_support
+
+namespace andromeda::fast_path_test {
+
+using test_support::put16;
+
+const char* to_string(Encap e) { return e == Encap::vxlan ? "vxlan" : "andromeda"; }
+std::uint16_t overlay_port(Encap e) { return e == Encap::vxlan ? ANDROMEDA_VXLAN_PORT : ANDROMEDA_OVERLAY_PORT; }
+Encap other_encap(Encap e) { return e == Encap::vxlan ? Encap::andromeda : Encap::vxlan; }
+
+std::string hex(const Bytes& b) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string s;
+    s.reserve(b.size() * 2);
+    for (const std::uint8_t x : b) {
+        s += kDigits[x >> 4];
+        s += kDigits[x & 15];
+    }
+    return s;
+}
+
+std::string ip_text(std::uint32_t a) {
+    return std::to_string(a >> 24) + "." + std::to_string(a >> 16 & 255) + "." + std::to_string(a >> 8 & 255) + "." +
+           std::to_string(a & 255);
+}
+
+std::string mac_text(const Mac& m) {
+    std::string s;
+    for (std::size_t i = 0; i < 6; ++i) s += (i ? ":" : "") + hex(Bytes{m[i]});
+    return s;
+}
+
+// One VPC to a line, its endpoints after it.
+// clang-format off
+const std::vector<VpcDef>& vpcs() {
+    static const std::vector<VpcDef> v = {
+        {"blue", 100, ip4(10, 0, 0, 0), ip4(10, 0, 0, 1), kDefaultGatewayMac, 1400, true, "", 0,
+         {{ip4(10, 0, 0, 10), mac_of(0, 0x10), "node1", "tap-b10"},
+          {ip4(10, 0, 0, 11), mac_of(0, 0x11), "node1", "tap-b11"},
+          {ip4(10, 0, 0, 12), mac_of(0, 0x12), "node1", kPortWithoutDevice},
+          {ip4(10, 0, 0, 20), mac_of(0, 0x20), "node2", ""},
+          {ip4(10, 0, 0, 21), mac_of(0, 0x21), "node2", ""},
+          {ip4(10, 0, 0, 30), mac_of(0, 0x30), "node3", ""}}},
+        {"green", 200, ip4(10, 0, 0, 0), ip4(10, 0, 0, 1), mac_of(1, 0xfe), 0, true, "", 0,
+         {{ip4(10, 0, 0, 10), mac_of(1, 0x10), "node1", "tap-g10"},
+          {ip4(10, 0, 0, 20), mac_of(1, 0x20), "node2", ""},
+          {ip4(10, 0, 0, 40), mac_of(1, 0x40), "node1", "tap-g40"}}},
+        {"grey", 300, ip4(10, 2, 0, 0), ip4(10, 2, 0, 1), kDefaultGatewayMac, 0, false, "", 0,
+         {{ip4(10, 2, 0, 10), mac_of(2, 0x10), "node1", "tap-y10"}, {ip4(10, 2, 0, 20), mac_of(2, 0x20), "node2", ""}}},
+        {"red", 400, ip4(10, 3, 0, 0), ip4(10, 3, 0, 1), kDefaultGatewayMac, 0, true, "node2", ip4(203, 0, 113, 20),
+         {{ip4(10, 3, 0, 10), mac_of(3, 0x10), "node1", "tap-r10"}, {ip4(10, 3, 0, 20), mac_of(3, 0x20), "node2", ""}}},
+    };
+    return v;
+}
+// clang-format on
+
+const VpcDef& vpc_named(const std::string& name) {
+    for (const VpcDef& v : vpcs())
+        if (v.name == name) return v;
+    std::abort();
+}
+
+const EndpointDef& endpoint(const std::string& vpc, std::uint32_t last_octet) {
+    for (const EndpointDef& e : vpc_named(vpc).endpoints)
+        if ((e.ip & 255) == last_octet) return e;
+    std::abort();
+}
+
+std::uint32_t node_address(const std::string& node) {
+    return node == "node1" ? kNode1 : node == "node2" ? kNode2 : kNode3;
+}
+Mac node_mac(const std::string& node) {
+    return node == "node1" ? kUnderlayMac : node == "node2" ? kNode2Mac : kNode3Mac;
+}
+
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed) {
+    test_support::FabricBuilder b("node1", ip_text(kNode1));
+    if (encap == Encap::vxlan) b.node_key("encap = \"vxlan\"");
+    for (const char* node : {"node1", "node2", "node3"}) b.peer(node, ip_text(node_address(node)));
+    for (const VpcDef& v : vpcs()) {
+        b.vpc(v.name, v.vni, ip_text(v.network) + "/24", ip_text(v.gateway));
+        if (v.gateway_mac != kDefaultGatewayMac) b.vpc_key("gateway_mac = \"" + mac_text(v.gateway_mac) + "\"");
+        if (v.mtu != 0) b.vpc_key("mtu = " + std::to_string(v.mtu));
+        if (!v.fastpath) b.vpc_key("fastpath = false");
+        if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address));
+        for (const EndpointDef& e : v.endpoints)
+            if (removed.count({v.vni, e.ip}) == 0) b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port);
+    }
+    return b.toml();
+}
+
+// ---- frames ------------------------------------------------------------------------------------
+
+Ipv4Frame frame_spec(const Mac& src_mac, std::uint32_t src, const Mac& dst_mac, std::uint32_t dst, std::size_t total,
+                     std::uint8_t protocol) {
+    return {.src_mac = src_mac,
+            .dst_mac = dst_mac,
+            .src = src,
+            .dst = dst,
+            .protocol = protocol,
+            .dont_fragment = true,
+            .total_length = total};
+}
+
+Ipv4Frame tenant_spec(const std::string& vpc, std::uint32_t from, std::uint32_t to_ip, std::size_t total,
+                      std::uint8_t protocol) {
+    const EndpointDef& e = endpoint(vpc, from);
+    return frame_spec(e.mac, e.ip, vpc_named(vpc).gateway_mac, to_ip, total, protocol);
+}
+
+OverlayPacket overlay_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
+                           std::size_t total, std::uint8_t protocol) {
+    const EndpointDef& from = endpoint(vpc, sender);
+    const EndpointDef& to = endpoint(vpc, receiver);
+    OverlayPacket s;
+    s.kind = kind;
+    s.src_mac = node_mac(from.node);
+    s.dst_mac = kUnderlayMac;
+    s.src = node_address(from.node);
+    s.dst = kNode1;
+    s.dst_port = overlay_port(kind);
+    s.vni = vpc_named(vpc).vni;
+    s.inner = ipv4(frame_spec(from.mac, from.ip, to.mac, to.ip, total, protocol));
+    return s;
+}
+
+Bytes ethertype_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t length, std::uint8_t fill) {
+    Bytes f = test_support::ethernet_frame(src, dst, ethertype, length);
+    for (std::size_t i = 0; i < length; ++i) f[14 + i] = static_cast<std::uint8_t>(fill + i);
+    if (ethertype == 0x86dd && length >= 40) {
+        f[14] = 0x60;
+        put16(&f[18], static_cast<std::uint16_t>(length - 40));
+        f[20] = 59;  // no next header
+        f[21] = 64;
+    }
+    return f;
+}
+
+Bytes arp(const Mac& eth_src, const Mac& eth_dst, std::uint16_t operation, const Mac& sender_mac,
+          std::uint32_t sender_ip, std::uint32_t target_ip) {
+    return test_support::arp_frame(eth_src, eth_dst, {operation, sender_mac, sender_ip, Mac{}, target_ip});
+}
+
+}  // namespace andromeda::fast_path_test

@@ -1,0 +1,152 @@
+// The fabric the fast path's differential tests run on, seen from node1 (this node), and the
+// frames its endpoints and peers send: tenant frames and overlay packets, built (and edited for
+// the case tables) by tests/support/frame_builder.hpp, never by the code under test.
+//
+//   blue   VNI 100 10.0.0.0/24, MTU 1400: .10 .11 on node1, .12 on node1 without a device,
+//          .20 .21 on node2, .30 on node3 (no next hop known)
+//   green  VNI 200 10.0.0.0/24 (blue's addresses, another tenant), its own gateway MAC, MTU
+//          1450 from the underlay: .10 .40 on node1, .20 on node2
+//   grey   VNI 300 with the fast path off: .10 on node1, .20 on node2
+//   red    VNI 400 with its NAT at node2: .10 on node1, .20 on node2
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "andromeda_kern_user.h"
+#include "support/frame_builder.hpp"
+
+namespace andromeda::test_support {
+// How gtest prints a test's encapsulation parameter.
+void PrintTo(OverlayKind kind, std::ostream* out);
+}  // namespace andromeda::test_support
+
+namespace andromeda::fast_path_test {
+
+using test_support::Bytes;
+using test_support::Ipv4Frame;
+using test_support::Mac;
+using test_support::OverlayPacket;
+using Encap = test_support::OverlayKind;
+
+const char* to_string(Encap e);
+std::uint16_t overlay_port(Encap e);
+Encap other_encap(Encap e);
+
+constexpr std::uint32_t ip4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+    return a << 24 | b << 16 | c << 8 | d;
+}
+constexpr Mac mac_of(std::uint8_t a, std::uint8_t b) { return {2, 0, 0, 0, a, b}; }
+std::string ip_text(std::uint32_t address);
+std::string mac_text(const Mac& m);
+std::string hex(const Bytes& b);
+
+inline constexpr std::uint32_t kNode1 = ip4(192, 168, 1, 1);  // this node
+inline constexpr std::uint32_t kNode2 = ip4(192, 168, 1, 2);  // a peer whose next hop is known
+inline constexpr std::uint32_t kNode3 = ip4(192, 168, 1, 3);  // a peer whose next hop is not (yet)
+inline constexpr std::uint32_t kStranger = ip4(192, 168, 1, 99);
+inline constexpr Mac kUnderlayMac = mac_of(0xa1, 1);
+inline constexpr Mac kNode2Mac = mac_of(0xa1, 2);
+inline constexpr Mac kNode3Mac = mac_of(0xa1, 3);
+inline constexpr Mac kDefaultGatewayMac = {2, 0, 0, 0, 0, 0xff};
+inline constexpr Mac kBroadcastMac = test_support::kBroadcastMac;
+inline constexpr std::uint32_t kUnderlayMtu = 1500;
+inline constexpr std::uint32_t kHandoffCookie = 0x5eed1234;  // andromeda_fp_config.handoff_cookie
+inline const std::string kPortWithoutDevice = "tap-b12";     // a local endpoint whose port does not exist
+
+inline constexpr std::uint8_t kIcmp = test_support::protocol::kIcmp;
+inline constexpr std::uint8_t kTcp = test_support::protocol::kTcp;
+inline constexpr std::uint8_t kUdp = test_support::protocol::kUdp;
+inline constexpr std::uint8_t kGre = 47;
+
+struct EndpointDef {
+    std::uint32_t ip;
+    Mac mac;
+    std::string node;
+    std::string port;  // local endpoints
+};
+
+struct VpcDef {
+    std::string name;
+    std::uint32_t vni;
+    std::uint32_t network;  // a /24
+    std::uint32_t gateway;
+    Mac gateway_mac;
+    std::uint32_t mtu;  // 0: the default, the underlay MTU less the overlay's 50 bytes
+    bool fastpath;
+    std::string nat_node;  // empty: no NAT
+    std::uint32_t nat_address;
+    std::vector<EndpointDef> endpoints;
+
+    [[nodiscard]] std::uint32_t inner_mtu() const { return mtu != 0 ? mtu : kUnderlayMtu - 50; }
+};
+
+const std::vector<VpcDef>& vpcs();
+const VpcDef& vpc_named(const std::string& name);
+const EndpointDef& endpoint(const std::string& vpc, std::uint32_t last_octet);
+std::uint32_t node_address(const std::string& node);
+Mac node_mac(const std::string& node);
+
+using EndpointKey = std::pair<std::uint32_t, std::uint32_t>;  // (VNI, address)
+
+// node1's node.toml for the fabric above, less the endpoints `removed`.
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {});
+
+// ---- frames ------------------------------------------------------------------------------------
+
+// An IPv4 packet with DF, `total` bytes of IPv4, in an Ethernet frame.
+Ipv4Frame frame_spec(const Mac& src_mac, std::uint32_t src, const Mac& dst_mac, std::uint32_t dst, std::size_t total,
+                     std::uint8_t protocol = kUdp);
+
+// A tenant frame from `from` (the VPC's endpoint with that last octet) to `to_ip`, to the VPC's
+// gateway MAC.
+Ipv4Frame tenant_spec(const std::string& vpc, std::uint32_t from, std::uint32_t to_ip, std::size_t total = 100,
+                      std::uint8_t protocol = kUdp);
+
+// An overlay packet from `sender`'s node to node1, carrying `sender` -> `receiver` (the VPC's
+// endpoints with those last octets), `total` bytes of inner IPv4.
+OverlayPacket overlay_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
+                           std::size_t total = 100, std::uint8_t protocol = kUdp);
+
+// Ethernet with `ethertype` and `length` bytes of payload (byte i is fill + i); for IPv6 with
+// room for it, a header with no next header in front.
+Bytes ethertype_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t length, std::uint8_t fill);
+
+// An Ethernet/IPv4 ARP packet, target MAC zero.
+Bytes arp(const Mac& eth_src, const Mac& eth_dst, std::uint16_t operation, const Mac& sender_mac,
+          std::uint32_t sender_ip, std::uint32_t target_ip);
+
+// A copy with the IPv4 flags and fragment offset of `field` (DF 0x4000, MF 0x2000, the offset in
+// 8-byte units); a later fragment of an IPv4 packet carries no transport header.
+inline constexpr std::uint16_t kDf = 0x4000, kMf = 0x2000;
+template <class Packet>
+Packet fragment(Packet p, std::uint16_t field) {
+    p.dont_fragment = (field & kDf) != 0;
+    p.more_fragments = (field & kMf) != 0;
+    p.fragment_offset = field & 0x1fff;
+    if constexpr (requires { p.transport; }) p.transport = p.fragment_offset == 0;
+    return p;
+}
+
+// `n` bytes of IPv4 options, all NOPs.
+inline Bytes nop_options(std::size_t n) { return Bytes(n, 1); }
+
+inline Bytes ipv4(const Ipv4Frame& s) { return test_support::ipv4_frame(s); }
+inline Bytes overlay(const OverlayPacket& s) { return test_support::overlay_frame(s); }
+
+using test_support::flipped;
+using test_support::Ipv4Checksum;
+using test_support::resized;
+using test_support::tagged;
+using test_support::with;
+using test_support::with_byte;
+using test_support::with_ipv4_total_length;
+using test_support::with_udp_length;
+
+}  // namespace andromeda::fast_path_test

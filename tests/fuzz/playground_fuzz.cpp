@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 #include "playground/pcap_reader.hpp"
 #include "playground/playground.hpp"
 
@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& f : capture.frames)
             if (f.offset > rest.size() || f.length > rest.size() - f.offset)
                 violation("a captured frame outside the file", std::to_string(f.offset) + "+" + std::to_string(f.length));
-        const json answer = playground::handle({{"op", "decode_pcap"}, {"hex", ctl::to_hex(rest)}});
+        const json answer = playground::handle({{"op", "decode_pcap"}, {"hex", inspect::to_hex(rest)}});
         if (answer.value("ok", false))
             for (const auto& frame : answer.at("frames")) check_ranges(frame);
         return 0;
@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                             {"fabric", fabric},
                                             {"underlay_mac", "02:00:00:00:a1:01"},
                                             {"port", kPorts[data[0] % std::size(kPorts)]},
-                                            {"hex", ctl::to_hex(rest)}});
+                                            {"hex", inspect::to_hex(rest)}});
     if (!answer.value("ok", false)) violation("a frame was refused", answer.dump());
     const std::string verdict = answer.at("verdict");
     if (verdict != "forward" && verdict != "deliver" && verdict != "reply" && verdict != "nat" && verdict != "drop")

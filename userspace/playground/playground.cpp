@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
 #include "fabric/loader.hpp"
@@ -96,7 +96,7 @@ wire::Ipv4Address ipv4_field(const json& object, const char* key, std::string_vi
 
 Bytes hex_field(const json& object, const char* key, std::string_view where) {
     std::string why;
-    auto bytes = ctl::parse_hex(string_field(object, key, where), why);
+    auto bytes = inspect::parse_hex(string_field(object, key, where), why);
     if (!bytes) throw RequestError(std::string(where) + "." + key + ": " + why);
     return std::move(*bytes);
 }
@@ -289,8 +289,8 @@ std::string hex_number(std::uint32_t value, std::size_t bytes) {
     return text;
 }
 
-json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
-    const ctl::DecodedFrame decoded = ctl::inspect_frame(bytes, options);
+json frame_json(wire::ByteSpan bytes, const inspect::InspectOptions& options) {
+    const inspect::DecodedFrame decoded = inspect::inspect_frame(bytes, options);
     json layers = json::array();
     for (const auto& layer : decoded.layers) {
         json fields = json::array();
@@ -302,7 +302,7 @@ json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
             else if (known != layer.fields.end() && !known->is_object() && !known->is_array())
                 field["value"] = *known;
             else
-                field["value"] = "0x" + ctl::to_hex(bytes.subspan(span.offset, span.length));
+                field["value"] = "0x" + inspect::to_hex(bytes.subspan(span.offset, span.length));
             fields.push_back(std::move(field));
         }
         json l = {{"depth", layer.depth},
@@ -314,9 +314,9 @@ json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
         if (const auto ok = layer.fields.find("checksum_ok"); ok != layer.fields.end()) l["checksum_ok"] = *ok;
         layers.push_back(std::move(l));
     }
-    return {{"hex", ctl::to_hex(bytes)},
+    return {{"hex", inspect::to_hex(bytes)},
             {"length", bytes.size()},
-            {"text", ctl::render_text(decoded)},
+            {"text", inspect::render_text(decoded)},
             {"error", decoded.error ? json(*decoded.error) : json(nullptr)},
             {"layers", std::move(layers)}};
 }
@@ -471,7 +471,7 @@ json run(const json& request) {
     const auto now = nat::TimePoint{} + std::chrono::seconds(1000);
     const dataplane::NatFrameResult result = stage.process(ingress->id, input, fabric, sink, now);
 
-    ctl::InspectOptions options;
+    inspect::InspectOptions options;
     options.vxlan_ports.push_back(fabric.local().vxlan_port);
     json port_list = json::array();
     for (const auto& p : ports) {
@@ -577,7 +577,7 @@ json handle(const json& request) {
     try {
         const std::string op = string_field(request, "op", "request");
         if (op == "sample") return sample(request);
-        if (op == "build") return {{"ok", true}, {"hex", ctl::to_hex(build_frame(member(request, "packet", "request")))}};
+        if (op == "build") return {{"ok", true}, {"hex", inspect::to_hex(build_frame(member(request, "packet", "request")))}};
         if (op == "run") return run(request);
         if (op == "decode") return decode(request);
         if (op == "decode_pcap") return decode_pcap(request);

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 #include "playground/playground.hpp"
 
 namespace andromeda::playground {
@@ -68,9 +68,9 @@ TEST(Playground, TheReadmeExampleBuiltFromTheFormIsExactlyWhatInspectDecodes) {
     ASSERT_EQ(r.at("emissions").size(), 1u);
     const json& out = r.at("emissions")[0];
     EXPECT_EQ(out.at("port"), "underlay");
-    const auto example = ctl::example_overlay_packet();
-    EXPECT_EQ(out.at("frame").at("hex"), ctl::to_hex(example));
-    EXPECT_EQ(out.at("frame").at("text"), ctl::render_text(ctl::inspect_frame(example)));
+    const auto example = inspect::example_overlay_packet();
+    EXPECT_EQ(out.at("frame").at("hex"), inspect::to_hex(example));
+    EXPECT_EQ(out.at("frame").at("text"), inspect::render_text(inspect::inspect_frame(example)));
     EXPECT_EQ(r.at("flow").at("hash"), "0x60d1");
     EXPECT_EQ(r.at("flow").at("source_port"), 57553);
     EXPECT_TRUE(r.at("drop").is_null());
@@ -139,7 +139,7 @@ TEST(Playground, TheSampleFabricReachesEveryVerdict) {
     const json n2 = handle({{"op", "run"},
                             {"fabric", sample_fabric("node2")},
                             {"port", "underlay"},
-                            {"hex", ctl::to_hex(ctl::example_overlay_packet())}});
+                            {"hex", inspect::to_hex(inspect::example_overlay_packet())}});
     EXPECT_EQ(n2.at("verdict"), "deliver") << n2.dump(2);
     EXPECT_EQ(n2.at("summary"), "delivered to tap-blue-20 (10.0.0.20, VPC blue)");
 }
@@ -163,10 +163,10 @@ TEST(Playground, VxlanAndTheVniFollowTheSampleSettings) {
 }
 
 TEST(Playground, DecodeGivesInspectsLinesAndPcapFilesTheirFrames) {
-    const auto example = ctl::example_overlay_packet();
-    const json d = handle({{"op", "decode"}, {"hex", ctl::to_hex(example)}});
+    const auto example = inspect::example_overlay_packet();
+    const json d = handle({{"op", "decode"}, {"hex", inspect::to_hex(example)}});
     ASSERT_TRUE(d.at("ok")) << d.dump(2);
-    EXPECT_EQ(d.at("frames")[0].at("text"), ctl::render_text(ctl::inspect_frame(example)));
+    EXPECT_EQ(d.at("frames")[0].at("text"), inspect::render_text(inspect::inspect_frame(example)));
 
     // A pcap file of one frame, written here: its frame comes back decoded, numbered from 1.
     std::vector<std::uint8_t> file = {0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0};
@@ -178,11 +178,11 @@ TEST(Playground, DecodeGivesInspectsLinesAndPcapFilesTheirFrames) {
     le32(static_cast<std::uint32_t>(example.size()));
     le32(static_cast<std::uint32_t>(example.size()));
     file.insert(file.end(), example.begin(), example.end());
-    const json p = handle({{"op", "decode_pcap"}, {"hex", ctl::to_hex(file)}});
+    const json p = handle({{"op", "decode_pcap"}, {"hex", inspect::to_hex(file)}});
     ASSERT_TRUE(p.at("ok")) << p.dump(2);
     ASSERT_EQ(p.at("frames").size(), 1u);
     EXPECT_EQ(p.at("frames")[0].at("index"), 1);
-    EXPECT_EQ(p.at("frames")[0].at("hex"), ctl::to_hex(example));
+    EXPECT_EQ(p.at("frames")[0].at("hex"), inspect::to_hex(example));
     const json bad = handle({{"op", "decode_pcap"}, {"hex", "00112233"}});
     EXPECT_FALSE(bad.at("ok"));
     EXPECT_NE(bad.at("error").get<std::string>().find("not a capture file"), std::string::npos);
@@ -225,7 +225,7 @@ TEST(Playground, BadRequestsSayWhatIsWrongAndWhere) {
 TEST(Playground, RandomFramesOnEveryPortGiveWellFormedAnswers) {
     std::mt19937 rng(11);
     const std::string fabric = sample_fabric("node1");
-    const auto base = ctl::example_overlay_packet();
+    const auto base = inspect::example_overlay_packet();
     const std::vector<std::string> ports = {"underlay", "uplink", "tap-blue-10", "tap-orange-10"};
     for (int round = 0; round < 400; ++round) {
         std::vector<std::uint8_t> frame = base;
@@ -234,7 +234,7 @@ TEST(Playground, RandomFramesOnEveryPortGiveWellFormedAnswers) {
         frame.resize(rng() % (frame.size() + 1));
         if (frame.empty()) frame.push_back(0);
         const json r = handle({{"op", "run"}, {"fabric", fabric}, {"port", ports[rng() % ports.size()]},
-                               {"hex", ctl::to_hex(frame)}});
+                               {"hex", inspect::to_hex(frame)}});
         ASSERT_TRUE(r.at("ok")) << r.dump(2);
         const std::string verdict = r.at("verdict");
         EXPECT_TRUE(verdict == "forward" || verdict == "deliver" || verdict == "reply" || verdict == "nat" ||

@@ -21,8 +21,9 @@ std::string_view trimmed(std::string_view line) {
 // table line ("[node.uplink]"), empty otherwise.
 std::string_view header_of(std::string_view line) {
     const std::string_view t = trimmed(line);
-    if (t.empty() || t.front() != '[') return {};
-    return t.substr(0, t.find(']', t.starts_with("[[") ? 2 : 1) + (t.starts_with("[[") ? 2 : 1));
+    const std::size_t close = t.find(']');
+    if (t.empty() || t.front() != '[' || close == std::string_view::npos) return {};
+    return t.substr(0, close + (t.starts_with("[[") ? 2 : 1));
 }
 bool is_key(std::string_view line, std::string_view key) {
     const std::string_view t = trimmed(line);

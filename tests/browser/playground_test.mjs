@@ -6,6 +6,7 @@
 //
 // Opens the page as a file:// URL (the WebAssembly pipeline is embedded in
 // andromeda_playground.js beside it) and checks, one line each:
+//   0. the page's ports and the README example's fields are the engine's for the sample fabric;
 //   1. the "README example" preset is forwarded, and the frame it puts on the underlay is byte
 //      for byte `andromedactl inspect --print-hex`'s example, decoded exactly as
 //      `andromedactl inspect HEX` prints it;
@@ -13,13 +14,18 @@
 //   3. (README example again) hovering the outer UDP layer lights exactly its bytes in the hex
 //      dump, and hovering a byte lights exactly its field and its layer;
 //   4. the Decode tab decodes the same hex to the same text;
-//   5. a full-page screenshot of the README example (1400x1000 viewport) is written.
+//   5. a fabric edited so that it does not load shows the loader's own errors, and "Reset to
+//      sample" brings the sample back;
+//   6. a full-page screenshot of the README example (1400x1000 viewport) is written.
+// What it expects of the sample fabric (web/playground/sample_fabric.toml) it asks the engine
+// itself (the same andromeda_playground.js, loaded in Node), never a copy of its own.
 // Needs /usr/bin/chromium (Debian: apt-get install chromium) and playwright-core installed here
 // (cd tests/browser && npm ci --no-audit --no-fund); without either it exits 77 (skipped), or 1 in CI.
 // Exit 0 when every check passed, 1 otherwise.
 
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -101,6 +107,19 @@ function runCtl(ctl, args) {
   // Exit 1 means "decoded, but malformed": the text is still the decode.
   if (r.status !== 0 && r.status !== 1) throw new Error(`${ctl} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
   return r.stdout;
+}
+
+// ---------------------------------------------------------------------------- the engine
+// The page's module in Node (built with -sENVIRONMENT=web,node): request in, answer out.
+async function loadEngine(pageDir) {
+  const factory = createRequire(import.meta.url)(path.join(pageDir, 'andromeda_playground.js'));
+  const module = await factory();
+  const call = module.cwrap('playground_call', 'string', ['string']);
+  return (request) => {
+    const answer = JSON.parse(call(JSON.stringify(request)));
+    if (!answer.ok && request.op !== 'fabric') throw new Error(`the engine refused ${JSON.stringify(request).slice(0, 80)}: ${answer.error}`);
+    return answer;
+  };
 }
 
 // ---------------------------------------------------------------------------- the page
@@ -214,7 +233,7 @@ async function main() {
       failCheck('the page loads the pipeline', `body[data-ready] is "${ready}": ${err.trim()}`);
     } else {
       pass('the page loads the pipeline', `ready in ${Date.now() - t0} ms`);
-      await runChecks(page, args, ctl);
+      await runChecks(page, args, ctl, await loadEngine(path.dirname(pagePath)));
     }
     if (pageErrors.length) failCheck('no uncaught errors in the page', pageErrors.join(' | '));
     else pass('no uncaught errors in the page');
@@ -227,7 +246,29 @@ async function main() {
   return failed ? 1 : 0;
 }
 
-async function runChecks(page, args, ctl) {
+async function runChecks(page, args, ctl, engine) {
+    const sample = engine({ op: 'sample' });
+    const described = engine({ op: 'fabric', fabric: sample.fabric });
+
+    // 0. what the page shows of the sample is the engine's ---------------------------------
+    await check('0. the ports and the README example are the engine\'s', async () => {
+      // The page groups them (tenant ports, then the fabric's): the same ports, in any order.
+      const options = (await page.locator('#ingress-port option').evaluateAll((os) => os.map((o) => o.value))).sort();
+      const ports = described.ports.map((p) => p.name).sort();
+      assert(JSON.stringify(options) === JSON.stringify(ports), `the ingress ports are ${JSON.stringify(options)}, the engine's ${JSON.stringify(ports)}`);
+      await clickReadme(page);
+      const readme = described.examples.readme;
+      const form = await page.evaluate(() => ({
+        port: document.querySelector('#ingress-port').value,
+        src_mac: document.querySelector('#src-mac').value, dst_mac: document.querySelector('#dst-mac').value,
+        src_ip: document.querySelector('#src-ip').value, dst_ip: document.querySelector('#dst-ip').value,
+        underlay_mac: document.querySelector('#underlay-mac').value,
+      }));
+      const want = { port: readme.port, src_mac: readme.packet.src_mac, dst_mac: readme.packet.dst_mac,
+        src_ip: readme.packet.src_ip, dst_ip: readme.packet.dst_ip, underlay_mac: sample.underlay_mac };
+      assert(JSON.stringify(form) === JSON.stringify(want), `the form holds ${JSON.stringify(form)}, the engine's example ${JSON.stringify(want)}`);
+      return `${ports.length} ports; README example from ${readme.port} (${readme.packet.src_ip} -> ${readme.packet.dst_ip}, to gateway MAC ${readme.packet.dst_mac})`;
+    });
 
     // 1. README example ------------------------------------------------------------------
     let pageHex = null;
@@ -275,13 +316,15 @@ async function runChecks(page, args, ctl) {
 
     // 2. spoofed source, typed -----------------------------------------------------------
     await check('2. a spoofed source typed into the form is dropped', async () => {
+      const spoof = described.examples.spoof;
+      assert(spoof.packet, `the engine has no spoofed-source example: ${spoof.error}`);
       await page.mouse.move(0, 0);
       const before = await counter(page, 'runs');
-      await page.selectOption('#ingress-port', 'tap-blue-10');
-      await page.selectOption('#protocol', 'udp');
-      await typeInto(page, '#src-mac', '02:00:00:00:00:0a');
-      await typeInto(page, '#src-ip', '10.0.0.99');
-      await typeInto(page, '#dst-ip', '10.0.0.20');
+      await page.selectOption('#ingress-port', spoof.port);
+      await page.selectOption('#protocol', spoof.packet.protocol);
+      await typeInto(page, '#src-mac', spoof.packet.src_mac);
+      await typeInto(page, '#src-ip', spoof.packet.src_ip);
+      await typeInto(page, '#dst-ip', spoof.packet.dst_ip);
       await waitIdle(page, 'runs', before);
       const verdict = (await page.textContent('#verdict')).trim();
       assert(verdict === 'drop', `#verdict is "${verdict}", expected "drop" (error: ${(await page.textContent('#error')).trim() || 'none'})`);
@@ -344,9 +387,32 @@ async function runChecks(page, args, ctl) {
       return 'same text';
     });
 
-    // 5. screenshot ----------------------------------------------------------------------
+    // 5. a fabric that does not load ------------------------------------------------------
+    await check('5. a fabric that does not load shows the loader\'s errors, and the sample comes back', async () => {
+      await page.click('#tab-btn-pipeline');
+      const broken = sample.fabric.replace('cidr = "10.0.0.0/24"', 'cidr = "10.0.0.0/33"');
+      assert(broken !== sample.fabric, 'the sample has no cidr = "10.0.0.0/24" to break');
+      const refused = engine({ op: 'fabric', fabric: broken });
+      assert(!refused.ok && Array.isArray(refused.errors) && refused.errors.length, `the engine loaded the broken fabric: ${JSON.stringify(refused).slice(0, 200)}`);
+      await page.locator('#fabric-details summary').click();
+      let before = await counter(page, 'runs');
+      await page.locator('#fabric').fill(broken);
+      await waitIdle(page, 'runs', before);
+      const shown = (await page.textContent('#error')) || '';
+      for (const line of refused.errors) assert(shown.includes(line), `#error does not show the loader's "${line}": ${JSON.stringify(shown)}`);
+      assert(/^node\.toml:\d+: /.test(refused.errors[0]), `not file:line: key: what: ${refused.errors[0]}`);
+      before = await counter(page, 'runs');
+      await page.click('#fabric-reset');
+      await waitIdle(page, 'runs', before);
+      assert((await page.locator('#fabric').inputValue()) === sample.fabric, 'Reset to sample did not bring the sample back');
+      assert(await page.locator('#error').isHidden(), `an error is still shown: ${(await page.textContent('#error')).trim()}`);
+      await page.locator('#fabric-details summary').click();
+      return refused.errors.join(' | ');
+    });
+
+    // 6. screenshot ----------------------------------------------------------------------
     if (args.screenshot) {
-      await check('5. screenshot of the README example', async () => {
+      await check('6. screenshot of the README example', async () => {
         await page.click('#tab-btn-pipeline');
         await clickReadme(page);
         const verdict = (await page.textContent('#verdict')).trim();

@@ -5,14 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 #include "overlay/decap.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const andromeda::wire::ByteSpan bytes(data, size);
-    const auto frame = andromeda::ctl::inspect_frame(bytes);
-    (void)andromeda::ctl::render_text(frame);
-    (void)andromeda::ctl::render_json(frame).dump();
+    const auto frame = andromeda::inspect::inspect_frame(bytes);
+    (void)andromeda::inspect::render_text(frame);
+    (void)andromeda::inspect::render_json(frame).dump();
     for (const auto kind : {andromeda::overlay::EncapKind::andromeda, andromeda::overlay::EncapKind::vxlan}) {
         const auto result = andromeda::overlay::decapsulate(bytes, {kind, 0});
         if (result.ok() && (result.packet.inner.data() < data || result.packet.inner.data() + result.packet.inner.size() > data + size))

@@ -2,8 +2,8 @@
 //   0: the rest is a request's text (JSON or not): the answer must be JSON with "ok";
 //   1: the rest is a capture file: every frame the reader returns lies inside it, and decoding
 //      them never fails;
-//   2+: the rest is a frame arriving on one of node1's ports (byte 0 picks it) of the sample
-//      fabric: the answer is "ok", its verdict one of five, and every byte range the page would
+//   2+: the rest is a frame arriving on one of the ports (byte 0 picks it) of the sample fabric's
+//      own view: the answer is "ok", its verdict one of five, and every byte range the page would
 //      light up lies inside its frame.
 // Seeds: tests/fuzz/corpus/playground.
 #include <cstddef>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 #include "playground/pcap_reader.hpp"
 #include "playground/playground.hpp"
 
@@ -54,19 +54,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& f : capture.frames)
             if (f.offset > rest.size() || f.length > rest.size() - f.offset)
                 violation("a captured frame outside the file", std::to_string(f.offset) + "+" + std::to_string(f.length));
-        const json answer = playground::handle({{"op", "decode_pcap"}, {"hex", ctl::to_hex(rest)}});
+        const json answer = playground::handle({{"op", "decode_pcap"}, {"hex", inspect::to_hex(rest)}});
         if (answer.value("ok", false))
             for (const auto& frame : answer.at("frames")) check_ranges(frame);
         return 0;
     }
     if (rest.empty()) return 0;
-    static const std::string fabric = playground::sample_fabric("node1");
-    static constexpr const char* kPorts[] = {"underlay", "uplink", "tap-blue-10", "tap-blue-11", "tap-green-10", "tap-orange-10"};
+    // The sample's own view (web/playground/sample_fabric.toml) and its ports, as the engine
+    // serves them to the page.
+    static const json sample = playground::handle({{"op", "sample"}});
+    static const json ports = playground::handle({{"op", "fabric"}, {"fabric", sample.at("fabric")}}).at("ports");
     const json answer = playground::handle({{"op", "run"},
-                                            {"fabric", fabric},
-                                            {"underlay_mac", "02:00:00:00:a1:01"},
-                                            {"port", kPorts[data[0] % std::size(kPorts)]},
-                                            {"hex", ctl::to_hex(rest)}});
+                                            {"fabric", sample.at("fabric")},
+                                            {"underlay_mac", sample.at("underlay_mac")},
+                                            {"port", ports.at(data[0] % ports.size()).at("name")},
+                                            {"hex", inspect::to_hex(rest)}});
     if (!answer.value("ok", false)) violation("a frame was refused", answer.dump());
     const std::string verdict = answer.at("verdict");
     if (verdict != "forward" && verdict != "deliver" && verdict != "reply" && verdict != "nat" && verdict != "drop")

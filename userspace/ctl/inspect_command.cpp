@@ -10,6 +10,14 @@ namespace andromeda::ctl {
 
 namespace {
 
+using inspect::DecodedFrame;
+using inspect::example_overlay_packet;
+using inspect::inspect_frame;
+using inspect::parse_hex;
+using inspect::render_json;
+using inspect::render_text;
+using inspect::to_hex;
+
 struct PcapCloser {
     void operator()(pcap_t* p) const { pcap_close(p); }
 };

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 
 namespace andromeda::ctl {
 
@@ -15,7 +15,7 @@ struct InspectRequest {
     std::optional<std::string> pcap;  // a pcap/pcapng file: every frame
     bool json = false;
     bool print_hex = false;  // each frame's bytes too: "hex <digits>" before its decode, or "hex" in JSON
-    InspectOptions options;
+    inspect::InspectOptions options;
 };
 
 // 0 when every frame decoded cleanly; 1 when a frame was malformed (decoded as far as possible,

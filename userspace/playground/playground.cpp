@@ -4,19 +4,17 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <stdexcept>
 #include <vector>
 
-#include "ctl/inspect.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
-#include "fabric/loader.hpp"
+#include "inspect/inspect.hpp"
 #include "overlay/flow_hash.hpp"
+#include "playground/fabric_view.hpp"
 #include "playground/pcap_reader.hpp"
+#include "playground/request.hpp"
+#include "playground/sample.hpp"
 #include "wire/arp.hpp"
 #include "wire/ethernet.hpp"
 #include "wire/icmp.hpp"
@@ -31,173 +29,12 @@ namespace {
 using nlohmann::json;
 using Bytes = std::vector<std::uint8_t>;
 
-// A request the engine cannot serve: the message names the field and what would be valid.
-struct RequestError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-constexpr dataplane::PortId kUnderlayPort = 1;
-constexpr dataplane::PortId kUplinkPort = 2;
-constexpr dataplane::PortId kFirstTenantPort = 10;
 // Stand-ins for what the daemon learns from the host: the uplink's own MAC and its router's
-// (netlink), and a peer's next-hop MAC when node.toml pins none (the neighbour table).
+// (netlink).
 const wire::MacAddress kUplinkMac{{0x02, 0x00, 0x00, 0x00, 0xee, 0x01}};
 const wire::MacAddress kUplinkRouterMac{{0x02, 0x00, 0x00, 0x00, 0xee, 0xfe}};
 constexpr std::size_t kMaxFrame = 9216;
 constexpr std::size_t kMaxPayload = 8000;
-
-const json& member(const json& object, const char* key, std::string_view where) {
-    if (!object.is_object()) throw RequestError(std::string(where) + ": must be a JSON object");
-    const auto it = object.find(key);
-    if (it == object.end()) throw RequestError(std::string(where) + "." + key + ": missing");
-    return *it;
-}
-
-std::string string_field(const json& object, const char* key, std::string_view where) {
-    const json& v = member(object, key, where);
-    if (!v.is_string()) throw RequestError(std::string(where) + "." + key + ": must be a string");
-    return v.get<std::string>();
-}
-
-std::string string_field_or(const json& object, const char* key, std::string_view where, std::string fallback) {
-    const auto it = object.find(key);
-    if (it == object.end() || it->is_null()) return fallback;
-    if (!it->is_string()) throw RequestError(std::string(where) + "." + key + ": must be a string");
-    return it->get<std::string>();
-}
-
-std::uint64_t number_field(const json& object, const char* key, std::string_view where, std::uint64_t min,
-                           std::uint64_t max, std::optional<std::uint64_t> fallback = std::nullopt) {
-    const auto it = object.is_object() ? object.find(key) : object.end();
-    if (it == object.end() || it->is_null()) {
-        if (fallback) return *fallback;
-        throw RequestError(std::string(where) + "." + key + ": missing");
-    }
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::uint64_t>() < min ||
-        it->get<std::uint64_t>() > max)
-        throw RequestError(std::string(where) + "." + key + ": must be a whole number from " + std::to_string(min) +
-                           " to " + std::to_string(max));
-    return it->get<std::uint64_t>();
-}
-
-wire::MacAddress mac_field(const json& object, const char* key, std::string_view where) {
-    const std::string text = string_field(object, key, where);
-    const auto mac = wire::MacAddress::parse(text);
-    if (!mac) throw RequestError(std::string(where) + "." + key + ": '" + text + "' is not a MAC address (02:00:00:00:00:0a)");
-    return *mac;
-}
-
-wire::Ipv4Address ipv4_field(const json& object, const char* key, std::string_view where) {
-    const std::string text = string_field(object, key, where);
-    const auto ip = wire::Ipv4Address::parse(text);
-    if (!ip) throw RequestError(std::string(where) + "." + key + ": '" + text + "' is not an IPv4 address (10.0.0.10)");
-    return *ip;
-}
-
-Bytes hex_field(const json& object, const char* key, std::string_view where) {
-    std::string why;
-    auto bytes = ctl::parse_hex(string_field(object, key, where), why);
-    if (!bytes) throw RequestError(std::string(where) + "." + key + ": " + why);
-    return std::move(*bytes);
-}
-
-// ---- sample ---------------------------------------------------------------------------------
-
-std::uint32_t other_vni(std::uint32_t vni, std::uint32_t wanted) { return vni == wanted ? wanted + 1 : wanted; }
-
-}  // namespace
-
-std::string sample_fabric(std::string_view local, std::string_view encap, std::uint32_t vni) {
-    const bool node1 = local != "node2";
-    const std::uint32_t green = other_vni(vni, 200), orange = other_vni(vni, 400);
-    std::string t;
-    t += "# The playground's sample fabric, as node" + std::string(node1 ? "1" : "2") + " sees it.\n";
-    t += "[node]\nname = \"" + std::string(node1 ? "node1" : "node2") + "\"\nunderlay = \"eth1\"\naddress = \"" +
-         std::string(node1 ? "192.168.1.1" : "192.168.1.2") + "\"\n";
-    if (encap == "vxlan") t += "encap = \"vxlan\"\n";
-    if (node1) t += "\n[node.uplink]\ninterface = \"uplink0\"\n";
-    t += R"(
-# mac: a peer's underlay MAC, pinned (the daemon would otherwise ask the neighbour table). Its
-# own MAC the daemon reads off eth1; the playground takes it from its "underlay MAC" field.
-[[nodes]]
-name = "node1"
-address = "192.168.1.1"
-mac = "02:00:00:00:a1:01"
-
-[[nodes]]
-name = "node2"
-address = "192.168.1.2"
-mac = "02:00:00:00:a1:02"
-
-[[vpc]]
-name = "blue"
-vni = )" + std::to_string(vni) +
-         R"(
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:00:00:0a"
-node = "node1"
-port = "tap-blue-10"
-[[vpc.endpoint]]
-ip = "10.0.0.11"
-mac = "02:00:00:00:00:0c"
-node = "node1"
-port = "tap-blue-11"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:00:00:0b"
-node = "node2"
-port = "tap-blue-20"
-
-# Another tenant with the same addresses: the VNI keeps them apart.
-[[vpc]]
-name = "green"
-vni = )" + std::to_string(green) +
-         R"(
-cidr = "10.0.0.0/24"
-gateway = "10.0.0.1"
-[[vpc.endpoint]]
-ip = "10.0.0.10"
-mac = "02:00:00:c8:00:0a"
-node = "node1"
-port = "tap-green-10"
-[[vpc.endpoint]]
-ip = "10.0.0.20"
-mac = "02:00:00:c8:00:14"
-node = "node2"
-port = "tap-green-20"
-
-# Reaches the outside through NAT on node1 (its uplink), as 203.0.113.10.
-[[vpc]]
-name = "orange"
-vni = )" + std::to_string(orange) +
-         R"(
-cidr = "192.168.50.0/24"
-gateway = "192.168.50.1"
-[vpc.nat]
-gateway_node = "node1"
-address = "203.0.113.10"
-[[vpc.nat.forward]]
-protocol = "tcp"
-nat_port = 8080
-to = "192.168.50.10:80"
-[[vpc.endpoint]]
-ip = "192.168.50.10"
-mac = "02:00:00:32:00:0a"
-node = "node1"
-port = "tap-orange-10"
-[[vpc.endpoint]]
-ip = "192.168.50.20"
-mac = "02:00:00:32:00:14"
-node = "node2"
-port = "tap-orange-20"
-)";
-    return t;
-}
-
-namespace {
 
 // ---- build ----------------------------------------------------------------------------------
 
@@ -289,8 +126,8 @@ std::string hex_number(std::uint32_t value, std::size_t bytes) {
     return text;
 }
 
-json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
-    const ctl::DecodedFrame decoded = ctl::inspect_frame(bytes, options);
+json frame_json(wire::ByteSpan bytes, const inspect::InspectOptions& options) {
+    const inspect::DecodedFrame decoded = inspect::inspect_frame(bytes, options);
     json layers = json::array();
     for (const auto& layer : decoded.layers) {
         json fields = json::array();
@@ -302,7 +139,7 @@ json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
             else if (known != layer.fields.end() && !known->is_object() && !known->is_array())
                 field["value"] = *known;
             else
-                field["value"] = "0x" + ctl::to_hex(bytes.subspan(span.offset, span.length));
+                field["value"] = "0x" + inspect::to_hex(bytes.subspan(span.offset, span.length));
             fields.push_back(std::move(field));
         }
         json l = {{"depth", layer.depth},
@@ -314,9 +151,9 @@ json frame_json(wire::ByteSpan bytes, const ctl::InspectOptions& options) {
         if (const auto ok = layer.fields.find("checksum_ok"); ok != layer.fields.end()) l["checksum_ok"] = *ok;
         layers.push_back(std::move(l));
     }
-    return {{"hex", ctl::to_hex(bytes)},
+    return {{"hex", inspect::to_hex(bytes)},
             {"length", bytes.size()},
-            {"text", ctl::render_text(decoded)},
+            {"text", inspect::render_text(decoded)},
             {"error", decoded.error ? json(*decoded.error) : json(nullptr)},
             {"layers", std::move(layers)}};
 }
@@ -345,39 +182,6 @@ json decode_pcap(const json& request) {
 }
 
 // ---- run ------------------------------------------------------------------------------------
-
-// The fabric of `text`: the page runs the same fabric for every keystroke of a packet, so the
-// last one loaded is kept (a snapshot is immutable; the lock makes the engine safe to share).
-std::shared_ptr<const fabric::FabricSnapshot> load_fabric(const std::string& text) {
-    static std::mutex mutex;
-    static std::string last_text;
-    static std::shared_ptr<const fabric::FabricSnapshot> last;
-    {
-        std::lock_guard lock(mutex);
-        if (last && text == last_text) return last;
-    }
-    fabric::LoadResult loaded = fabric::load_fabric_string(text, "node.toml");
-    if (!loaded.ok()) throw RequestError("the fabric does not load:\n" + fabric::to_string(loaded.errors));
-    std::lock_guard lock(mutex);
-    last_text = text;
-    last = loaded.snapshot;
-    return last;
-}
-
-struct Port {
-    dataplane::PortId id;
-    std::string name;
-    dataplane::PortRole role;
-    const fabric::Endpoint* endpoint = nullptr;
-};
-
-// The next-hop MAC a peer gets: its pinned one, else 02:00 followed by its IPv4 address.
-wire::MacAddress stand_in_mac(const fabric::Node& node) {
-    if (node.mac) return *node.mac;
-    const std::uint32_t a = node.address ? node.address->value() : 0;
-    return wire::MacAddress{{0x02, 0x00, static_cast<std::uint8_t>(a >> 24), static_cast<std::uint8_t>(a >> 16),
-                             static_cast<std::uint8_t>(a >> 8), static_cast<std::uint8_t>(a)}};
-}
 
 // In a decoded frame (frame_json): its first layer of a kind, and a field of a layer; null when
 // there is none.
@@ -420,12 +224,7 @@ json run(const json& request) {
     const std::shared_ptr<const fabric::FabricSnapshot> snapshot = load_fabric(text);
     const fabric::FabricSnapshot& fabric = *snapshot;
 
-    // The port table a daemon builds: the underlay, the uplink if any, each local endpoint's port.
-    std::vector<Port> ports = {{kUnderlayPort, "underlay", dataplane::PortRole::underlay}};
-    if (fabric.local().uplink) ports.push_back({kUplinkPort, "uplink", dataplane::PortRole::uplink});
-    dataplane::PortId next = kFirstTenantPort;
-    for (const std::uint32_t p : fabric.local_positions())
-        ports.push_back({next++, fabric.endpoints()[p].port, dataplane::PortRole::tenant, &fabric.endpoints()[p]});
+    const std::vector<Port> ports = port_table(fabric);
     const auto port_by_id = [&](dataplane::PortId id) -> const Port* {
         for (const auto& p : ports)
             if (p.id == id) return &p;
@@ -471,18 +270,8 @@ json run(const json& request) {
     const auto now = nat::TimePoint{} + std::chrono::seconds(1000);
     const dataplane::NatFrameResult result = stage.process(ingress->id, input, fabric, sink, now);
 
-    ctl::InspectOptions options;
+    inspect::InspectOptions options;
     options.vxlan_ports.push_back(fabric.local().vxlan_port);
-    json port_list = json::array();
-    for (const auto& p : ports) {
-        json j = {{"name", p.name}, {"role", dataplane::to_string(p.role)}};
-        if (p.endpoint) {
-            j["endpoint"] = p.endpoint->ip.to_string();
-            j["vpc"] = fabric.vpc_of(*p.endpoint).name;
-            j["mac"] = p.endpoint->mac.to_string();
-        }
-        port_list.push_back(std::move(j));
-    }
     json emissions = json::array();
     std::string first_target;
     json flow = nullptr;
@@ -549,7 +338,7 @@ json run(const json& request) {
     }
     return {{"ok", true},
             {"node", fabric.local().name},
-            {"ports", std::move(port_list)},
+            {"ports", ports_json(ports, fabric)},
             {"input", frame_json(input, options)},
             {"verdict", verdict},
             {"summary", summary},
@@ -558,30 +347,22 @@ json run(const json& request) {
             {"emissions", std::move(emissions)}};
 }
 
-json sample(const json& request) {
-    const std::string node = string_field_or(request, "node", "request", "node1");
-    if (node != "node1" && node != "node2") throw RequestError("request.node: '" + node + "' is not node1 or node2");
-    const std::string encap = string_field_or(request, "encap", "request", "andromeda");
-    if (encap != "andromeda" && encap != "vxlan")
-        throw RequestError("request.encap: '" + encap + "' is not andromeda or vxlan");
-    const auto vni = static_cast<std::uint32_t>(number_field(request, "vni", "request", 1, 0xffffff - 1, 100));
-    return {{"ok", true},
-            {"fabric", sample_fabric(node, encap, vni)},
-            {"nodes", {"node1", "node2"}},
-            {"underlay_mac", node == "node1" ? "02:00:00:00:a1:01" : "02:00:00:00:a1:02"}};
-}
-
 }  // namespace
 
 json handle(const json& request) {
     try {
         const std::string op = string_field(request, "op", "request");
-        if (op == "sample") return sample(request);
-        if (op == "build") return {{"ok", true}, {"hex", ctl::to_hex(build_frame(member(request, "packet", "request")))}};
+        if (op == "sample") return answer_sample(request);
+        if (op == "fabric") return describe_fabric(*load_fabric(string_field(request, "fabric", "request")));
+        if (op == "build") return {{"ok", true}, {"hex", inspect::to_hex(build_frame(member(request, "packet", "request")))}};
         if (op == "run") return run(request);
         if (op == "decode") return decode(request);
         if (op == "decode_pcap") return decode_pcap(request);
-        throw RequestError("request.op: '" + op + "' is not one of sample, build, run, decode, decode_pcap");
+        throw RequestError("request.op: '" + op + "' is not one of sample, fabric, build, run, decode, decode_pcap");
+    } catch (const FabricLoadError& e) {
+        json errors = json::array();
+        for (const auto& error : e.errors) errors.push_back(error.to_string());
+        return {{"ok", false}, {"error", e.what()}, {"errors", std::move(errors)}};
     } catch (const RequestError& e) {
         return {{"ok", false}, {"error", e.what()}};
     } catch (const json::exception& e) {

@@ -5,28 +5,25 @@
 // same code. Every request is independent: a fresh fabric, pipeline and NAT table each time.
 //
 // Requests (docs/playground.md has the full contract), each {"op": ...}:
-//   sample       {"node","encap","vni"}          the sample fabric as node.toml text
+//   sample       {"node","encap","vni"}          the sample fabric (web/playground/sample_fabric.toml)
+//                                                 as node.toml text for that view
+//   fabric       {"fabric"}                      what the loader read: nodes, VPCs with their
+//                                                 gateway MACs, endpoints, ports, the presets' packets
 //   build        {"packet": {...}}               a tenant frame from form fields, as hex
 //   run          {"fabric","port","hex",         the pipeline's verdict and emitted frames, decoded
 //                 "underlay_mac"}                 (this host's own MAC, which the daemon reads off
 //                                                 the interface; default 02:00 + its address)
 //   decode       {"hex"}                         one frame decoded as `andromedactl inspect` does
 //   decode_pcap  {"hex"}                         every frame of a pcap/pcapng file
-// Answers carry "ok"; when false, "error" says what was wrong and where.
+// Answers carry "ok"; when false, "error" says what was wrong and where (and a fabric that does not
+// load adds "errors", the loader's own, one `file:line: key: what; what would be valid` each).
 #pragma once
 
-#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 namespace andromeda::playground {
-
-// The sample fabric (two nodes, VPCs blue and green with the same addresses, VPC orange behind a
-// NAT gateway on node1) as node.toml for `local`'s view. `encap` is "andromeda" or "vxlan";
-// blue gets `vni`, the others VNIs of their own that differ from it.
-[[nodiscard]] std::string sample_fabric(std::string_view local, std::string_view encap = "andromeda",
-                                        std::uint32_t vni = 100);
 
 [[nodiscard]] nlohmann::json handle(const nlohmann::json& request);
 // Text in, text out: a request that is not JSON gets {"ok": false, "error": ...}.

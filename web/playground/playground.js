@@ -1,6 +1,9 @@
 // The packet playground's page logic: a form builds a frame (op "build"), the WebAssembly
 // pipeline runs it (op "run"), and every frame is shown as a layer stack and a hex dump that light
 // each other up. Plain ES2020, no framework: it runs from file:// beside andromeda_playground.js.
+// The page only renders: the sample fabric (op "sample"), what a fabric holds (op "fabric": its
+// ports, gateway MACs, the presets' packets, or the loader's errors) and every verdict come from
+// the engine, the daemon's own code; nothing here reads node.toml.
 //
 // The module's API: AndromedaPlayground() resolves to the Emscripten module, whose
 // cwrap('playground_call', 'string', ['string']) takes a JSON request and returns a JSON response
@@ -16,17 +19,6 @@
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const body = document.body;
 
-  // The README example: 10.0.0.10:40000 -> 10.0.0.20:4242 over UDP from tap-blue-10 on node1, in
-  // VNI 100 with Andromeda encapsulation. dst_mac is replaced by the VPC's gateway MAC as the
-  // sample fabric states it, once the fabric is loaded.
-  const DEFAULTS = Object.freeze({
-    src_mac: '02:00:00:00:00:0a', dst_mac: '02:00:00:00:00:ff',
-    src_ip: '10.0.0.10', dst_ip: '10.0.0.20', protocol: 'udp',
-    src_port: 40000, dst_port: 4242, ttl: 64, df: true, payload: 'hello, vpc!\n',
-    port: 'tap-blue-10', node: 'node1', encap: 'andromeda', vni: 100,
-  });
-  const GATEWAY_MAC_DEFAULT = '02:00:00:00:00:ff';  // node.toml's default gateway_mac
-  const INTERNET_HOST = '198.51.100.7';
   const DEBOUNCE_MS = 100;
   // cwrap copies a string argument onto the wasm stack (4 bytes reserved per character); keep
   // requests well below Emscripten's default 5 MiB stack unless the heap path below is there.
@@ -40,7 +32,8 @@
     srcPortLabel: $('#src-port-label'), dstPortLabel: $('#dst-port-label'),
     ttl: $('#ttl'), df: $('#df'), payload: $('#payload'), payloadCount: $('#payload-count'),
     port: $('#ingress-port'), usePortEndpoint: $('#use-port-endpoint'),
-    node: $('#node'), encap: $('#encap'), vni: $('#vni'), underlayMac: $('#underlay-mac'),
+    node: $('#node'), encap: $('#encap'), vni: $('#vni'), vniLabel: $('#vni-label'), underlayMac: $('#underlay-mac'),
+    presetArp: $('#preset-arp'),
     fabric: $('#fabric'), fabricState: $('#fabric-state'), fabricReset: $('#fabric-reset'),
     error: $('#error'),
     verdict: $('#verdict'), summary: $('#summary'),
@@ -57,8 +50,9 @@
     module: null,
     call: null,
     sampleText: '',        // the fabric text as last sampled
+    sampleDefaults: null,  // the sample's own view: {node, encap, vni}, as the engine first gave it
     fabricEdited: false,
-    fabric: null,          // parsed node.toml (best effort, for presets and port names)
+    fabric: null,          // the engine's answer to "fabric" for the text in the box; null when it does not load
     ports: [],             // ports[] of the last successful run
     timer: null,
     runs: 0,
@@ -126,108 +120,22 @@
     }
   }
 
-  // ------------------------------------------------------------------ node.toml, just enough
-  // A small reader for the TOML node.toml uses (tables, arrays of tables, strings, integers,
-  // booleans, one-line arrays), used only to name things in the page (endpoint MACs, the gateway
-  // MAC, the VPC with NAT). The pipeline reads the fabric itself; a text this cannot read just
-  // leaves the page with its defaults.
-  function parseToml(text) {
-    const root = {};
-    let cur = root;
-    const stripComment = (s) => {
-      let q = null;
-      for (let i = 0; i < s.length; i++) {
-        const c = s[i];
-        if (q) { if (c === '\\' && q === '"') i++; else if (c === q) q = null; } else if (c === '"' || c === "'") q = c;
-        else if (c === '#') return s.slice(0, i);
-      }
-      return s;
-    };
-    const value = (s) => {
-      s = s.trim();
-      if (s.startsWith('"')) return JSON.parse(s);
-      if (s.startsWith("'")) return s.slice(1, -1);
-      if (s === 'true' || s === 'false') return s === 'true';
-      if (/^[-+]?\d[\d_]*$/.test(s)) return Number(s.replace(/_/g, ''));
-      if (s.startsWith('[') && s.endsWith(']')) {
-        const inner = s.slice(1, -1).trim();
-        return inner ? inner.split(',').filter((x) => x.trim()).map(value) : [];
-      }
-      throw new Error(`unreadable value ${s}`);
-    };
-    const walk = (path) => {
-      let t = root;
-      for (const k of path) {
-        if (!(k in t)) t[k] = {};
-        t = t[k];
-        if (Array.isArray(t)) t = t[t.length - 1];
-        if (!t || typeof t !== 'object') throw new Error(`${k} is not a table`);
-      }
-      return t;
-    };
-    for (const raw of text.split('\n')) {
-      const line = stripComment(raw).trim();
-      if (!line) continue;
-      let m;
-      if ((m = /^\[\[\s*([\w.-]+)\s*\]\]$/.exec(line))) {
-        const path = m[1].split('.');
-        const parent = walk(path.slice(0, -1));
-        const k = path[path.length - 1];
-        if (!Array.isArray(parent[k])) parent[k] = [];
-        parent[k].push({});
-        cur = parent[k][parent[k].length - 1];
-      } else if ((m = /^\[\s*([\w.-]+)\s*\]$/.exec(line))) {
-        cur = walk(m[1].split('.'));
-      } else if ((m = /^([\w-]+)\s*=\s*(.+)$/.exec(line))) {
-        cur[m[1]] = value(m[2]);
-      } else {
-        throw new Error(`unreadable line ${line}`);
-      }
-    }
-    return root;
+  // ------------------------------------------------------------------ the fabric, as the engine read it
+  // The engine loads the text with the daemon's loader and answers its nodes, VPCs (gateway MACs
+  // derived), endpoints, ports and the presets' packets, or the loader's errors.
+  function describeFabric() {
+    const res = state.call ? api({ op: 'fabric', fabric: el.fabric.value }) : { ok: false, error: 'The pipeline module is not loaded.' };
+    state.fabric = res.ok ? res : null;
+    const arp = state.fabric && state.fabric.examples.arp;
+    el.presetArp.textContent = arp && arp.packet ? `ARP for ${arp.packet.dst_ip}` : 'ARP request';
+    return res;
   }
 
-  function readFabric(text) {
-    try {
-      const t = parseToml(text);
-      const self = t.node || {};
-      const vpcs = (Array.isArray(t.vpc) ? t.vpc : []).map((v) => ({
-        name: String(v.name || ''), vni: v.vni, gateway: v.gateway,
-        gatewayMac: String(v.gateway_mac || GATEWAY_MAC_DEFAULT).toLowerCase(),
-        nat: v.nat || null,
-        endpoints: (Array.isArray(v.endpoint) ? v.endpoint : []).map((e) => ({
-          ip: e.ip, mac: String(e.mac || '').toLowerCase(), node: e.node, port: e.port, vpc: String(v.name || ''),
-        })),
-      }));
-      return { node: self.name, uplink: !!self.uplink, vpcs, nodes: Array.isArray(t.nodes) ? t.nodes : [] };
-    } catch (e) {
-      return null;
-    }
-  }
-
-  // The endpoint behind a tenant port, from the fabric text (with its MAC) or from ports[].
-  function endpointOfPort(name) {
-    const f = state.fabric;
-    if (f) {
-      for (const v of f.vpcs) {
-        const e = v.endpoints.find((x) => x.port === name && (!f.node || x.node === f.node));
-        if (e) return { ...e, gatewayMac: v.gatewayMac, gateway: v.gateway };
-      }
-    }
-    const p = state.ports.find((x) => x.name === name && x.role === 'tenant');
-    return p ? { ip: p.endpoint, vpc: p.vpc, port: p.name, mac: null, gatewayMac: null } : null;
-  }
-
-  // Ports as the last run reported them, or (before any run, or for a new fabric) as the fabric
-  // text implies them.
-  function portsFromFabric(f) {
-    if (!f) return [];
-    const ports = [{ name: 'underlay', role: 'underlay' }];
-    if (f.uplink) ports.push({ name: 'uplink', role: 'uplink' });
-    for (const v of f.vpcs)
-      for (const e of v.endpoints)
-        if (e.port && e.node === f.node) ports.push({ name: e.port, role: 'tenant', endpoint: e.ip, vpc: v.name });
-    return ports;
+  // A tenant port as the engine lists it: its endpoint's address and MAC, its VPC, and the
+  // gateway address and MAC its tenant sends to.
+  function tenantPort(name) {
+    const ports = state.fabric ? state.fabric.ports : state.ports;
+    return ports.find((p) => p.name === name && p.role === 'tenant') || null;
   }
 
   // ------------------------------------------------------------------ small helpers
@@ -326,7 +234,7 @@
   }
 
   function setPorts(ports) {
-    const current = el.port.value || DEFAULTS.port;
+    const current = el.port.value;
     state.ports = ports.slice();
     const tenants = ports.filter((p) => p.role === 'tenant');
     const others = ports.filter((p) => p.role !== 'tenant');
@@ -382,33 +290,43 @@
     }
   }
 
-  // Asks the module for the sample fabric of the chosen node/encap/VNI. Returns false (and shows
-  // the module's sentence) when it refuses.
-  function loadSample() {
-    const vni = readNumber(el.vni, 'The VNI', 1, 16777215);
-    if (vni.error) { showError('pipeline', vni.error); return false; }
-    const res = api({ op: 'sample', node: el.node.value, encap: el.encap.value, vni: vni.value });
+  // Asks the module for the sample fabric of the chosen node/encap/VNI (the first time, for its
+  // own view, which the form then shows). Returns false (and shows the module's sentence) when it
+  // refuses.
+  function loadSample(first = false) {
+    const request = { op: 'sample' };
+    if (!first) {
+      const vni = readNumber(el.vni, 'The VNI', 1, 16777215);
+      if (vni.error) { showError('pipeline', vni.error); return false; }
+      Object.assign(request, { node: el.node.value, encap: el.encap.value, vni: vni.value });
+    }
+    const res = api(request);
     if (!res.ok) { showError('pipeline', res.error); return false; }
+    if (first) state.sampleDefaults = { node: res.node, encap: res.encap, vni: res.vni };
     state.sampleText = String(res.fabric);
     el.fabric.value = state.sampleText;
     // The node's own underlay MAC is not in node.toml (andromedad reads it off the NIC): the
     // sample names the one its fabric assumes, and every run passes it on.
     if (typeof res.underlay_mac === 'string') el.underlayMac.value = res.underlay_mac;
     setNodes(res.nodes);
+    el.node.value = res.node;
+    el.encap.value = res.encap;
+    el.vni.value = res.vni;
+    el.vniLabel.textContent = res.vni_vpc ? `VNI (${res.vni_vpc})` : 'VNI';
     setFabricEdited(false);
     fabricChanged();
     return true;
   }
 
-  // After the fabric text changed: re-read it and, if the chosen port is not on its node, pick
-  // one that is (preferring the same VPC).
+  // After the fabric text changed: ask the engine what it holds and, if the chosen port is not on
+  // its node, pick one that is (preferring the same VPC).
   function fabricChanged() {
-    state.fabric = readFabric(el.fabric.value);
-    const ports = portsFromFabric(state.fabric);
+    describeFabric();
+    const ports = state.fabric ? state.fabric.ports : [];
     if (!ports.length) return;
     const current = el.port.value;
     if (!ports.some((p) => p.name === current)) {
-      const old = state.ports.find((p) => p.name === current) || endpointOfPort(current);
+      const old = state.ports.find((p) => p.name === current);
       const vpc = old && old.vpc;
       const next = ports.find((p) => p.role === 'tenant' && p.vpc === vpc) || ports.find((p) => p.role === 'tenant') || ports[0];
       setPorts(ports);
@@ -422,91 +340,46 @@
   // Sets the source MAC/IP to the port's endpoint; with swapDestination, a destination equal to
   // the new source becomes the old source (so "from node2" keeps making sense).
   function useEndpointOf(portName, { swapDestination = false } = {}) {
-    const e = endpointOfPort(portName);
-    if (!e) return false;
+    const p = tenantPort(portName);
+    if (!p) return false;
     const oldSrc = el.srcIp.value.trim();
-    if (e.mac) el.srcMac.value = e.mac;
-    if (e.ip) el.srcIp.value = e.ip;
-    if (swapDestination && el.dstIp.value.trim() === e.ip && oldSrc && oldSrc !== e.ip) el.dstIp.value = oldSrc;
-    if (e.gatewayMac && el.protocol.value !== 'arp') el.dstMac.value = e.gatewayMac;
+    if (p.mac) el.srcMac.value = p.mac;
+    if (p.endpoint) el.srcIp.value = p.endpoint;
+    if (swapDestination && el.dstIp.value.trim() === p.endpoint && oldSrc && oldSrc !== p.endpoint) el.dstIp.value = oldSrc;
+    if (p.gateway_mac && el.protocol.value !== 'arp') el.dstMac.value = p.gateway_mac;
     return true;
   }
 
   // ------------------------------------------------------------------ presets
-  function bluePort() {
-    // The README example's port: tap-blue-10 when it exists, else the first tenant port of blue.
-    const ports = state.ports.length ? state.ports : portsFromFabric(state.fabric);
-    if (ports.some((p) => p.name === DEFAULTS.port)) return DEFAULTS.port;
-    const blue = ports.find((p) => p.role === 'tenant' && p.vpc === 'blue') || ports.find((p) => p.role === 'tenant');
-    return blue ? blue.name : DEFAULTS.port;
-  }
-
-  // Presets speak of node1 (tap-blue-10, the NAT VPC's endpoint there): while the fabric is the
-  // sample, switch back to node1 first.
-  function ensureNode1(resetEncap) {
-    if (state.fabricEdited) return;
+  // Presets speak of the sample's own view: while the fabric is the sample, go back to it first
+  // (the README example also to its encapsulation and VNI).
+  function ensureDefaultView(resetEncap) {
+    const d = state.sampleDefaults;
+    if (state.fabricEdited || !d) return;
     let changed = false;
-    if (el.node.value !== DEFAULTS.node) { el.node.value = DEFAULTS.node; changed = true; }
+    if (el.node.value !== d.node) { el.node.value = d.node; changed = true; }
     if (resetEncap) {
-      if (el.encap.value !== DEFAULTS.encap) { el.encap.value = DEFAULTS.encap; changed = true; }
-      if (el.vni.value !== String(DEFAULTS.vni)) { el.vni.value = DEFAULTS.vni; changed = true; }
+      if (el.encap.value !== d.encap) { el.encap.value = d.encap; changed = true; }
+      if (el.vni.value !== String(d.vni)) { el.vni.value = d.vni; changed = true; }
     }
     if (changed || !state.sampleText) loadSample();
   }
 
-  function basePacket(portName) {
-    const e = endpointOfPort(portName) || {};
-    return {
-      ...DEFAULTS,
-      src_mac: e.mac || DEFAULTS.src_mac,
-      src_ip: e.ip || DEFAULTS.src_ip,
-      dst_mac: e.gatewayMac || DEFAULTS.dst_mac,
-      port: portName,
-    };
+  // A preset's form values: the engine's packet for it in the fabric the page holds, or null
+  // (and the engine's reason shown) when that fabric has none.
+  function presetValues(name) {
+    ensureDefaultView(name === 'readme');
+    if (!state.fabric) {
+      const res = describeFabric();
+      if (!res.ok) { showError('pipeline', res.error); return null; }
+    }
+    const e = state.fabric.examples[name];
+    if (!e || e.error) { showError('pipeline', e ? e.error : `There is no preset "${name}".`); return null; }
+    return { ...e.packet, port: e.port };
   }
 
-  const PRESETS = {
-    readme() {
-      ensureNode1(true);
-      const port = bluePort();
-      return { ...basePacket(port) };
-    },
-    ping() {
-      ensureNode1(false);
-      const port = bluePort();
-      const e = endpointOfPort(port) || {};
-      return { ...basePacket(port), protocol: 'icmp', dst_ip: e.gateway || '10.0.0.1', src_port: 1, dst_port: 1, payload: 'ping from the playground' };
-    },
-    arp() {
-      ensureNode1(false);
-      return { ...basePacket(bluePort()), protocol: 'arp', dst_mac: 'ff:ff:ff:ff:ff:ff', dst_ip: '10.0.0.20' };
-    },
-    spoof() {
-      ensureNode1(false);
-      return { ...basePacket(bluePort()), src_ip: '10.0.0.99' };
-    },
-    nat() {
-      ensureNode1(false);
-      const f = state.fabric;
-      const natVpcs = f ? f.vpcs.filter((v) => v.nat) : [];
-      const ports = state.ports.length ? state.ports : portsFromFabric(f);
-      let port = null;
-      for (const v of natVpcs) {
-        port = ports.find((p) => p.role === 'tenant' && p.vpc === v.name);
-        if (port) break;
-      }
-      if (!port) {
-        showError('pipeline', natVpcs.length
-          ? `No endpoint of the NAT VPC (${natVpcs.map((v) => v.name).join(', ')}) has a port on ${f.node || 'this node'}.`
-          : 'The fabric has no VPC with [vpc.nat]: nothing here reaches the Internet.');
-        return null;
-      }
-      return { ...basePacket(port.name), dst_ip: INTERNET_HOST };
-    },
-  };
-
   function applyPreset(name) {
-    const values = PRESETS[name] && PRESETS[name]();
+    const values = presetValues(name);
     if (!values) { finishRun(); return; }
     setForm(values);
     runNow();
@@ -554,7 +427,7 @@
     if (problems.length) { showError('pipeline', problems.join(' ')); markStale(true); return; }
     const built = api({ op: 'build', packet });
     if (!built.ok) { showError('pipeline', built.error); markStale(true); return; }
-    const port = el.port.value || DEFAULTS.port;
+    const port = el.port.value;
     const request = { op: 'run', fabric: el.fabric.value, port, hex: built.hex };
     const underlayMac = el.underlayMac.value.trim();
     if (underlayMac) request.underlay_mac = underlayMac;
@@ -1015,7 +888,7 @@
       const t = ev.target;
       if (t === el.fabric) {
         setFabricEdited(el.fabric.value !== state.sampleText);
-        state.fabric = readFabric(el.fabric.value);
+        describeFabric();
       } else if (t === el.vni || t === el.node || t === el.encap) {
         return;  // handled on change (re-sampling on every VNI keystroke would be too eager)
       }
@@ -1086,11 +959,8 @@
   }
 
   function start() {
-    setForm(DEFAULTS);
-    el.node.value = DEFAULTS.node;
-    el.encap.value = DEFAULTS.encap;
-    el.vni.value = DEFAULTS.vni;
-    setPorts([{ name: DEFAULTS.port, role: 'tenant', endpoint: DEFAULTS.src_ip, vpc: 'blue' }]);
+    updateProtocolUi();
+    updatePayloadCount();
     wireEvents();
     if (location.hash === '#decode') selectTab('decode');
     if (typeof window.AndromedaPlayground !== 'function') {
@@ -1111,8 +981,9 @@
       if (!m || typeof m.cwrap !== 'function') throw new Error('the module has no cwrap (it must be built with EXPORTED_RUNTIME_METHODS=cwrap)');
       state.call = m.cwrap('playground_call', 'string', ['string']);
       el.statusLine.textContent = `Pipeline loaded in ${Math.round(performance.now() - started)} ms.`;
-      if (loadSample()) {
-        setForm(PRESETS.readme());
+      if (loadSample(true)) {
+        const readme = presetValues('readme');
+        if (readme) setForm(readme);
       }
       runNow();
       body.dataset.ready = '1';

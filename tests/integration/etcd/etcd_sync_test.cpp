@@ -1,13 +1,14 @@
 // The daemon's etcd sync on its own, against a real etcd: what it hands to the daemon (the keys
 // under the layout, as listed and then as watched), and a watch that falls behind etcd's
 // compaction while its thread is stalled: it lists again and ends with exactly etcd's keys.
+// An integration test: it starts a server process (tests/support/etcd_server.hpp); reading the
+// cache file is a unit test (tests/unit/daemon/etcd_cache_test.cpp).
 #include "daemon/etcd_sync.hpp"
 
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -164,21 +165,6 @@ TEST(EtcdSync, TheCacheWrittenInSlicesWhileKeysChangeEndsAsEtcdsKeys) {
     EXPECT_EQ(cache->kvs.size(), want.size());
     EXPECT_TRUE(cache->kvs == want) << "the cache differs from etcd's keys";
     std::filesystem::remove(path);
-}
-
-TEST(EtcdSync, ADamagedCacheIsNoCache) {
-    const fabric::EtcdLayout layout("/andromeda");
-    for (const char* text : {"", "not json", "[]", R"({"prefix": 5, "keys": {}})", R"({"prefix": "/andromeda/v1/"})",
-                             R"({"prefix": "/other/v1/", "keys": {}})", R"({"prefix": "/andromeda/v1/", "keys": []})"}) {
-        std::ofstream(cache_path()) << text;
-        EXPECT_FALSE(EtcdSync::read_cache(cache_path(), layout)) << text;
-    }
-    std::ofstream(cache_path()) << R"({"prefix": "/andromeda/v1/", "revision": "x", "keys": {"/andromeda/v1/vpcs/a": "{}", "/b": 1}})";
-    const auto cache = EtcdSync::read_cache(cache_path(), layout);
-    ASSERT_TRUE(cache);
-    EXPECT_EQ(cache->revision, 0);
-    EXPECT_EQ(cache->kvs.size(), 1u);
-    std::filesystem::remove(cache_path());
 }
 
 TEST(EtcdSync, AWatchThatFallsBehindACompactionListsAgainAndEndsWithEtcdsKeys) {

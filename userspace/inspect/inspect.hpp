@@ -1,4 +1,4 @@
-// The frame decoder behind `andromedactl inspect`: decodes one frame layer by layer (outer
+// The frame decoder (`andromedactl inspect`, the playground's layer view): decodes one frame layer by layer (outer
 // Ethernet, IPv4/IPv6/ARP, UDP/TCP/ICMP, the Andromeda or VXLAN header, then the inner frame)
 // into lines for people and a JSON document for programs. It only reads the bytes it is given,
 // through the bounds-checked wire views, so any input is safe to hand it.
@@ -13,7 +13,7 @@
 
 #include "wire/bytes.hpp"
 
-namespace andromeda::ctl {
+namespace andromeda::inspect {
 
 struct InspectOptions {
     std::uint16_t andromeda_port = 43481;
@@ -67,4 +67,4 @@ struct DecodedFrame {
 // Andromeda from 192.168.1.1 to 192.168.1.2 (flow hash 0x60d1, source port 57553).
 [[nodiscard]] std::vector<std::uint8_t> example_overlay_packet();
 
-}  // namespace andromeda::ctl
+}  // namespace andromeda::inspect

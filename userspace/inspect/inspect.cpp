@@ -1,4 +1,4 @@
-#include "ctl/inspect.hpp"
+#include "inspect/inspect.hpp"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include "wire/tcp.hpp"
 #include "wire/udp.hpp"
 
-namespace andromeda::ctl {
+namespace andromeda::inspect {
 
 namespace {
 
@@ -520,4 +520,4 @@ std::vector<std::uint8_t> example_overlay_packet() {
     return packet;
 }
 
-}  // namespace andromeda::ctl
+}  // namespace andromeda::inspect

@@ -3,7 +3,8 @@
 and Packet Too Big, made by an independent implementation (scapy). A sibling of make_golden.py.
 
 Run with Debian's Python, which has python3-scapy:  /usr/bin/python3 tests/data/make_golden_ndp.py
-Writes tests/data/golden/ndp/<name>.hex (one frame, lowercase hex on one line) and
+Writes tests/data/golden/ndp/<name>.hex (one frame, lowercase hex on one line), the seeds of
+tests/fuzz/ndp_fuzz.cpp (tests/fuzz/corpus/ndp/: each frame behind a gateway selector byte) and
 tests/data/golden/ndp/manifest.json:
   gateway     the gateway the answers come from (its MAC, prefix, addresses, MTU, DNS, RA settings);
   asker       the tenant endpoint that sends the requests;
@@ -23,6 +24,9 @@ from scapy.all import (Dot1Q, Ether, ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6N
                        ICMPv6PacketTooBig, IPv6, UDP, in6_getnsma, in6_getnsmac, in6_mactoifaceid, raw)
 
 OUT = pathlib.Path(__file__).resolve().parent / "golden" / "ndp"
+# Seeds for tests/fuzz/ndp_fuzz.cpp: a gateway selector byte (see there), then the frame.
+FUZZ_CORPUS = pathlib.Path(__file__).resolve().parent.parent / "fuzz" / "corpus" / "ndp"
+FUZZ_GATEWAYS = {"": 0x05, "-link-local-only": 0x10, "-no-slaac": 0x2f}
 
 MAC_GW = "02:aa:00:00:00:01"
 MAC_A = "02:00:00:00:00:0a"   # the asking tenant
@@ -267,11 +271,14 @@ def addressing_vectors():
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    FUZZ_CORPUS.mkdir(parents=True, exist_ok=True)
     manifest_frames = []
     for name, description, pkt, answer in frames():
         wire = raw(pkt)
         dissected = Ether(wire)  # re-dissect so every computed field (lengths, checksums) is read back
         (OUT / f"{name}.hex").write_text(wire.hex() + "\n")
+        for suffix, selector in FUZZ_GATEWAYS.items():
+            (FUZZ_CORPUS / f"{name}{suffix}").write_bytes(bytes([selector]) + wire)
         entry = {"name": name, "file": f"{name}.hex", "description": description, "length": len(wire),
                  "layers": describe(dissected)}
         if answer is not None:

@@ -8,6 +8,9 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 

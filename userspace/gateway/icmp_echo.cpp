@@ -119,6 +119,7 @@ std::string_view to_string(EchoOutcome outcome) noexcept {
         case EchoOutcome::fragment: return "fragment";
         case EchoOutcome::bad_checksum: return "bad_checksum";
         case EchoOutcome::no_room: return "no_room";
+        case EchoOutcome::bad_source: return "bad_source";
     }
     return "unknown";
 }

@@ -121,12 +121,27 @@ IcmpErrorFrame write_packet_too_big(wire::ByteSpan offending_frame, std::uint32_
     return {IcmpErrorOutcome::written, eth_length + wire::kIpv6HeaderLength + icmp_length};
 }
 
+IcmpErrorFrame write_packet_too_big_rate_limited(wire::ByteSpan offending_frame, std::uint32_t mtu,
+                                                 const Ipv6Gateway& gateway, IcmpErrorRateLimiter& limiter,
+                                                 std::uint32_t scope, std::uint64_t now_ns,
+                                                 wire::MutableByteSpan out) noexcept {
+    const auto ethernet = wire::EthernetView::parse(offending_frame);
+    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv6) return {IcmpErrorOutcome::malformed, 0};
+    const auto offending = wire::Ipv6View::parse(ethernet->payload());
+    if (!offending) return {IcmpErrorOutcome::malformed, 0};
+    if (!icmpv6_error_allowed(*offending, true)) return {IcmpErrorOutcome::not_allowed, 0};
+    const wire::Ipv6Address sender = offending->source();
+    if (!limiter.allow(RateLimitKey::of(scope, sender), now_ns)) return {IcmpErrorOutcome::rate_limited, 0};
+    return write_packet_too_big(offending_frame, mtu, gateway.mac(), gateway.source_for(sender), out);
+}
+
 std::string_view to_string(IcmpErrorOutcome outcome) noexcept {
     switch (outcome) {
         case IcmpErrorOutcome::written: return "written";
         case IcmpErrorOutcome::malformed: return "malformed";
         case IcmpErrorOutcome::not_allowed: return "not_allowed";
         case IcmpErrorOutcome::no_room: return "no_room";
+        case IcmpErrorOutcome::rate_limited: return "rate_limited";
     }
     return "unknown";
 }

@@ -13,6 +13,8 @@
 #include <string_view>
 
 #include "gateway/gateway_address.hpp"
+#include "gateway/ipv6_gateway.hpp"
+#include "gateway/rate_limiter.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 #include "wire/ipv4.hpp"
@@ -30,6 +32,7 @@ enum class IcmpErrorOutcome : std::uint8_t {
     malformed,    // the offending frame is not a parseable IPv4 / IPv6 packet
     not_allowed,  // the RFCs forbid an error about this packet (see icmpv4_error_allowed & co.)
     no_room,      // the output buffer is too small
+    rate_limited,  // the sender's token bucket is empty (the *_rate_limited builders)
 };
 
 [[nodiscard]] std::string_view to_string(IcmpErrorOutcome outcome) noexcept;
@@ -70,5 +73,15 @@ struct IcmpErrorFrame {
                                                   const wire::MacAddress& gateway_mac,
                                                   const wire::Ipv6Address& gateway_ipv6,
                                                   wire::MutableByteSpan out) noexcept;
+
+// Packet Too Big from `gateway` (its MAC, and Ipv6Gateway::source_for the sender), rate limited
+// per sender: a token is taken from `limiter`'s bucket for (scope, the offending packet's IPv6
+// source) only once the packet is known to deserve an error, so malformed or forbidden packets
+// spend nothing. `scope` keeps equal addresses of different VPCs apart: the VNI.
+[[nodiscard]] IcmpErrorFrame write_packet_too_big_rate_limited(wire::ByteSpan offending_frame, std::uint32_t mtu,
+                                                               const Ipv6Gateway& gateway,
+                                                               IcmpErrorRateLimiter& limiter, std::uint32_t scope,
+                                                               std::uint64_t now_ns,
+                                                               wire::MutableByteSpan out) noexcept;
 
 }  // namespace andromeda::gateway

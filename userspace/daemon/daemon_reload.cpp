@@ -15,6 +15,7 @@
 
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
+#include "daemon/service_manager.hpp"
 #include "io/interfaces.hpp"
 
 namespace andromeda::daemon {
@@ -29,9 +30,14 @@ constexpr auto kReloadResolveTimeout = 1000ms;
 
 ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
     std::lock_guard lock(mutex_);
+    service::notify_reloading();
     ReloadOutcome outcome = reload_locked(file);
     (outcome.applied ? reloads_ok_ : reloads_failed_)++;
+    if (outcome.applied) last_reload_error_.reset();
+    else last_reload_error_ = outcome.message;
     publish_stats();
+    service::notify_ready(outcome.applied ? fmt::format("fabric generation {}", outcome.generation)
+                                          : "reload refused, running the previous fabric");
     return outcome;
 }
 

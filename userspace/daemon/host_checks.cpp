@@ -169,7 +169,7 @@ std::string privilege_problem() {
     if (missing.empty()) return {};
     std::string lines;
     for (const auto& m : missing) lines += "\n  missing " + m;
-    return "andromedad lacks capabilities it needs:" + lines +
+    return "andromedad needs root's capabilities, and lacks:" + lines +
            "\nrun it as root with its full capability set, or grant these (systemd: CapabilityBoundingSet= and "
            "AmbientCapabilities=, as configs/andromedad@.service does)";
 }

@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "daemon/daemon.hpp"
@@ -37,7 +39,9 @@ int check_config(const std::string& path) {
     const auto check = daemon::check_host(*loaded.snapshot);
     for (const auto& w : check.warnings) daemon::print_to_stderr(spdlog::level::warn, "warning: " + w);
     for (const auto& e : check.errors) daemon::print_to_stderr(err, "error: " + e);
-    if (!check.facts || !check.missing_tenant_ports.empty()) {
+    // A missing tenant port is a warning, as at start: its endpoint waits for it (a VM not up
+    // yet must not keep the node down, and systemd's ExecStartPre runs this).
+    if (!check.facts) {
         daemon::print_to_stderr(err, path + ": valid, but this host does not match it (see above)");
         return 1;
     }
@@ -47,10 +51,13 @@ int check_config(const std::string& path) {
         return 1;
     }
     const auto& s = *loaded.snapshot;
-    std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints\n",
+    std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints%s\n",
                 path.c_str(), s.local().name.c_str(), check.facts->underlay.name.c_str(),
                 check.facts->underlay_address.to_string().c_str(), check.facts->underlay.mtu,
-                check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size());
+                check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size(),
+                check.missing_tenant_ports.empty()
+                    ? ""
+                    : fmt::format("; {} tenant port(s) missing (see the warnings)", check.missing_tenant_ports.size()).c_str());
     return 0;
 }
 

@@ -325,8 +325,7 @@ void Daemon::run() {
         if (s == SIGHUP) {
             spdlog::info("SIGHUP: reloading {}", options_.config_path);
             const auto outcome = reload(std::nullopt);
-            if (outcome.applied) spdlog::info("{}", outcome.message);
-            else spdlog::error("reload refused, nothing changed:\n{}", outcome.message);
+            if (outcome.applied) spdlog::info("{}", outcome.message);  // a refusal is logged by reload()
         }
         tick();
         const std::string problem = liveness_problem();

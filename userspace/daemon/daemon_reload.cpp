@@ -33,8 +33,13 @@ ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
     service::notify_reloading();
     ReloadOutcome outcome = reload_locked(file);
     (outcome.applied ? reloads_ok_ : reloads_failed_)++;
-    if (outcome.applied) last_reload_error_.reset();
-    else last_reload_error_ = outcome.message;
+    if (outcome.applied) {
+        last_reload_error_.reset();
+    } else {
+        last_reload_error_ = outcome.message;
+        // Whoever asked (SIGHUP, andromedactl, systemctl reload), the journal has it at err.
+        spdlog::error("reload of {} refused, nothing changed:\n{}", file.value_or(options_.config_path), outcome.message);
+    }
     publish_stats();
     service::notify_ready(outcome.applied ? fmt::format("fabric generation {}", outcome.generation)
                                           : "reload refused, running the previous fabric");

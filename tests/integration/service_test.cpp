@@ -50,7 +50,11 @@ std::string setpriv_list(const std::vector<std::string>& caps) {
 // (what systemd gives without LimitMEMLOCK=, and all this test host allows).
 std::vector<std::string> with_only(const std::vector<std::string>& caps) {
     const std::string list = setpriv_list(caps);
-    return {"prlimit", "--memlock=8388608:8388608", "setpriv", "--inh-caps=" + list, "--ambient-caps=" + list,
+    return {"prlimit",
+            "--memlock=8388608:8388608",
+            "setpriv",
+            "--inh-caps=" + list,
+            "--ambient-caps=" + list,
             "--bounding-set=" + list};
 }
 
@@ -81,7 +85,8 @@ public:
     // Every message received so far, in order.
     const std::vector<std::string>& messages() {
         char buffer[4096];
-        for (ssize_t n; (n = recv(fd_, buffer, sizeof buffer, 0)) > 0;) messages_.emplace_back(buffer, static_cast<std::size_t>(n));
+        for (ssize_t n; (n = recv(fd_, buffer, sizeof buffer, 0)) > 0;)
+            messages_.emplace_back(buffer, static_cast<std::size_t>(n));
         return messages_;
     }
     // The index of the first message from `from` on that contains `text`, waiting up to `timeout`.
@@ -137,7 +142,8 @@ TEST_F(Service, RunsWithExactlyTheUnitsCapabilitiesAndNamesEachMissingOne) {
     start_wrapped(1, with_only(caps));
     // The daemon really ran with that set and nothing more (setpriv did its work).
     std::uint64_t expected = 0;
-    for (const auto& [name, bit] : {std::pair{"CAP_SYS_ADMIN", 21}, {"CAP_NET_ADMIN", 12}, {"CAP_NET_RAW", 13}, {"CAP_IPC_LOCK", 14}})
+    for (const auto& [name, bit] :
+         {std::pair{"CAP_SYS_ADMIN", 21}, {"CAP_NET_ADMIN", 12}, {"CAP_NET_RAW", 13}, {"CAP_IPC_LOCK", 14}})
         expected |= 1ull << bit;
     EXPECT_EQ(capability_mask(first.pid(), "CapEff"), expected);
     EXPECT_EQ(capability_mask(first.pid(), "CapBnd"), expected);
@@ -160,7 +166,8 @@ TEST_F(Service, RunsWithExactlyTheUnitsCapabilitiesAndNamesEachMissingOne) {
         argv.insert(argv.end(), {kDaemon, "-c", nodes_[0].config});
         const auto refused = nodes_[0].host->try_run(argv, 20s);
         EXPECT_EQ(refused.exit_code, 1) << "without " << missing << ":\n" << refused.output;
-        EXPECT_TRUE(contains(refused.output, "missing " + missing + " (")) << "without " << missing << ":\n" << refused.output;
+        EXPECT_TRUE(contains(refused.output, "missing " + missing + " (")) << "without " << missing << ":\n"
+                                                                           << refused.output;
         EXPECT_FALSE(contains(refused.output, " ready: ")) << refused.output;
         // --check (the unit's ExecStartPre) says the same before anything is touched.
         argv.push_back("--check");
@@ -176,7 +183,8 @@ TEST_F(Service, TellsSystemdWhenReadyReloadingAndStoppingAndPingsTheWatchdog) {
     Process& daemon = start_wrapped(0, {"env", "NOTIFY_SOCKET=" + notify.path(), "WATCHDOG_USEC=2000000"});
     const auto ready = notify.find("READY=1", 0, 5s);
     ASSERT_TRUE(ready) << daemon.output();
-    EXPECT_TRUE(contains(notify.messages()[*ready], "STATUS=node " + nodes_[0].name + ": ready")) << notify.messages()[*ready];
+    EXPECT_TRUE(contains(notify.messages()[*ready], "STATUS=node " + nodes_[0].name + ": ready"))
+        << notify.messages()[*ready];
     EXPECT_TRUE(contains(daemon.output(), "systemd watchdog: pinged every second while alive; killed after 2000 ms"))
         << daemon.output();
     // Pinged from the main loop, about once a second.
@@ -203,7 +211,8 @@ TEST_F(Service, TellsSystemdWhenReadyReloadingAndStoppingAndPingsTheWatchdog) {
 
 TEST_F(Service, LogLinesCarryTheirJournalPriorityAndTheLevelChangesWhileRunning) {
     // stderr is "the journal": JOURNAL_STREAM names the stream by device and inode, as systemd does.
-    Process& daemon = start_wrapped(0, {"sh", "-c", "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec \"$0\" \"$@\""});
+    Process& daemon =
+        start_wrapped(0, {"sh", "-c", "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec \"$0\" \"$@\""});
     EXPECT_TRUE(contains(daemon.output(), "<6>andromedad " + nodes_[0].name + " ready: ")) << daemon.output();
     const auto bad = ctl(0, {"reload", write_broken_config(0)});
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
@@ -255,7 +264,8 @@ TEST_F(Service, HealthSaysWhatIsDegradedAndStatusExitsNonZero) {
     EXPECT_TRUE(contains(status.output, "health DEGRADED (1 problem)")) << status.output;
     const auto status_json = ctl(0, {"status", "--json"});
     EXPECT_EQ(status_json.exit_code, 3);  // --json too
-    EXPECT_EQ(nlohmann::json::parse(status_json.output, nullptr, false).value("/health/healthy"_json_pointer, true), false)
+    EXPECT_EQ(nlohmann::json::parse(status_json.output, nullptr, false).value("/health/healthy"_json_pointer, true),
+              false)
         << status_json.output;
     EXPECT_TRUE(ctl(0, {"reload"}).ok());
     EXPECT_EQ(ctl(0, {"health"}).exit_code, 0);
@@ -266,7 +276,8 @@ TEST_F(Service, HealthSaysWhatIsDegradedAndStatusExitsNonZero) {
     (void)nodes_[0].host->try_run({"ip", "link", "set", "dev", "eth1", "xdpdrv", "off"});
     degraded = ctl(0, {"health"});
     EXPECT_EQ(degraded.exit_code, 3) << degraded.output;
-    EXPECT_TRUE(contains(degraded.output, "port: eth1: its XDP program is no longer attached to eth1")) << degraded.output;
+    EXPECT_TRUE(contains(degraded.output, "port: eth1: its XDP program is no longer attached to eth1"))
+        << degraded.output;
     EXPECT_EQ(ctl(1, {"health"}).exit_code, 0) << "the other node is not affected";
     const auto health_json = ctl(0, {"health", "--json"});
     EXPECT_EQ(health_json.exit_code, 3);

@@ -83,7 +83,8 @@ std::variant<control::ConntrackReply, std::string> select_flows(std::vector<nat:
     reply.in_table = flows.size();
     reply.offset = query.offset;
     reply.limit = std::clamp<std::uint64_t>(query.limit, 1, control::kConntrackMaxLimit);
-    const auto kept = std::remove_if(flows.begin(), flows.end(), [&](const nat::FlowInfo& f) { return !filter.matches(f); });
+    const auto kept =
+        std::remove_if(flows.begin(), flows.end(), [&](const nat::FlowInfo& f) { return !filter.matches(f); });
     flows.erase(kept, flows.end());
     reply.total = flows.size();
     // A stable order, so that --offset pages through the same sequence while flows come and go.

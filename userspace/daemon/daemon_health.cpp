@@ -11,14 +11,16 @@ namespace andromeda::daemon {
 namespace {
 
 // "<what> on <device>" is missing, or the device itself is gone.
-void check_program(std::optional<bool> attached, const std::string& port, const std::string& device,
-                   const char* what, std::vector<std::string>& problems) {
+void check_program(std::optional<bool> attached, const std::string& port, const std::string& device, const char* what,
+                   std::vector<std::string>& problems) {
     const std::string where = device == port ? port : fmt::format("{} (via {})", port, device);
-    if (!attached) problems.push_back(fmt::format("{}: the interface {} is gone", where, device));
+    if (!attached)
+        problems.push_back(fmt::format("{}: the interface {} is gone", where, device));
     else if (!*attached)
-        problems.push_back(fmt::format("{}: {} is no longer attached to {}; restart andromedad (or reload after "
-                                       "removing what replaced it)",
-                                       where, what, device));
+        problems.push_back(
+            fmt::format("{}: {} is no longer attached to {}; restart andromedad (or reload after "
+                        "removing what replaced it)",
+                        where, what, device));
 }
 
 }  // namespace

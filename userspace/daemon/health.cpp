@@ -17,7 +17,8 @@ control::HealthReply evaluate_health(const HealthFacts& facts) {
     for (const auto& d : facts.detached_programs) add("port", d);
     for (const auto& p : facts.unserved_tenant_ports) add("port", p);
     if (facts.last_reload_error)
-        add("reload", "the last reload was refused, the running fabric is the one before it: " + *facts.last_reload_error);
+        add("reload",
+            "the last reload was refused, the running fabric is the one before it: " + *facts.last_reload_error);
     for (const auto& w : facts.worker_failures) add("worker", w);
     reply.healthy = reply.problems.empty();
     return reply;

@@ -16,10 +16,10 @@ namespace andromeda::daemon {
 struct HealthFacts {
     bool etcd_configured = false;
     bool etcd_connected = false;
-    std::string etcd_error;                        // the last one, when disconnected
-    std::vector<std::string> detached_programs;    // "eth1: XDP program andromeda_xdp is no longer attached"
+    std::string etcd_error;                          // the last one, when disconnected
+    std::vector<std::string> detached_programs;      // "eth1: XDP program andromeda_xdp is no longer attached"
     std::vector<std::string> unserved_tenant_ports;  // configured endpoints whose port has no programs
-    std::optional<std::string> last_reload_error;  // the last reload's errors, when it was refused
+    std::optional<std::string> last_reload_error;    // the last reload's errors, when it was refused
     std::vector<std::string> worker_failures;
 };
 

@@ -4,11 +4,11 @@
 // one message has. The level can change while the daemon runs (`andromedactl log-level`).
 #pragma once
 
+#include <spdlog/common.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <spdlog/common.h>
 
 #include "control/messages.hpp"
 

@@ -34,9 +34,7 @@ std::string one_line(std::string_view text) {
 
 void notify_ready(std::string_view status) { notify("READY=1\nSTATUS=" + one_line(status)); }
 
-void notify_reloading() {
-    notify(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading", monotonic_usec()));
-}
+void notify_reloading() { notify(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading", monotonic_usec())); }
 
 void notify_stopping() { notify("STOPPING=1\nSTATUS=stopping"); }
 

@@ -49,7 +49,7 @@ control::ConntrackReply select(std::vector<nat::FlowInfo> flows, const control::
     auto r = select_flows(std::move(flows), q);
     EXPECT_TRUE(std::holds_alternative<control::ConntrackReply>(r)) << std::get<std::string>(r);
     return std::holds_alternative<control::ConntrackReply>(r) ? std::get<control::ConntrackReply>(r)
-                                                                : control::ConntrackReply{};
+                                                              : control::ConntrackReply{};
 }
 
 std::string select_error(const control::ConntrackQuery& q) {
@@ -101,7 +101,8 @@ TEST(ConntrackQuery, PagesCoverEveryFlowOnceAndAreBounded) {
     std::mt19937 rng(4);
     for (std::uint16_t i = 0; i < 2500; ++i)
         many.push_back(flow(nat::Protocol::udp, "10.0.0.10", static_cast<std::uint16_t>(10000 + i), "198.51.100.9",
-                            static_cast<std::uint16_t>(rng() % 3 + 1), nat::FlowState::replied, static_cast<std::uint16_t>(i)));
+                            static_cast<std::uint16_t>(rng() % 3 + 1), nat::FlowState::replied,
+                            static_cast<std::uint16_t>(i)));
     std::shuffle(many.begin(), many.end(), rng);
     control::ConntrackQuery q;
     const auto first = select(many, q);
@@ -129,8 +130,9 @@ TEST(ConntrackQuery, AFilterThatCannotMatchSaysWhy) {
     EXPECT_EQ(select_error(q), "address \"10.0.0\" is not an IPv4 address (e.g. 10.0.0.10)");
     q = {};
     q.state = "open";
-    EXPECT_EQ(select_error(q), "state \"open\" is none of syn_sent, syn_received, established, fin_wait, closing, reset, "
-                               "unreplied, replied");
+    EXPECT_EQ(select_error(q),
+              "state \"open\" is none of syn_sent, syn_received, established, fin_wait, closing, reset, "
+              "unreplied, replied");
     q = {};
     q.protocol = "sctp";
     EXPECT_EQ(select_error(q), "protocol \"sctp\" is none of tcp, udp, icmp");
@@ -150,7 +152,7 @@ TEST(JournalLogging, EveryLineCarriesItsSyslogPriority) {
 TEST(JournalLogging, JournalStreamNamesTheStreamByDeviceAndInode) {
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(fstat(fds[1], &st), 0);
     const std::string mine = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
     EXPECT_TRUE(is_journal_stream(fds[1], mine.c_str()));
@@ -166,7 +168,8 @@ TEST(JournalLogging, JournalStreamNamesTheStreamByDeviceAndInode) {
 
 TEST(JournalLogging, TheLevelChangesAtRunTime) {
     std::ostringstream out;
-    auto logger = std::make_shared<spdlog::logger>("service_test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+    auto logger =
+        std::make_shared<spdlog::logger>("service_test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
     logger->set_pattern("%l %v");
     const auto previous = spdlog::default_logger();
     spdlog::set_default_logger(logger);
@@ -211,7 +214,8 @@ TEST(Health, EachFactIsAProblemNamedForWhatToCheck) {
     ASSERT_EQ(r.problems.size(), 5u);
     EXPECT_EQ(r.problems[0].check, "etcd");
     EXPECT_EQ(r.problems[0].detail,
-              "etcd unreachable, forwarding with the last fabric it gave: connecting to http://10.0.0.5:2379: Connection refused");
+              "etcd unreachable, forwarding with the last fabric it gave: connecting to http://10.0.0.5:2379: "
+              "Connection refused");
     EXPECT_EQ(r.problems[1].check, "port");
     EXPECT_EQ(r.problems[2].check, "port");
     EXPECT_EQ(r.problems[3].check, "reload");

@@ -77,6 +77,12 @@ example=$root/usr/share/doc/andromeda/examples/node1.toml
 out=$(nsenter --net="/run/netns/$ns" "$daemon" -c "$example" --check 2>&1) || fail "--check on the example: $out"
 grep -q "node1.toml: OK: node node1, underlay eth1 (192.168.1.1" <<<"$out" || fail "--check said: $out"
 echo "$out"
+# A tenant port that does not exist yet is a warning (the unit runs --check before every start,
+# and a VM that is not up yet must not keep the node down).
+ip -n "$ns" link del tap-blue-10
+out=$(nsenter --net="/run/netns/$ns" "$daemon" -c "$example" --check 2>&1) || fail "--check without tap-blue-10: $out"
+grep -q "warning: endpoint 10.0.0.10 (vni 100): tenant port tap-blue-10 does not exist" <<<"$out" || fail "no warning: $out"
+grep -q "; 1 tenant port(s) missing (see the warnings)" <<<"$out" || fail "the OK line does not say so: $out"
 sed 's/^vni = 100$/vni = 0/' "$example" > "$dir/broken.toml"
 if out=$(nsenter --net="/run/netns/$ns" "$daemon" -c "$dir/broken.toml" --check 2>&1); then
   fail "--check accepted VNI 0: $out"

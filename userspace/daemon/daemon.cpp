@@ -15,8 +15,8 @@
 #include "daemon/logging.hpp"
 #include "daemon/service_manager.hpp"
 #include "io/interfaces.hpp"
-#include "version/version.hpp"
 #include "io/neighbour.hpp"
+#include "version/version.hpp"
 
 namespace andromeda::daemon {
 
@@ -313,7 +313,8 @@ void Daemon::run() {
     sigemptyset(&signals);
     for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
     service::Watchdog watchdog;
-    service::notify_ready(fmt::format("node {}: ready, control socket {}", store_.current()->local().name, control_.path()));
+    service::notify_ready(
+        fmt::format("node {}: ready, control socket {}", store_.current()->local().name, control_.path()));
     for (;;) {
         const timespec one_second{1, 0};
         const int s = sigtimedwait(&signals, nullptr, &one_second);

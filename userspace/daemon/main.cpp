@@ -51,13 +51,15 @@ int check_config(const std::string& path) {
         return 1;
     }
     const auto& s = *loaded.snapshot;
+    const std::string missing =
+        check.missing_tenant_ports.empty()
+            ? std::string()
+            : fmt::format("; {} tenant port(s) missing (see the warnings)", check.missing_tenant_ports.size());
     std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints%s\n",
                 path.c_str(), s.local().name.c_str(), check.facts->underlay.name.c_str(),
                 check.facts->underlay_address.to_string().c_str(), check.facts->underlay.mtu,
                 check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size(),
-                check.missing_tenant_ports.empty()
-                    ? ""
-                    : fmt::format("; {} tenant port(s) missing (see the warnings)", check.missing_tenant_ports.size()).c_str());
+                missing.c_str());
     return 0;
 }
 
@@ -79,7 +81,7 @@ int main(int argc, char** argv) {
     bool check = false;
     bool verbose = false;
     app.add_option("-c,--config", options.config_path, "the node.toml to run")->required();
-    app.add_flag("--check", check, "validate the config and this host's interfaces, then exit");
+    app.add_flag("--check", check, "validate the config, this host's interfaces and andromedad's capabilities, then exit");
     app.add_flag("-v,--verbose", verbose, "log debug messages too");
     app.add_option("--control-socket", options.control_socket, "control socket path (default /run/andromeda/<node>.sock)");
     app.set_version_flag("--version", "andromedad " + version_text());

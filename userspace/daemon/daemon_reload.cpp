@@ -109,13 +109,18 @@ void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
                               {"address", host_.underlay_address.to_string()},
                               {"underlay_mac", host_.underlay.mac.to_string()},
                               {"encap", std::string(fabric::to_string(snapshot.local().encap))}};
+    std::unique_ptr<EtcdSync> sync;
     try {
-        etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
-                                           EtcdSync::default_cache_path(snapshot.local().name),
-                                           [this](const EtcdUpdate& update) { return apply_etcd(update); });
+        sync = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
+                                          EtcdSync::default_cache_path(snapshot.local().name),
+                                          [this](const EtcdUpdate& update) { return apply_etcd(update); });
     } catch (const std::exception& e) {
         throw StartupError(std::string("[etcd]: ") + e.what());
     }
+    // The control socket already serves (status and health read etcd_ under the lock); the sync's
+    // own thread takes the lock to apply, so it is built outside it.
+    std::lock_guard lock(mutex_);
+    etcd_ = std::move(sync);
     spdlog::info("fabric source: etcd {} under {}", fmt::join(settings.endpoints, ","), etcd_->layout().root());
 }
 

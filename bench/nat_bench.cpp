@@ -271,6 +271,20 @@ void BM_NatWheelTickIdle(benchmark::State& state) {
 }
 BENCHMARK(BM_NatWheelTickIdle)->Arg(1000)->Arg(1'000'000)->Iterations(50'000)->Unit(benchmark::kNanosecond);
 
+// `andromedactl conntrack`'s copy of the table (the daemon filters and pages the copy): the whole
+// table, one shard lock at a time. What a query costs the daemon, and how long it holds a shard.
+void BM_NatFlowsCopy(benchmark::State& state) {
+    LoadedNat loaded(static_cast<std::size_t>(state.range(0)));
+    loaded.frames.clear();
+    for (auto _ : state) {
+        auto flows = loaded.nat->flows(at(2));
+        if (flows.size() != static_cast<std::size_t>(state.range(0))) state.SkipWithError("flows missing");
+        benchmark::DoNotOptimize(flows.data());
+    }
+    state.counters["bytes_copied"] = static_cast<double>(state.range(0) * sizeof(FlowInfo));
+}
+BENCHMARK(BM_NatFlowsCopy)->Arg(10'000)->Arg(1'000'000)->Iterations(5)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -80,8 +80,8 @@ wait_for_log() {
   return 1
 }
 
-step "dependencies"
-scripts/install-deps.sh
+step "dependencies (what the demo needs; scripts/test.sh installs the rest)"
+scripts/install-deps.sh --demo
 
 step "build andromedad and andromedactl (build/)"
 if [ ! -f build/build.ninja ]; then

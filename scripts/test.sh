@@ -40,8 +40,9 @@ DAEMON_TSAN_RUNS=(
   "daemon_lifecycle_test:TwoNodes.ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing:TwoNodes.BadReloadChangesNothingAndSaysWhy"
   "daemon_overlay_test:TwoNodesTwoQueues.*"
   "daemon_nat_test:NatGateway.TenantsFetchOverTcpAndQueryUdpAsTheNatAddress"
+  "service_test:Service.*"
 )
-DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test)
+DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test service_test)
 
 configure_and_build() {
   local dir=$1; shift

@@ -64,9 +64,11 @@ ANDROMEDA_CONTROL_FIELDS(PortStatus, name, ifindex, role, xdp_mode, xdp, tc, soc
 ANDROMEDA_CONTROL_FIELDS(PeerStatus, node, address, mac, source, problem)
 ANDROMEDA_CONTROL_FIELDS(RejectedKeyStatus, key, reason)
 ANDROMEDA_CONTROL_FIELDS(EtcdStatusReply, endpoints, prefix, connected, revision, keys, rejected, lease_alive, last_error)
+ANDROMEDA_CONTROL_FIELDS(HealthProblem, check, detail)
+ANDROMEDA_CONTROL_FIELDS(HealthReply, healthy, problems)
 ANDROMEDA_CONTROL_FIELDS(StatusReply, node, pid, uptime_s, fabric_generation, workers, worker_rx_frames, worker_cpus,
                          config, pin_dir, control_socket, underlay, underlay_address, underlay_vlan, encap, nat_gateway,
-                         ports, peers, worker_failures, etcd)
+                         ports, peers, worker_failures, etcd, health, version)
 ANDROMEDA_CONTROL_FIELDS(FabricNode, name, address, mac, local)
 ANDROMEDA_CONTROL_FIELDS(NatForward, protocol, nat_port, to)
 ANDROMEDA_CONTROL_FIELDS(VpcNat, gateway_node, address, port_range, forwards)
@@ -76,8 +78,9 @@ ANDROMEDA_CONTROL_FIELDS(FabricReply, generation, source, local_node, nodes, vpc
 ANDROMEDA_CONTROL_FIELDS(FlowTuple, source, source_port, destination, destination_port)
 ANDROMEDA_CONTROL_FIELDS(ConntrackFlow, vni, protocol, origin, state, port_forward, original, translated, age_seconds,
                          expires_in_seconds)
-ANDROMEDA_CONTROL_FIELDS(ConntrackReply, nat_gateway, count, flows)
+ANDROMEDA_CONTROL_FIELDS(ConntrackReply, nat_gateway, count, flows, total, in_table, offset, limit)
 ANDROMEDA_CONTROL_FIELDS(ReloadReply, generation, summary)
+ANDROMEDA_CONTROL_FIELDS(LogLevelReply, level, previous)
 #undef ANDROMEDA_CONTROL_FIELDS
 #undef ANDROMEDA_CONTROL_READ
 

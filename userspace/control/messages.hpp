@@ -79,6 +79,22 @@ struct EtcdStatusReply {
     std::string last_error;
 };
 
+// --- health -------------------------------------------------------------------------------
+
+// One reason the daemon is degraded: which check ("etcd", "port", "reload", "worker") and what,
+// in words an operator acts on.
+struct HealthProblem {
+    std::string check;
+    std::string detail;
+};
+
+struct HealthReply {
+    bool healthy = true;
+    std::vector<HealthProblem> problems;  // empty when healthy
+};
+
+// --- status -------------------------------------------------------------------------------
+
 struct StatusReply {
     std::string node;
     std::int64_t pid = 0;
@@ -99,6 +115,8 @@ struct StatusReply {
     std::vector<PeerStatus> peers;
     std::vector<std::string> worker_failures;
     std::optional<EtcdStatusReply> etcd;  // null: the fabric comes from node.toml
+    std::optional<HealthReply> health;    // null: a daemon that does not report it
+    std::string version;                  // "0.1.0 (git 1a2b3c4)"
 };
 
 // --- stats --------------------------------------------------------------------------------
@@ -181,8 +199,19 @@ struct ConntrackFlow {
 
 struct ConntrackReply {
     bool nat_gateway = false;
-    std::uint64_t count = 0;
+    std::uint64_t count = 0;     // flows in this reply
     std::vector<ConntrackFlow> flows;
+    std::uint64_t total = 0;     // flows that match the query's filters (count of them from offset on)
+    std::uint64_t in_table = 0;  // every flow in the table
+    std::uint64_t offset = 0;    // as asked
+    std::uint64_t limit = 0;     // as applied
+};
+
+// --- log-level ----------------------------------------------------------------------------
+
+struct LogLevelReply {
+    std::string level;     // now
+    std::string previous;  // before the request (equal when it only asked)
 };
 
 // --- reload -------------------------------------------------------------------------------
@@ -200,6 +229,8 @@ ANDROMEDA_CONTROL_JSON(PortStatus)
 ANDROMEDA_CONTROL_JSON(PeerStatus)
 ANDROMEDA_CONTROL_JSON(RejectedKeyStatus)
 ANDROMEDA_CONTROL_JSON(EtcdStatusReply)
+ANDROMEDA_CONTROL_JSON(HealthProblem)
+ANDROMEDA_CONTROL_JSON(HealthReply)
 ANDROMEDA_CONTROL_JSON(StatusReply)
 ANDROMEDA_CONTROL_JSON(StatsReply)
 ANDROMEDA_CONTROL_JSON(FabricNode)
@@ -212,6 +243,7 @@ ANDROMEDA_CONTROL_JSON(FlowTuple)
 ANDROMEDA_CONTROL_JSON(ConntrackFlow)
 ANDROMEDA_CONTROL_JSON(ConntrackReply)
 ANDROMEDA_CONTROL_JSON(ReloadReply)
+ANDROMEDA_CONTROL_JSON(LogLevelReply)
 #undef ANDROMEDA_CONTROL_JSON
 
 [[nodiscard]] std::string decode_error(const std::exception& e);

@@ -65,9 +65,29 @@ std::optional<std::string> resolve_socket(const Target& target, std::string& err
     return std::nullopt;
 }
 
+std::string render_health(const control::HealthReply& r) {
+    if (r.healthy) return "healthy\n";
+    std::string s = fmt::format("DEGRADED ({} problem{}):\n", r.problems.size(), r.problems.size() == 1 ? "" : "s");
+    for (const auto& p : r.problems) {
+        std::string detail = p.detail;
+        while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+        for (std::size_t at = detail.find('\n'); at != std::string::npos; at = detail.find('\n', at + 5))
+            detail.replace(at, 1, "\n    ");
+        s += fmt::format("  {}: {}\n", p.check, detail);
+    }
+    return s;
+}
+
+std::string render_log_level(const control::LogLevelReply& r) {
+    if (r.level == r.previous) return fmt::format("log level {}\n", r.level);
+    return fmt::format("log level {} (was {})\n", r.level, r.previous);
+}
+
 std::string render_status(const control::StatusReply& r) {
     std::string s = fmt::format("node {}  pid {}  up {}  fabric generation {}  workers {}\nconfig {}\npins {}\n", r.node, r.pid,
                                 duration_text(r.uptime_s), r.fabric_generation, r.workers, r.config, r.pin_dir);
+    if (!r.version.empty()) s += "version " + r.version + "\n";
+    if (r.health) s += "health " + render_health(*r.health);
     // "underlay eth1 VLAN 100 192.168.1.1  encap andromeda": the VLAN only when the daemon tags.
     if (!r.underlay.empty())
         s += fmt::format("underlay {}{} {}  encap {}\n", r.underlay,
@@ -156,8 +176,20 @@ std::string render_conntrack(const control::ConntrackReply& r) {
     for (const auto& f : r.flows)
         rows.push_back({f.protocol, tuple(f.original), tuple(f.translated), f.state, whole(f.age_seconds),
                         whole(f.expires_in_seconds)});
-    return table({"PROTO", "ORIGINAL", "TRANSLATED", "STATE", "AGE", "EXPIRES"}, rows) +
-           fmt::format("{} flows\n", rows.size());
+    std::string s = table({"PROTO", "ORIGINAL", "TRANSLATED", "STATE", "AGE", "EXPIRES"}, rows);
+    if (!r.nat_gateway) return s + "not a NAT gateway: no flows\n";
+    // Never a page that looks like the whole: the total, and where the next page starts.
+    // A daemon older than the paging says neither total: what it sent is all there is to say.
+    const std::uint64_t shown = r.flows.size();
+    const std::uint64_t total = std::max(r.total, shown);
+    const std::uint64_t in_table = std::max(r.in_table, total);
+    const std::string matching = total == in_table ? fmt::format("{} flows", total)
+                                                   : fmt::format("{} flows match of {} in the table", total, in_table);
+    if (shown == total) return s + matching + "\n";
+    if (shown == 0) return s + fmt::format("{}; none from offset {}\n", matching, r.offset);
+    s += fmt::format("flows {}-{} of {}", r.offset + 1, r.offset + shown, matching);
+    if (r.offset + shown < total) s += fmt::format("; next page: --offset {}", r.offset + shown);
+    return s + "\n";
 }
 
 std::string render_reload(const control::ReloadReply& r) {
@@ -178,6 +210,18 @@ bool render_as(const json& result, Render&& render, std::ostream& out, std::ostr
     return true;
 }
 
+// Whether a health or status result says the daemon is degraded (a daemon too old to say: not).
+bool degraded(control::Command command, const json& result) {
+    if (command == control::Command::health) {
+        const auto health = control::decode<control::HealthReply>(result);
+        return std::holds_alternative<control::HealthReply>(health) && !std::get<control::HealthReply>(health).healthy;
+    }
+    const auto status = control::decode<control::StatusReply>(result);
+    if (!std::holds_alternative<control::StatusReply>(status)) return false;
+    const auto& health = std::get<control::StatusReply>(status).health;
+    return health && !health->healthy;
+}
+
 }  // namespace
 
 int run_control_command(const Target& target, const control::ControlRequest& request, const CommandOptions& options,
@@ -186,19 +230,19 @@ int run_control_command(const Target& target, const control::ControlRequest& req
     const auto socket = resolve_socket(target, error);
     if (!socket) {
         err << "andromedactl: " << error << '\n';
-        return 2;
+        return kExitUnreachable;
     }
     std::optional<control::StatsReply> previous;
     for (;;) {
         const auto reply = control::send_control_request(*socket, request);
         if (const auto* e = std::get_if<control::ProtocolError>(&reply)) {
             err << "andromedactl: " << e->message << '\n';
-            return 2;
+            return kExitUnreachable;
         }
         const auto& response = std::get<control::ControlResponse>(reply);
         if (!response.ok) {
             err << "andromedactl " << control::to_string(request.command) << ": " << response.error << '\n';
-            return 1;
+            return kExitRefused;
         }
         bool rendered = true;
         if (options.json) {
@@ -224,9 +268,18 @@ int run_control_command(const Target& target, const control::ControlRequest& req
                 case control::Command::reload:
                     rendered = render_as<control::ReloadReply>(response.result, [](const auto& r) { return render_reload(r); }, out, err);
                     break;
+                case control::Command::health:
+                    rendered = render_as<control::HealthReply>(response.result, [](const auto& r) { return render_health(r); }, out, err);
+                    break;
+                case control::Command::log_level:
+                    rendered = render_as<control::LogLevelReply>(response.result, [](const auto& r) { return render_log_level(r); },
+                                                                 out, err);
+                    break;
             }
         }
-        if (!rendered) return 2;
+        if (!rendered) return kExitUnreachable;
+        if (request.command == control::Command::health || request.command == control::Command::status)
+            return degraded(request.command, response.result) ? kExitDegraded : kExitOk;
         if (!options.watch_s || request.command != control::Command::stats) return 0;
         if (auto stats = control::decode<control::StatsReply>(response.result); std::holds_alternative<control::StatsReply>(stats))
             previous = std::get<control::StatsReply>(std::move(stats));

@@ -31,13 +31,21 @@ struct Target {
 [[nodiscard]] std::string render_fabric(const control::FabricReply& reply);
 [[nodiscard]] std::string render_conntrack(const control::ConntrackReply& reply);
 [[nodiscard]] std::string render_reload(const control::ReloadReply& reply);
+[[nodiscard]] std::string render_health(const control::HealthReply& reply);
+[[nodiscard]] std::string render_log_level(const control::LogLevelReply& reply);
 
 struct CommandOptions {
     bool json = false;
     std::optional<double> watch_s;  // stats --watch [SECONDS]
 };
 
-// Runs one command; returns the exit code (0 ok, 1 the daemon refused, 2 cannot reach it).
+// Exit codes of run_control_command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRefused = 1;      // the daemon refused the request (a reload's errors, a bad filter)
+inline constexpr int kExitUnreachable = 2;  // no daemon, or a reply this andromedactl cannot read
+inline constexpr int kExitDegraded = 3;     // health, status: the daemon runs but is degraded
+
+// Runs one command; returns one of the exit codes above.
 int run_control_command(const Target& target, const control::ControlRequest& request, const CommandOptions& options,
                         std::ostream& out, std::ostream& err);
 

@@ -8,6 +8,7 @@
 #include "ctl/drops_command.hpp"
 #include "ctl/etcd_commands.hpp"
 #include "ctl/inspect_command.hpp"
+#include "version/version.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ using andromeda::control::Command;
 int main(int argc, char** argv) {
     CLI::App app{"andromedactl: inspect and control an Andromeda data plane"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", "andromedactl " + andromeda::version_text());
 
     andromeda::ctl::Target target;
     std::string socket, node;
@@ -30,7 +32,13 @@ int main(int argc, char** argv) {
         cmd->add_flag("--json", options.json, "print the daemon's JSON as is");
         return cmd;
     };
-    auto* status_cmd = add_daemon_command("status", "Ports (XDP mode, AF_XDP bind, queues), fabric generation, uptime");
+    auto* status_cmd = add_daemon_command(
+        "status", "Ports (XDP mode, AF_XDP bind, queues), fabric generation, uptime, health (exit 3 when degraded)");
+    add_daemon_command("health", "healthy (exit 0), or degraded (exit 3) and why: etcd, ports, the last reload, workers");
+    auto* log_level_cmd = add_daemon_command("log-level", "Show the daemon's log level, or set it: trace|debug|info|warn|error|critical|off");
+    std::string log_level;
+    log_level_cmd->add_option("level", log_level, "the new level")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     auto* stats_cmd = add_daemon_command("stats", "Counters: XDP verdicts and drop reasons, data path, NAT, daemon");
     double watch = 0;
     auto* watch_opt = stats_cmd->add_option("--watch", watch, "repeat every SECONDS with rates")
@@ -71,6 +79,21 @@ int main(int argc, char** argv) {
     get_cmd->add_option("name", etcd_name, "one of them");
     get_cmd->add_flag("--json", get_json, "print JSON");
     auto* conntrack_cmd = add_daemon_command("conntrack", "NAT flows: original and translated tuples, state, age");
+    andromeda::control::ConntrackQuery conntrack;
+    std::string flow_address, flow_state, flow_protocol;
+    std::uint32_t flow_port = 0;
+    conntrack_cmd->add_option("--limit", conntrack.limit, "at most N flows (1-10000)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::uint64_t{1}, andromeda::control::kConntrackMaxLimit));
+    conntrack_cmd->add_option("--offset", conntrack.offset, "skip the first N matching flows (the next page)");
+    auto* address_opt = conntrack_cmd->add_option("--address", flow_address, "only flows with this IPv4 address on either side");
+    auto* port_opt = conntrack_cmd->add_option("--port", flow_port, "only flows with this port on either side (with --address: that address's port)")
+                         ->check(CLI::Range(0, 65535));
+    auto* state_opt = conntrack_cmd->add_option("--state", flow_state,
+                                                "only flows in this state: syn_sent, syn_received, established, fin_wait, "
+                                                "closing, reset, unreplied, replied");
+    auto* protocol_opt = conntrack_cmd->add_option("--protocol", flow_protocol, "only tcp, udp or icmp flows")
+                             ->check(CLI::IsMember({"tcp", "udp", "icmp"}));
     auto* reload_cmd = add_daemon_command("reload", "Load FILE (default: the running config), print the diff applied");
     std::string reload_file;
     reload_cmd->add_option("file", reload_file, "the new node.toml");
@@ -123,7 +146,19 @@ int main(int argc, char** argv) {
         if (watch_opt->count() > 0) options.watch_s = watch > 0 ? watch : 1.0;
     }
     if (fabric_cmd->parsed()) request.command = Command::fabric;
-    if (conntrack_cmd->parsed()) request.command = Command::conntrack;
+    if (conntrack_cmd->parsed()) {
+        request.command = Command::conntrack;
+        if (address_opt->count() > 0) conntrack.address = flow_address;
+        if (port_opt->count() > 0) conntrack.port = static_cast<std::uint16_t>(flow_port);
+        if (state_opt->count() > 0) conntrack.state = flow_state;
+        if (protocol_opt->count() > 0) conntrack.protocol = flow_protocol;
+        request.conntrack = conntrack;
+    }
+    if (app.got_subcommand("health")) request.command = Command::health;
+    if (log_level_cmd->parsed()) {
+        request.command = Command::log_level;
+        if (!log_level.empty()) request.level = log_level;
+    }
     if (reload_cmd->parsed()) {
         request.command = Command::reload;
         // Absolute: the daemon resolves paths against its own working directory, not ours.

@@ -14,6 +14,9 @@
 #include "daemon/daemon_support.hpp"
 #include "io/netlink/interfaces.hpp"
 #include "io/netlink/neighbour.hpp"
+#include "daemon/logging.hpp"
+#include "daemon/service_manager.hpp"
+#include "version/version.hpp"
 
 namespace andromeda::daemon {
 
@@ -309,20 +312,25 @@ void Daemon::run() {
     sigset_t signals;
     sigemptyset(&signals);
     for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+    service::Watchdog watchdog;
+    service::notify_ready(
+        fmt::format("node {}: ready, control socket {}", store_.current()->local().name, control_.path()));
     for (;;) {
         const timespec one_second{1, 0};
         const int s = sigtimedwait(&signals, nullptr, &one_second);
         if (s == SIGTERM || s == SIGINT) {
             spdlog::info("{}: stopping", s == SIGTERM ? "SIGTERM" : "SIGINT");
+            service::notify_stopping();
             return;
         }
         if (s == SIGHUP) {
             spdlog::info("SIGHUP: reloading {}", options_.config_path);
             const auto outcome = reload(std::nullopt);
-            if (outcome.applied) spdlog::info("{}", outcome.message);
-            else spdlog::error("reload refused, nothing changed:\n{}", outcome.message);
+            if (outcome.applied) spdlog::info("{}", outcome.message);  // a refusal is logged by reload()
         }
         tick();
+        const std::string problem = liveness_problem();
+        watchdog.ping(problem.empty(), problem);
     }
 }
 
@@ -354,10 +362,21 @@ std::string Daemon::handle(const control::ControlRequest& request) {
         }
         std::lock_guard lock(mutex_);
         switch (request.command) {
-            case control::Command::status: return control::render_ok(status());
+            case control::Command::status: {
+                control::StatusReply reply = status();
+                reply.health = health();
+                reply.version = version_text();
+                return control::render_ok(reply);
+            }
             case control::Command::stats: return control::render_ok(stats());
             case control::Command::fabric: return control::render_ok(fabric());
-            case control::Command::conntrack: return control::render_ok(conntrack());
+            case control::Command::conntrack: {
+                auto reply = conntrack(request.conntrack);
+                if (const auto* error = std::get_if<std::string>(&reply)) return control::render_error(*error);
+                return control::render_ok(std::get<control::ConntrackReply>(reply));
+            }
+            case control::Command::health: return control::render_ok(health());
+            case control::Command::log_level: return control::render_ok(set_log_level(request.level));
             case control::Command::reload: break;
         }
         return control::render_error("unknown command");

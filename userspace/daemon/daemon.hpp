@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -123,7 +124,13 @@ private:
     [[nodiscard]] control::StatusReply status() const;
     [[nodiscard]] control::StatsReply stats() const;
     [[nodiscard]] control::FabricReply fabric() const;
-    [[nodiscard]] control::ConntrackReply conntrack() const;
+    // daemon_conntrack.cpp: the flows the query selects (or what is wrong with the query).
+    [[nodiscard]] std::variant<control::ConntrackReply, std::string> conntrack(const control::ConntrackQuery& query) const;
+    // daemon_health.cpp: whether the daemon does all it was asked to, and why not.
+    [[nodiscard]] control::HealthReply health() const;
+    [[nodiscard]] std::vector<std::string> detached_programs() const;
+    // Empty while the daemon is alive enough to be pinged by the systemd watchdog (takes mutex_).
+    [[nodiscard]] std::string liveness_problem() const;
     [[nodiscard]] control::PortStatus port_status(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::string port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;
     [[nodiscard]] std::uint64_t uptime_s() const;
@@ -154,6 +161,7 @@ private:
     std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build  // [etcd]: the values parsed, kept between builds
     std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
+    std::optional<std::string> last_reload_error_;  // set by a refused reload, cleared by an applied one
     std::uint64_t reloads_ok_ = 0;
     std::uint64_t reloads_failed_ = 0;
     std::uint64_t stats_published_ = 0;

@@ -16,6 +16,7 @@
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
 #include "io/netlink/interfaces.hpp"
+#include "daemon/service_manager.hpp"
 
 namespace andromeda::daemon {
 
@@ -29,9 +30,19 @@ constexpr auto kReloadResolveTimeout = 1000ms;
 
 ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
     std::lock_guard lock(mutex_);
+    service::notify_reloading();
     ReloadOutcome outcome = reload_locked(file);
     (outcome.applied ? reloads_ok_ : reloads_failed_)++;
+    if (outcome.applied) {
+        last_reload_error_.reset();
+    } else {
+        last_reload_error_ = outcome.message;
+        // Whoever asked (SIGHUP, andromedactl, systemctl reload), the journal has it at err.
+        spdlog::error("reload of {} refused, nothing changed:\n{}", file.value_or(options_.config_path), outcome.message);
+    }
     publish_stats();
+    service::notify_ready(outcome.applied ? fmt::format("fabric generation {}", outcome.generation)
+                                          : "reload refused, running the previous fabric");
     return outcome;
 }
 
@@ -98,13 +109,18 @@ void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
                               {"address", host_.underlay_address.to_string()},
                               {"underlay_mac", host_.underlay.mac.to_string()},
                               {"encap", std::string(fabric::to_string(snapshot.local().encap))}};
+    std::unique_ptr<EtcdSync> sync;
     try {
-        etcd_ = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
-                                           EtcdSync::default_cache_path(snapshot.local().name),
-                                           [this](const EtcdUpdate& update) { return apply_etcd(update); });
+        sync = std::make_unique<EtcdSync>(settings, snapshot.local().name, self.dump(),
+                                          EtcdSync::default_cache_path(snapshot.local().name),
+                                          [this](const EtcdUpdate& update) { return apply_etcd(update); });
     } catch (const std::exception& e) {
         throw StartupError(std::string("[etcd]: ") + e.what());
     }
+    // The control socket already serves (status and health read etcd_ under the lock); the sync's
+    // own thread takes the lock to apply, so it is built outside it.
+    std::lock_guard lock(mutex_);
+    etcd_ = std::move(sync);
     spdlog::info("fabric source: etcd {} under {}", fmt::join(settings.endpoints, ","), etcd_->layout().root());
 }
 

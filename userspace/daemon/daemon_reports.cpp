@@ -5,7 +5,6 @@
 
 #include "daemon/daemon.hpp"
 #include "dataplane/counters.hpp"
-#include "nat/flow_info.hpp"
 
 namespace andromeda::daemon {
 
@@ -44,12 +43,6 @@ control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabri
     }
     return v;
 }
-
-control::FlowTuple tuple(const nat::FlowEndpoints& e) {
-    return {e.source.to_string(), e.source_port, e.destination.to_string(), e.destination_port};
-}
-
-double seconds(nat::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
 
@@ -205,18 +198,6 @@ control::FabricReply Daemon::fabric() const {
         r.nodes.push_back(std::move(node));
     }
     for (const fabric::Vpc& vpc : snapshot->vpcs()) r.vpcs.push_back(vpc_reply(*snapshot, vpc));
-    return r;
-}
-
-control::ConntrackReply Daemon::conntrack() const {
-    control::ConntrackReply r;
-    if (!nat_) return r;
-    r.nat_gateway = true;
-    for (const nat::FlowInfo& f : nat_->flows(nat::Clock::now(), 10000))
-        r.flows.push_back({f.vni, std::string(nat::to_string(f.protocol)), std::string(nat::to_string(f.origin)),
-                           std::string(nat::to_string(f.state)), f.port_forward, tuple(f.original), tuple(f.translated),
-                           seconds(f.age), seconds(f.expires_in)});
-    r.count = r.flows.size();
     return r;
 }
 

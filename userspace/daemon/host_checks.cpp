@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -93,6 +94,11 @@ void check_tenant_ports(const fabric::FabricSnapshot& snapshot, HostCheck& check
     }
 }
 
+bool memlock_unlimited() {
+    rlimit limit{};
+    return getrlimit(RLIMIT_MEMLOCK, &limit) == 0 && limit.rlim_cur == RLIM_INFINITY;
+}
+
 bool has_capability(unsigned cap) {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
@@ -154,16 +160,31 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
 }
 
 std::string privilege_problem() {
-    if (geteuid() == 0) return {};
     std::vector<std::string> missing;
-    if (!has_capability(CAP_BPF) && !has_capability(CAP_SYS_ADMIN)) missing.push_back("CAP_BPF");
-    if (!has_capability(CAP_NET_ADMIN)) missing.push_back("CAP_NET_ADMIN");
-    if (!has_capability(CAP_NET_RAW)) missing.push_back("CAP_NET_RAW");
+    for (const RequiredCapability& c : required_capabilities()) {
+        // Locked memory matters only under a finite RLIMIT_MEMLOCK (systemd's LimitMEMLOCK=infinity lifts it).
+        if (c.capability == CAP_IPC_LOCK && memlock_unlimited()) continue;
+        if (!has_capability(c.capability)) missing.push_back(fmt::format("{} ({})", c.name, c.needed_for));
+    }
     if (missing.empty()) return {};
-    std::string names;
-    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    return "andromedad needs root (or " + names +
-           "): it loads BPF programs, attaches XDP and opens AF_XDP sockets; run it as root (sudo andromedad -c FILE)";
+    std::string lines;
+    for (const auto& m : missing) lines += "\n  missing " + m;
+    return "andromedad needs root's capabilities, and lacks:" + lines +
+           "\nrun it as root with its full capability set, or grant these (systemd: CapabilityBoundingSet= and "
+           "AmbientCapabilities=, as configs/andromedad@.service does)";
+}
+
+const std::vector<RequiredCapability>& required_capabilities() {
+    static const std::vector<RequiredCapability> kRequired = {
+        {CAP_SYS_ADMIN, "CAP_SYS_ADMIN",
+         "loading BPF (it includes CAP_BPF), libxdp's reading of attached programs and their BTF by id, adopting "
+         "a killed predecessor's programs, mounting bpffs when it is missing"},
+        {CAP_NET_ADMIN, "CAP_NET_ADMIN", "attaching XDP and tc programs, creating the punt veth pairs, setting links up"},
+        {CAP_NET_RAW, "CAP_NET_RAW", "opening AF_XDP and AF_PACKET sockets"},
+        {CAP_IPC_LOCK, "CAP_IPC_LOCK",
+         "the AF_XDP UMEMs are locked memory, beyond RLIMIT_MEMLOCK unless the limit is lifted (LimitMEMLOCK=infinity)"},
+    };
+    return kRequired;
 }
 
 }  // namespace andromeda::daemon

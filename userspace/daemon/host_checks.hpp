@@ -37,8 +37,18 @@ struct HostCheck {
 // Checks the calling thread's network namespace (where andromedad runs) against the snapshot.
 [[nodiscard]] HostCheck check_host(const fabric::FabricSnapshot& snapshot);
 
-// Empty when this process has what loading BPF, attaching XDP and binding AF_XDP take (root, or
-// CAP_BPF/CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_NET_RAW); else what is missing and how to fix it.
+// The capabilities andromedad needs, each with what for (docs/operations.md: each was verified by
+// running without it; tests/integration/service_test.cpp runs it with exactly these).
+struct RequiredCapability {
+    unsigned capability = 0;
+    const char* name = "";
+    const char* needed_for = "";
+};
+[[nodiscard]] const std::vector<RequiredCapability>& required_capabilities();
+
+// Empty when this process has every required capability in its effective set (root is no
+// shortcut: a service's bounding set can take them from root too); else each missing one, named,
+// with what it is for and how to grant it.
 [[nodiscard]] std::string privilege_problem();
 
 }  // namespace andromeda::daemon

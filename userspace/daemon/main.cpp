@@ -2,16 +2,19 @@
 // SIGTERM/SIGINT stop it cleanly (nothing left behind), SIGHUP reloads the config.
 #include <CLI/CLI.hpp>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <fmt/format.h>
 
 #include <cstdio>
 
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
 #include "daemon/host_checks.hpp"
+#include "daemon/logging.hpp"
 #include "fabric/loader.hpp"
 #include "io/netlink/interfaces.hpp"
+#include "version/version.hpp"
 
 namespace {
 
@@ -24,24 +27,39 @@ int check_config(const std::string& path) {
         if (const auto link = io::find_interface(port)) return link->ifindex;
         return std::nullopt;
     };
+    using spdlog::level::err;
     const auto loaded = fabric::load_fabric_file(path, options);
     if (!loaded.ok()) {
-        std::fprintf(stderr, "%s", fabric::to_string(loaded.errors).c_str());
-        std::fprintf(stderr, "%s: invalid configuration\n", path.c_str());
+        std::string errors = fabric::to_string(loaded.errors);
+        while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+        daemon::print_to_stderr(err, errors);
+        daemon::print_to_stderr(err, path + ": invalid configuration");
         return 1;
     }
     const auto check = daemon::check_host(*loaded.snapshot);
-    for (const auto& w : check.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    for (const auto& e : check.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
-    if (!check.facts || !check.missing_tenant_ports.empty()) {
-        std::fprintf(stderr, "%s: valid, but this host does not match it (see above)\n", path.c_str());
+    for (const auto& w : check.warnings) daemon::print_to_stderr(spdlog::level::warn, "warning: " + w);
+    for (const auto& e : check.errors) daemon::print_to_stderr(err, "error: " + e);
+    // A missing tenant port is a warning, as at start: its endpoint waits for it (a VM not up
+    // yet must not keep the node down, and systemd's ExecStartPre runs this).
+    if (!check.facts) {
+        daemon::print_to_stderr(err, path + ": valid, but this host does not match it (see above)");
+        return 1;
+    }
+    if (const auto problem = daemon::privilege_problem(); !problem.empty()) {
+        daemon::print_to_stderr(err, "error: " + problem);
+        daemon::print_to_stderr(err, path + ": valid, but andromedad could not start with these privileges");
         return 1;
     }
     const auto& s = *loaded.snapshot;
-    std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints\n",
+    const std::string missing =
+        check.missing_tenant_ports.empty()
+            ? std::string()
+            : fmt::format("; {} tenant port(s) missing (see the warnings)", check.missing_tenant_ports.size());
+    std::printf("%s: OK: node %s, underlay %s (%s, MTU %u, %u RX queue(s)), %zu nodes, %zu VPCs, %zu endpoints%s\n",
                 path.c_str(), s.local().name.c_str(), check.facts->underlay.name.c_str(),
                 check.facts->underlay_address.to_string().c_str(), check.facts->underlay.mtu,
-                check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size());
+                check.facts->underlay.rx_queues, s.nodes().size(), s.vpcs().size(), s.endpoints().size(),
+                missing.c_str());
     return 0;
 }
 
@@ -63,15 +81,13 @@ int main(int argc, char** argv) {
     bool check = false;
     bool verbose = false;
     app.add_option("-c,--config", options.config_path, "the node.toml to run")->required();
-    app.add_flag("--check", check, "validate the config and this host's interfaces, then exit");
+    app.add_flag("--check", check, "validate the config, this host's interfaces and andromedad's capabilities, then exit");
     app.add_flag("-v,--verbose", verbose, "log debug messages too");
     app.add_option("--control-socket", options.control_socket, "control socket path (default /run/andromeda/<node>.sock)");
+    app.set_version_flag("--version", "andromedad " + version_text());
     CLI11_PARSE(app, argc, argv);
 
-    spdlog::set_default_logger(spdlog::stderr_color_mt("andromedad"));
-    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
-    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
-    spdlog::flush_on(spdlog::level::info);
+    daemon::setup_logging(verbose);
 
     if (check) return check_config(options.config_path);
     block_control_signals();

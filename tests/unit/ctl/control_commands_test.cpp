@@ -175,3 +175,85 @@ TEST(CtlRender, ConntrackAndReloadAndFabric) {
 
 }  // namespace
 }  // namespace andromeda::ctl
+
+namespace andromeda::ctl {
+namespace {
+
+control::ConntrackFlow udp_flow(std::uint16_t port) {
+    return {100, "udp", "outbound", "replied", false, {"10.0.0.10", port, "198.51.100.53", 53},
+            {"203.0.113.10", port, "198.51.100.53", 53}, 1, 29};
+}
+
+TEST(CtlRender, ConntrackNeverPassesAPageOffAsTheWhole) {
+    control::ConntrackReply page{true, 2, {udp_flow(1), udp_flow(2)}, 12000, 12000, 0, 2};
+    std::string text = render_conntrack(page);
+    EXPECT_NE(text.find("\nflows 1-2 of 12000 flows; next page: --offset 2\n"), std::string::npos) << text;
+    page.offset = 11998;
+    text = render_conntrack(page);
+    EXPECT_NE(text.find("\nflows 11999-12000 of 12000 flows\n"), std::string::npos) << text;
+    control::ConntrackReply filtered{true, 2, {udp_flow(1), udp_flow(2)}, 2, 12000, 0, 1000};
+    text = render_conntrack(filtered);
+    EXPECT_NE(text.find("\n2 flows match of 12000 in the table\n"), std::string::npos) << text;
+    control::ConntrackReply past{true, 0, {}, 5, 5, 10, 1000};
+    EXPECT_NE(render_conntrack(past).find("\n5 flows; none from offset 10\n"), std::string::npos);
+    EXPECT_NE(render_conntrack(control::ConntrackReply{}).find("not a NAT gateway: no flows\n"), std::string::npos);
+}
+
+TEST(CtlRender, HealthSaysWhatIsWrongLineByLine) {
+    EXPECT_EQ(render_health({}), "healthy\n");
+    control::HealthReply degraded{false, {{"reload", "the last reload was refused: x.toml:3: a\nx.toml:4: b\n"},
+                                          {"etcd", "etcd unreachable"}}};
+    EXPECT_EQ(render_health(degraded),
+              "DEGRADED (2 problems):\n"
+              "  reload: the last reload was refused: x.toml:3: a\n"
+              "    x.toml:4: b\n"
+              "  etcd: etcd unreachable\n");
+    EXPECT_EQ(render_log_level({"debug", "info"}), "log level debug (was info)\n");
+    EXPECT_EQ(render_log_level({"info", "info"}), "log level info\n");
+}
+
+// health and status exit 3 when the daemon says it is degraded, 0 when healthy (or too old to say).
+TEST_F(CtlTest, HealthAndStatusExitNonZeroWhenDegraded) {
+    daemon::ControlServer server;
+    std::string error;
+    const auto path = (dir_ / "node1.sock").string();
+    bool healthy = false;
+    ASSERT_TRUE(server.start(
+        path,
+        [&healthy](const control::ControlRequest& r) {
+            const control::HealthReply health =
+                healthy ? control::HealthReply{} : control::HealthReply{false, {{"port", "tap1: its XDP program is gone"}}};
+            if (r.command == control::Command::health) return control::render_ok(health);
+            if (r.command == control::Command::log_level) return control::render_ok(control::LogLevelReply{"debug", "info"});
+            control::StatusReply status;
+            status.node = "node1";
+            status.version = "0.1.0 (git 0123456789ab)";
+            if (r.command == control::Command::status) status.health = health;
+            return control::render_ok(status);  // Command::stats stands in for a daemon without health
+        },
+        error))
+        << error;
+    std::ostringstream out, err;
+    const Target target{path, std::nullopt};
+    EXPECT_EQ(run_control_command(target, {control::Command::health}, {}, out, err), kExitDegraded);
+    EXPECT_EQ(out.str(), "DEGRADED (1 problem):\n  port: tap1: its XDP program is gone\n");
+    out.str("");
+    EXPECT_EQ(run_control_command(target, {control::Command::status}, {}, out, err), kExitDegraded);
+    EXPECT_NE(out.str().find("version 0.1.0 (git 0123456789ab)\nhealth DEGRADED (1 problem):\n"), std::string::npos) << out.str();
+    out.str("");
+    EXPECT_EQ(run_control_command(target, {control::Command::status}, {true, {}}, out, err), kExitDegraded);  // --json too
+    EXPECT_FALSE(json::parse(out.str())["health"]["healthy"].get<bool>());
+    healthy = true;
+    out.str("");
+    EXPECT_EQ(run_control_command(target, {control::Command::health}, {}, out, err), kExitOk);
+    EXPECT_EQ(out.str(), "healthy\n");
+    EXPECT_EQ(run_control_command(target, {control::Command::status}, {}, out, err), kExitOk);
+    out.str("");
+    EXPECT_EQ(run_control_command(target, {control::Command::log_level, std::nullopt, "debug"}, {}, out, err), kExitOk);
+    EXPECT_EQ(out.str(), "log level debug (was info)\n");
+    EXPECT_EQ(err.str(), "");
+    server.stop();
+}
+
+}  // namespace
+}  // namespace andromeda::ctl

@@ -61,6 +61,29 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     EXPECT_EQ(json(c)["flows"][0]["translated"]["destination"], "10.0.0.20");
 
     EXPECT_EQ(round_trip(ReloadReply{7, "endpoints: +1\n"}), json({{"generation", 7}, {"summary", "endpoints: +1\n"}}));
+
+    ConntrackReply paged{true, 1, c.flows, 12000, 15000, 200, 1};
+    EXPECT_EQ(round_trip(paged), json(paged));
+    EXPECT_EQ(json(paged)["total"], 12000);
+    EXPECT_EQ(json(paged)["in_table"], 15000);
+
+    HealthReply h{false, {{"etcd", "etcd unreachable"}, {"port", "tap1: gone"}}};
+    EXPECT_EQ(round_trip(h), json(h));
+    EXPECT_EQ(json(h)["problems"][1]["check"], "port");
+    s.health = h;
+    s.version = "0.1.0 (git 0123456789ab)";
+    EXPECT_EQ(round_trip(s), json(s));
+    EXPECT_EQ(json(s)["health"]["healthy"], false);
+    EXPECT_EQ(round_trip(LogLevelReply{"debug", "info"}), json({{"level", "debug"}, {"previous", "info"}}));
+}
+
+TEST(ControlMessages, HealthFromADaemonThatDoesNotReportItIsAbsent) {
+    const auto s = decode<StatusReply>(json{{"node", "node1"}});
+    ASSERT_TRUE(std::holds_alternative<StatusReply>(s));
+    EXPECT_FALSE(std::get<StatusReply>(s).health);
+    const auto wrong = decode<HealthReply>(json{{"healthy", "yes"}});
+    ASSERT_TRUE(std::holds_alternative<ProtocolError>(wrong));
+    EXPECT_NE(std::get<ProtocolError>(wrong).message.find("healthy: wrong type (string)"), std::string::npos);
 }
 
 TEST(ControlMessages, MissingKeysTakeTheDefaults) {

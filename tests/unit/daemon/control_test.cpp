@@ -37,12 +37,47 @@ std::string error_of(std::string_view line) {
 }
 
 TEST(ControlProtocol, RequestsRoundTrip) {
-    for (auto c : {Command::status, Command::stats, Command::fabric, Command::conntrack, Command::reload}) {
+    for (auto c : {Command::status, Command::stats, Command::fabric, Command::conntrack, Command::reload,
+                   Command::health, Command::log_level}) {
         ControlRequest r{c, std::nullopt};
         EXPECT_EQ(request_of(render_request(r)), r);
     }
     const ControlRequest reload{Command::reload, "/etc/andromeda/node.toml"};
     EXPECT_EQ(request_of(render_request(reload)), reload);
+    for (const auto level : kLogLevels) {
+        ControlRequest set{Command::log_level, std::nullopt, std::string(level)};
+        EXPECT_EQ(request_of(render_request(set)), set);
+    }
+    ControlRequest flows{Command::conntrack};
+    flows.conntrack = {200, 50, "10.0.0.10", 80, "established", "tcp"};
+    EXPECT_EQ(render_request(flows),
+              R"({"address":"10.0.0.10","command":"conntrack","limit":50,"offset":200,"port":80,"protocol":"tcp","state":"established"})");
+    EXPECT_EQ(request_of(render_request(flows)), flows);
+    // The defaults are what a request without the keys means.
+    EXPECT_EQ(request_of(R"({"command":"conntrack"})").conntrack, ConntrackQuery{});
+    EXPECT_EQ(request_of(R"({"command":"conntrack"})").conntrack.limit, kConntrackDefaultLimit);
+    EXPECT_EQ(request_of(R"({"command":"conntrack","port":0})").conntrack.port, std::uint16_t{0});
+}
+
+TEST(ControlProtocol, ConntrackAndLogLevelKeysAreCheckedWithTheReason) {
+    EXPECT_EQ(error_of(R"({"command":"conntrack","limit":0})"), "\"limit\" must be a whole number from 1 to 10000");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","limit":10001})"), "\"limit\" must be a whole number from 1 to 10000");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","limit":-1})"), "\"limit\" must be a whole number from 1 to 10000");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","limit":1.5})"), "\"limit\" must be a whole number from 1 to 10000");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","offset":"3"})"), "\"offset\" must be a whole number from 0 to 4294967295");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","port":65536})"), "\"port\" must be a whole number from 0 to 65535");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","address":""})"), "\"address\" must be a non-empty string");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","state":7})"), "\"state\" must be a non-empty string");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","protocol":")" + std::string(65, 'x') + "\"}"),
+              "\"protocol\" is longer than 64 bytes");
+    EXPECT_EQ(error_of(R"({"command":"conntrack","file":"x"})"), "unexpected key \"file\" for command conntrack");
+    EXPECT_EQ(error_of(R"({"command":"status","limit":5})"), "unexpected key \"limit\" for command status");
+    EXPECT_EQ(error_of(R"({"command":"log-level","level":"verbose"})"),
+              "\"level\" must be one of trace, debug, info, warn, error, critical, off");
+    EXPECT_EQ(error_of(R"({"command":"log-level","level":3})"),
+              "\"level\" must be one of trace, debug, info, warn, error, critical, off");
+    EXPECT_EQ(error_of(R"({"command":"health","level":"info"})"), "unexpected key \"level\" for command health");
+    EXPECT_EQ(error_of(R"({"command":"reload","level":"info"})"), "unexpected key \"level\" for command reload");
 }
 
 TEST(ControlProtocol, MalformedRequestsSayWhy) {
@@ -50,7 +85,7 @@ TEST(ControlProtocol, MalformedRequestsSayWhy) {
     EXPECT_EQ(error_of("[1]"), "request must be a JSON object");
     EXPECT_EQ(error_of("{}"), "request has no \"command\" string");
     EXPECT_EQ(error_of(R"({"command":"reboot"})"),
-              "unknown command \"reboot\"; expected status, stats, fabric, conntrack or reload");
+              "unknown command \"reboot\"; expected status, stats, fabric, conntrack, reload, health or log-level");
     EXPECT_EQ(error_of(R"({"command":"status","file":"x"})"), "unexpected key \"file\" for command status");
     EXPECT_EQ(error_of(R"({"command":"reload","file":""})"), "\"file\" must be a non-empty string");
     EXPECT_EQ(error_of(std::string(kMaxRequestBytes + 1, ' ')), "request is 65537 bytes; the limit is 65536");
@@ -76,6 +111,33 @@ TEST(ControlProtocol, RandomBytesNeverCrash) {
         (void)parse_request(s);
         (void)parse_response(s);
     }
+}
+
+// Requests built from the keys the parser knows, with values of every JSON type and size: each
+// parses or is refused with a reason, and what parses renders back to the same request.
+TEST(ControlProtocol, RandomKeyedRequestsParseOrSayWhyAndRoundTrip) {
+    std::mt19937 rng(32);
+    const std::vector<std::string> commands = {"status", "stats", "fabric", "conntrack", "reload", "health", "log-level"};
+    const std::vector<std::string> keys = {"offset", "limit", "address", "port", "state", "protocol", "level", "file"};
+    const std::vector<nlohmann::json> values = {0, 1, 80, 65535, 65536, 10000, 10001, -1, 4294967295ull, 4294967296ull, 1.5,
+                                                "", "info", "debug", "10.0.0.10", "established", "tcp", std::string(70, 'a'),
+                                                nullptr, true, nlohmann::json::array(), nlohmann::json::object()};
+    int accepted = 0;
+    for (int i = 0; i < 20000; ++i) {
+        nlohmann::json j = {{"command", commands[rng() % commands.size()]}};
+        for (unsigned k = rng() % 3; k > 0; --k) j[keys[rng() % keys.size()]] = values[rng() % values.size()];
+        const auto parsed = parse_request(j.dump());
+        if (const auto* e = std::get_if<ProtocolError>(&parsed)) {
+            EXPECT_FALSE(e->message.empty()) << j.dump();
+            continue;
+        }
+        ++accepted;
+        const auto& request = std::get<ControlRequest>(parsed);
+        EXPECT_EQ(request_of(render_request(request)), request) << j.dump();
+        EXPECT_GE(request.conntrack.limit, 1u);
+        EXPECT_LE(request.conntrack.limit, kConntrackMaxLimit);
+    }
+    EXPECT_GT(accepted, 1000);  // the generator reaches the accepting paths too
 }
 
 class ControlSocketTest : public ::testing::Test {

@@ -39,17 +39,19 @@ enum class ParseError : std::uint8_t {
     return "unknown";
 }
 
-// Either a parsed view or a ParseError. Reads like std::optional (operator bool, *, ->) plus
-// error(). Dereferencing a failed result is a precondition violation, as with std::optional.
-template <class View>
+// Either a parsed view or an error (a ParseError, or a codec's own error type whose default value
+// means "none": DHCP and DNS report what was wrong and where). Reads like std::optional
+// (operator bool, *, ->) plus error(). Dereferencing a failed result is a precondition violation,
+// as with std::optional.
+template <class View, class Error = ParseError>
 class Parsed {
 public:
     Parsed(View view) noexcept : view_(std::move(view)) {}                          // NOLINT(implicit)
-    Parsed(ParseError error) noexcept : error_(error) {}                            // NOLINT(implicit)
+    Parsed(Error error) noexcept : error_(error) {}                                 // NOLINT(implicit)
 
     [[nodiscard]] explicit operator bool() const noexcept { return view_.has_value(); }
     [[nodiscard]] bool has_value() const noexcept { return view_.has_value(); }
-    [[nodiscard]] ParseError error() const noexcept { return error_; }
+    [[nodiscard]] Error error() const noexcept { return error_; }
 
     [[nodiscard]] const View& operator*() const noexcept { return *view_; }
     [[nodiscard]] View& operator*() noexcept { return *view_; }
@@ -59,7 +61,7 @@ public:
 
 private:
     std::optional<View> view_;
-    ParseError error_ = ParseError::None;
+    Error error_{};
 };
 
 }  // namespace andromeda::wire

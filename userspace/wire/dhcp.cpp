@@ -189,8 +189,8 @@ DhcpBuilder::DhcpBuilder(MutableByteSpan out, const DhcpFixedFields& f, std::siz
     f.siaddr.copy_to(p + 20);
     f.giaddr.copy_to(p + 24);
     std::memcpy(p + 28, f.chaddr.data(), kDhcpChaddrLength);
-    std::memcpy(p + kDhcpSnameOffset, f.sname.data(), std::min(f.sname.size(), kDhcpSnameLength));
-    std::memcpy(p + kDhcpFileOffset, f.file.data(), std::min(f.file.size(), kDhcpFileLength));
+    std::copy_n(f.sname.begin(), std::min(f.sname.size(), kDhcpSnameLength), p + kDhcpSnameOffset);
+    std::copy_n(f.file.begin(), std::min(f.file.size(), kDhcpFileLength), p + kDhcpFileOffset);
     store_be32(p + kDhcpFixedLength, kDhcpMagicCookie);
     at_ = kDhcpOptionsOffset;
     ok_ = true;

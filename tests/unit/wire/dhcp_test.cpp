@@ -64,10 +64,12 @@ TEST(DhcpViewTest, RefusalsNameTheirKindAndOffset) {
 }
 
 TEST(DhcpViewTest, PadIsSkippedEndIsOptionalAndWhatFollowsEndIsIgnored) {
-    auto v = DhcpView::parse(message({0, 0, 53, 1, 3, 0, 61, 2, 1, 2}));
+    const Bytes padded = message({0, 0, 53, 1, 3, 0, 61, 2, 1, 2});  // the view borrows: keep the bytes
+    auto v = DhcpView::parse(padded);
     ASSERT_TRUE(v);
     EXPECT_EQ(codes(*v), (std::vector<std::uint8_t>{53, 61}));
-    v = DhcpView::parse(message({53, 1, 3, 255, 12, 200, 1}));  // garbage after End
+    const Bytes after_end = message({53, 1, 3, 255, 12, 200, 1});  // garbage after End
+    v = DhcpView::parse(after_end);
     ASSERT_TRUE(v);
     EXPECT_EQ(codes(*v), (std::vector<std::uint8_t>{53}));
     EXPECT_EQ(v->message_type(), 3);
@@ -94,7 +96,8 @@ TEST(DhcpViewTest, OverloadedFieldsAreReadAfterTheOptionsFileBeforeSname) {
 }
 
 TEST(DhcpViewTest, RepeatedOptionsAreConcatenated) {
-    const auto v = DhcpView::parse(message({55, 2, 1, 3, 53, 1, 1, 55, 3, 6, 15, 26, 255}));
+    const Bytes m = message({55, 2, 1, 3, 53, 1, 1, 55, 3, 6, 15, 26, 255});
+    const auto v = DhcpView::parse(m);
     ASSERT_TRUE(v);
     std::uint8_t scratch[8];
     const auto prl = v->concatenated(dhcp_option::kParameterRequestList, scratch);
@@ -107,7 +110,8 @@ TEST(DhcpViewTest, RepeatedOptionsAreConcatenated) {
 }
 
 TEST(DhcpViewTest, TypedAccessorsWantTheirExactLength) {
-    const auto v = DhcpView::parse(message({53, 2, 1, 1, 50, 3, 10, 0, 0, 57, 2, 5, 220, 51, 4, 0, 0, 14, 16, 255}));
+    const Bytes m = message({53, 2, 1, 1, 50, 3, 10, 0, 0, 57, 2, 5, 220, 51, 4, 0, 0, 14, 16, 255});
+    const auto v = DhcpView::parse(m);
     ASSERT_TRUE(v);
     EXPECT_FALSE(v->message_type());
     EXPECT_FALSE(v->ipv4_option(dhcp_option::kRequestedAddress));

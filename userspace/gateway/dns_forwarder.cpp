@@ -112,7 +112,7 @@ DnsForwarder::DnsForwarder(DnsForwarderConfig config) : config_(std::move(config
     slots_.resize(config_.max_in_flight);
     free_.reserve(slots_.size());
     for (std::size_t i = slots_.size(); i-- > 0;) free_.push_back(static_cast<std::uint16_t>(i));
-    slot_of_id_.assign(65536, kNone);
+    slot_of_id_.reset(new std::uint16_t[65536]());  // zeroed in one memset: no ID is in use
     random_state_ = config_.seed != 0 ? config_.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
     if (random_state_ == 0) random_state_ = 0x9E3779B97F4A7C15ull;
 }
@@ -125,7 +125,7 @@ std::uint16_t DnsForwarder::draw_id() noexcept {
         random_state_ ^= random_state_ << 25;
         random_state_ ^= random_state_ >> 27;
         const auto id = static_cast<std::uint16_t>((random_state_ * 0x2545F4914F6CDD1Dull) >> 48);
-        if (slot_of_id_[id] == kNone) return id;
+        if (slot_of_id_[id] == 0) return id;
     }
 }
 
@@ -149,7 +149,7 @@ void DnsForwarder::unlink(std::uint16_t slot) noexcept {
 
 void DnsForwarder::release(std::uint16_t slot) noexcept {
     Pending& p = slots_[slot];
-    slot_of_id_[p.upstream_id] = kNone;
+    slot_of_id_[p.upstream_id] = 0;
     p.used = false;
     free_.push_back(slot);
     --in_flight_;
@@ -310,7 +310,7 @@ DnsAction DnsForwarder::forward(wire::ByteSpan query, const wire::DnsHeader& hea
     p.recursion_desired = header.recursion_desired;
     p.checking_disabled = header.checking_disabled;
     p.upstream_id = draw_id();
-    slot_of_id_[p.upstream_id] = slot;
+    slot_of_id_[p.upstream_id] = static_cast<std::uint16_t>(slot + 1);
     p.tried = 0;
     p.attempts = 0;
     p.upstream = static_cast<std::uint8_t>(preferred_upstream_);
@@ -375,8 +375,8 @@ DnsAction DnsForwarder::handle_upstream_answer(wire::ByteSpan message, std::size
                                                wire::MutableByteSpan out) noexcept {
     const auto header = wire::read_dns_header(message);
     if (!header || !header->response) return count(DnsOutcome::malformed_answer);
-    const std::uint16_t slot = slot_of_id_[header->id];
-    if (slot == kNone || upstream >= kMaxUpstreams || (slots_[slot].tried >> upstream & 1) == 0)
+    const std::uint16_t slot = static_cast<std::uint16_t>(slot_of_id_[header->id] - 1);
+    if (slot_of_id_[header->id] == 0 || upstream >= kMaxUpstreams || (slots_[slot].tried >> upstream & 1) == 0)
         return count(DnsOutcome::unmatched);
     const auto view = wire::DnsMessageView::parse(message);
     if (!view) return count(DnsOutcome::malformed_answer);

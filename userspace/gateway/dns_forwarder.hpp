@@ -33,6 +33,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -205,7 +206,7 @@ private:
     DnsForwarderConfig config_;
     std::vector<Pending> slots_;
     std::vector<std::uint16_t> free_;
-    std::vector<std::uint16_t> slot_of_id_;  // 65536 entries: upstream query ID -> slot, kNone if unused
+    std::unique_ptr<std::uint16_t[]> slot_of_id_;  // 65536 entries: upstream query ID -> slot + 1, 0 if unused
     std::uint16_t oldest_ = kNone;           // the deadline list, oldest first (all deadlines are now + timeout)
     std::uint16_t newest_ = kNone;
     std::size_t in_flight_ = 0;

@@ -288,7 +288,7 @@ TEST(DnsGoldenTest, EveryMessageDecodesAndIsBuiltAgainByteForByte) {
 struct ForwarderWorld {
     DnsZone zone = blue_zone();
     DnsForwarder forwarder{DnsForwarderConfig{{DnsUpstream{ipv4("192.0.2.53"), 53}}, 16, kSecond, 2, 30, 1232, 7}};
-    DnsVpc vpc{gateway(), &zone, 1450};
+    DnsVpc vpc{vpc_gateway(), &zone, 1450};
 };
 
 TEST(DnsGoldenTest, TheForwarderAnswersEveryQueryWithScapysReply) {

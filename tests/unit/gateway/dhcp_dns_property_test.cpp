@@ -54,11 +54,11 @@ std::optional<Bytes> check_reply(const Bytes& frame, std::uint16_t port) {
     const auto eth = wire::EthernetView::parse(frame);
     EXPECT_TRUE(eth);
     if (!eth) return std::nullopt;
-    EXPECT_EQ(eth->source(), gateway().mac);
+    EXPECT_EQ(eth->source(), vpc_gateway().mac);
     const auto ip = wire::Ipv4View::parse(eth->payload());
     EXPECT_TRUE(ip && ip->checksum_valid());
     if (!ip) return std::nullopt;
-    EXPECT_EQ(ip->source(), gateway().ipv4);
+    EXPECT_EQ(ip->source(), vpc_gateway().ipv4);
     const auto udp = wire::UdpView::parse(ip->payload());
     EXPECT_TRUE(udp && udp->checksum() != 0 && udp->checksum_valid(ip->source(), ip->destination()));
     if (!udp) return std::nullopt;
@@ -108,7 +108,7 @@ TEST(DnsForwarderPropertyTest, MutatedQueriesAndAnswersNeverCrashTheForwarderAnd
                              "dns_query_upstream", "dns_query_pointer_loop"};
     std::mt19937 rng(68);
     const DnsZone zone = blue_zone();
-    const DnsVpc vpc{gateway(), &zone, 1450};
+    const DnsVpc vpc{vpc_gateway(), &zone, 1450};
     DnsForwarderConfig config;
     config.upstreams = {DnsUpstream{ipv4("192.0.2.53"), 53}, DnsUpstream{ipv4("192.0.2.54"), 53}};
     config.max_in_flight = 32;

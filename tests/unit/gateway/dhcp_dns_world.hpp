@@ -23,7 +23,7 @@ using andromeda::testing::mac;
 inline constexpr std::uint32_t kVni = 100;
 inline constexpr std::uint64_t kSecond = 1'000'000'000;
 
-inline GatewayAddress gateway() { return {mac("02:aa:00:00:00:01"), ipv4("10.0.0.1")}; }
+inline GatewayAddress vpc_gateway() { return {mac("02:aa:00:00:00:01"), ipv4("10.0.0.1")}; }
 
 inline DhcpEndpoint endpoint() {
     DhcpEndpoint e;
@@ -31,8 +31,8 @@ inline DhcpEndpoint endpoint() {
     e.mac = mac("02:00:00:00:00:0a");
     e.address = ipv4("10.0.0.10");
     e.prefix_length = 24;
-    e.gateway = gateway();
-    e.dns_server = gateway().ipv4;
+    e.gateway = vpc_gateway();
+    e.dns_server = vpc_gateway().ipv4;
     e.mtu = 1450;
     e.lease_seconds = 3600;
     e.domain_name = "blue.internal";
@@ -55,7 +55,6 @@ inline Bytes from_hex(const std::string& hex) {
     return bytes;
 }
 
-inline const std::string kGoldenDir = std::string(ANDROMEDA_TESTDATA_DIR) + "/gateway/";
 
 // Ethernet/IPv4/UDP around `payload`, checksums by support/frame_builder.hpp (not by wire/).
 struct UdpFrameSpec {
@@ -176,6 +175,9 @@ struct DnsQuery {
     }
 };
 
+#ifdef ANDROMEDA_TESTDATA_DIR  // tests only: the benchmarks build their frames
+inline const std::string kGoldenDir = std::string(ANDROMEDA_TESTDATA_DIR) + "/gateway/";
+
 // A golden frame of tests/data/gateway/.
 inline Bytes golden(const std::string& name) {
     std::ifstream in(kGoldenDir + name + ".hex");
@@ -183,5 +185,6 @@ inline Bytes golden(const std::string& name) {
     in >> hex;
     return from_hex(hex);
 }
+#endif
 
 }  // namespace andromeda::gateway::testing

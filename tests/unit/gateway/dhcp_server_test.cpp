@@ -106,7 +106,7 @@ TEST_F(DhcpServerTest, DiscoverIsOfferedTheEndpointsAddressWithEveryParameter) {
     EXPECT_EQ(d.codes(), (std::vector<std::uint8_t>{53, 54, 51, 58, 59, 1, 3, 6, 15, 26}));
     // No broadcast flag: unicast to yiaddr at chaddr, from the gateway, 67 -> 68.
     EXPECT_EQ(d.ethernet.destination, kVmMac);
-    EXPECT_EQ(d.ethernet.source, gateway().mac);
+    EXPECT_EQ(d.ethernet.source, vpc_gateway().mac);
     EXPECT_EQ(d.ip.source, kGw);
     EXPECT_EQ(d.ip.destination, kVm);
     EXPECT_EQ(d.udp.source_port, 67);

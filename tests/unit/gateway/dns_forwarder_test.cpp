@@ -22,7 +22,7 @@ UdpFrameSpec dns_to_gateway() {
     UdpFrameSpec s;
     s.src = kVm;
     s.dst = kGw;
-    s.dst_mac = gateway().mac;
+    s.dst_mac = vpc_gateway().mac;
     s.src_port = 33333;
     s.dst_port = 53;
     return s;
@@ -50,7 +50,7 @@ Reply decode_frame(const Bytes& frame, std::uint16_t port = 33333) {
     const auto eth = wire::EthernetView::parse(frame);
     EXPECT_TRUE(eth);
     EXPECT_EQ(eth->destination(), mac("02:00:00:00:00:0a"));
-    EXPECT_EQ(eth->source(), gateway().mac);
+    EXPECT_EQ(eth->source(), vpc_gateway().mac);
     const auto ip = wire::Ipv4View::parse(eth->payload());
     EXPECT_TRUE(ip && ip->checksum_valid());
     EXPECT_EQ(ip->source(), kGw);
@@ -115,7 +115,7 @@ protected:
     }
 
     DnsZone zone_ = blue_zone();
-    DnsVpc vpc_{gateway(), &zone_, 1450};
+    DnsVpc vpc_{vpc_gateway(), &zone_, 1450};
     DnsForwarder forwarder_{config()};
     std::uint64_t now_ = 10 * kSecond;
     Bytes out_;
@@ -296,7 +296,7 @@ TEST_F(DnsForwarderTest, InternalNamesOfOtherVpcsAndNoZoneAreForwarded) {
     DnsQuery q;
     q.name = "metadata.google.internal";
     EXPECT_EQ(query(forwarder_, q).outcome, DnsOutcome::forwarded);
-    DnsVpc no_names{gateway(), nullptr, 1450};
+    DnsVpc no_names{vpc_gateway(), nullptr, 1450};
     out_.assign(4096, 0);
     EXPECT_EQ(forwarder_.handle_udp_query(udp_frame(dns_to_gateway(), DnsQuery{}.bytes()), no_names, now_, out_).outcome,
               DnsOutcome::forwarded);

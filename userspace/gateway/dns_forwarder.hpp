@@ -49,9 +49,10 @@ namespace andromeda::gateway {
 // The longest query the forwarder keeps for a retry (a query is a name, a few bytes and perhaps
 // an OPT record: RFC 8467's padding takes one to 128 or 468 bytes). Longer ones are REFUSED.
 inline constexpr std::size_t kMaxForwardedQuery = 1232;
-// A reply frame's room: the largest the forwarder writes is a tenant's UDP answer, at most its
-// VPC MTU (or 65535 - 28 over TCP); size `out` for the answers you expect (or 65535 + 2).
-inline constexpr std::size_t kDnsLocalAnswerRoom = 22 + 28 + 512;
+// An `out` this long holds any action: a UDP reply frame is at most an Ethernet header with two
+// tags and the VPC MTU's datagram, a TCP reply 2 + 65535 bytes, a forward kMaxForwardedQuery.
+// A shorter `out` works for what fits in it; the rest is no_room (counted).
+inline constexpr std::size_t kDnsActionRoom = 22 + 65535;
 
 struct DnsForwarderConfig {
     std::vector<DnsUpstream> upstreams;  // at most 32 are used

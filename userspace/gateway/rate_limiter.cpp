@@ -39,6 +39,13 @@ RateLimitKey RateLimitKey::of(std::uint32_t scope, const wire::Ipv6Address& addr
     return RateLimitKey{scope, address.bytes()};
 }
 
+RateLimitKey RateLimitKey::of(std::uint32_t scope, const wire::MacAddress& mac) noexcept {
+    RateLimitKey key;
+    key.scope = scope;
+    mac.copy_to(key.address.data());
+    return key;
+}
+
 IcmpErrorRateLimiter::IcmpErrorRateLimiter(const RateLimiterConfig& config, Clock clock)
     : config_(config), clock_(clock ? std::move(clock) : Clock(steady_now_ns)) {
     config_.tokens_per_second = std::max<std::uint32_t>(config_.tokens_per_second, 1);

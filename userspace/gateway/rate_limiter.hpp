@@ -1,6 +1,7 @@
 // A per-source token bucket for the ICMP errors the gateway sends (RFC 1812 4.3.2.8, RFC 4443
 // 2.4 f): a tenant blasting oversize DF packets gets a few Fragmentation Needed a second, not one
-// per packet, and cannot make the host spend its cycles building errors.
+// per packet, and cannot make the host spend its cycles building errors. The DHCP server uses
+// the same limiter per client MAC.
 //
 // Memory is fixed at construction: a 4-way set-associative table of sources. A new source takes
 // a free way of its set or evicts the one seen least recently, and starts with a full bucket.
@@ -25,6 +26,9 @@ struct RateLimitKey {
 
     static RateLimitKey of(std::uint32_t scope, wire::Ipv4Address address) noexcept;
     static RateLimitKey of(std::uint32_t scope, const wire::Ipv6Address& address) noexcept;
+    // A MAC in the first six bytes. One limiter should hold one kind of key: an IPv6 address
+    // key can equal a MAC key.
+    static RateLimitKey of(std::uint32_t scope, const wire::MacAddress& mac) noexcept;
     friend bool operator==(const RateLimitKey&, const RateLimitKey&) = default;
 };
 

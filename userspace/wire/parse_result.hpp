@@ -39,9 +39,10 @@ enum class ParseError : std::uint8_t {
     return "unknown";
 }
 
-// Either a parsed view or an error (a ParseError, or a protocol's own enum such as NdpError, whose
-// first enumerator `None` means no error). Reads like std::optional (operator bool, *, ->) plus
-// error(). Dereferencing a failed result is a precondition violation, as with std::optional.
+// Either a parsed view or an error (a ParseError, or a codec's own error type whose value-initialised
+// value means "none": NdpError::None, DHCP's and DNS's errors that say what was wrong and where).
+// Reads like std::optional (operator bool, *, ->) plus error(). Dereferencing a failed result is a
+// precondition violation, as with std::optional.
 template <class View, class Error = ParseError>
 class Parsed {
 public:
@@ -60,7 +61,7 @@ public:
 
 private:
     std::optional<View> view_;
-    Error error_ = Error::None;
+    Error error_{};
 };
 
 }  // namespace andromeda::wire

@@ -13,8 +13,10 @@ namespace {
 std::size_t wheel_slots(const NatSettings& s) {
     const auto& t = s.timeouts;
     const auto longest = std::max({t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp});
+    const auto grace = s.offload.enabled ? s.offload.grace : std::chrono::milliseconds(0);
     const auto tick = std::max<std::int64_t>(s.wheel_tick.count(), 1);
-    const auto needed = static_cast<std::size_t>(std::chrono::milliseconds(longest).count() / tick + 2);
+    const auto needed =
+        static_cast<std::size_t>((std::chrono::milliseconds(longest) + grace).count() / tick + 2);
     return std::min<std::size_t>(needed, std::size_t{1} << 20);
 }
 
@@ -31,7 +33,11 @@ NatShard::NatShard(std::size_t index, std::size_t shard_count, const NatSettings
       mappings_((settings.max_flows + shard_count - 1) / shard_count, seed ^ 0x9E3779B97F4A7C15ULL),
       ports_(index, shard_count, settings.max_nat_addresses),
       wheel_(FlowWheelNodes{&flows_}, std::chrono::duration_cast<Duration>(settings.wheel_tick).count(),
-             wheel_slots(settings)) {}
+             wheel_slots(settings)),
+      offload_enabled_(settings.offload.enabled),
+      offload_grace_ns_(std::chrono::duration_cast<Duration>(settings.offload.grace).count()),
+      offload_next_(offload_enabled_ ? flows_.capacity() : 0, kNilId),
+      kernel_counts_(offload_enabled_ ? 2 * flows_.capacity() : 0) {}
 
 void NatShard::set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation) {
     rules_ = std::move(rules);
@@ -45,6 +51,12 @@ std::int64_t NatShard::timeout_ns(Protocol p, FlowState s) const noexcept {
 bool NatShard::still_valid(Flow& f) noexcept {
     const VpcNatConfig* vpc = rules_ ? rules_->find_vpc(f.vni) : nullptr;
     if (!vpc || vpc->nat_address.value() != f.nat_ip) return false;
+    if (f.mapping == kNilId) {  // a port-forward flow: its forward must still lead to its endpoint
+        const ForwardMatch* forward = rules_->find_forward(wire::Ipv4Address(f.nat_ip), f.protocol, f.nat_port);
+        if (!forward || forward->vni != f.vni || forward->forward.endpoint_ip.value() != f.inside_ip ||
+            forward->forward.endpoint_port != f.inside_port)
+            return false;
+    }
     f.rules_generation = generation_;
     f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
     return true;
@@ -273,17 +285,25 @@ void NatShard::prefetch(std::uint32_t vni, const NatPacket& p, bool outbound, in
 // ---- flow bookkeeping --------------------------------------------------------------------
 
 void NatShard::remove_flow(std::uint32_t id, Removal why) noexcept {
-    const std::uint32_t mapping = flows_[id].mapping;
     wheel_.cancel(id);
-    flows_.remove(id);
-    if (mapping != kNilId) {
-        --mappings_[mapping].flows;
-        release_mapping_if_unused(mapping);
-    }
     switch (why) {
         case Removal::expired: ++counters_.flows_expired; break;
         case Removal::endpoint: ++counters_.flows_removed_endpoint; break;
         case Removal::stale: ++counters_.flows_removed_stale; break;
+    }
+    if (flows_[id].offload & (Flow::kInKernel | Flow::kOffloadQueued)) [[unlikely]] {
+        retire_offloaded(id, why);
+        return;
+    }
+    free_flow(id);
+}
+
+void NatShard::free_flow(std::uint32_t id) noexcept {
+    const std::uint32_t mapping = flows_[id].mapping;
+    flows_.remove(id);
+    if (mapping != kNilId) {
+        --mappings_[mapping].flows;
+        release_mapping_if_unused(mapping);
     }
 }
 
@@ -328,6 +348,11 @@ void NatShard::collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t
         }
         info.age = Duration(now - flows_.created_ns(id));
         info.expires_in = Duration(wheel_.deadline(id) - now);
+        info.offloaded = (f.offload & Flow::kOffloaded) != 0;
+        if (!kernel_counts_.empty()) {
+            info.kernel_original = kernel_counts_[2 * std::size_t{id}];
+            info.kernel_reply = kernel_counts_[2 * std::size_t{id} + 1];
+        }
         out.push_back(info);
     });
 }

@@ -1,0 +1,169 @@
+// A stand-in for the kernel fast path in the NAT's offload tests: a map of both directions of
+// every installed flow, keyed as docs/nat.md says the BPF map is, that applies the engine's
+// install/removal requests (checking that each makes sense), translates the packets it holds a
+// key for exactly as the engine would (written independently: full checksum recomputation, not
+// the engine's incremental patches) and punts everything else (TCP SYN/FIN/RST, ICMP other than
+// echo request out / echo reply in, fragments), and plays the daemon's periodic sync.
+#pragma once
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "nat_test_packets.hpp"
+
+namespace andromeda::nat::test {
+
+class FakeKernel {
+public:
+    struct Entry {
+        OffloadedFlow flow;
+        TimePoint last_used{};
+        KernelCounts counts;
+    };
+    using Key = std::tuple<int, std::uint32_t, int, std::uint32_t, std::uint16_t, std::uint32_t, std::uint16_t>;
+
+    static Key key_of(const OffloadKey& k) {
+        return {static_cast<int>(k.direction), k.vni, static_cast<int>(k.protocol), k.source.value(), k.source_port,
+                k.destination.value(), k.destination_port};
+    }
+
+    // Applies one drained change. An install must not overwrite a key (the engine hands out the
+    // removal of a key before a new flow's install of it); a removal must find what was
+    // installed, unless the sync already deleted it.
+    ::testing::AssertionResult apply(const OffloadChange& c, TimePoint now) {
+        for (const OffloadDirection d : {OffloadDirection::outbound, OffloadDirection::inbound}) {
+            const Key key = key_of(c.flow.key(d));
+            const auto it = entries_.find(key);
+            if (c.kind == OffloadChange::Kind::install) {
+                if (it != entries_.end()) return ::testing::AssertionFailure() << "install over an existing entry";
+                entries_[key] = Entry{c.flow, now, {}};
+            } else if (it != entries_.end()) {
+                if (!(it->second.flow == c.flow)) return ::testing::AssertionFailure() << "removal of another flow's entry";
+                entries_.erase(it);
+            } else if (!deleted_by_sync_.contains(key)) {
+                return ::testing::AssertionFailure() << "removal of an entry never installed";
+            }
+            deleted_by_sync_.erase(key);
+        }
+        return ::testing::AssertionSuccess();
+    }
+
+    // Drains everything the engine has queued, in spans of `span`.
+    ::testing::AssertionResult drain(NatEngine& nat, TimePoint now, std::size_t span = 64,
+                                     std::vector<OffloadChange>* seen = nullptr) {
+        std::vector<OffloadChange> out(span);
+        for (;;) {
+            const std::size_t n = nat.drain_offload_changes(out);
+            for (std::size_t i = 0; i < n; ++i) {
+                if (seen) seen->push_back(out[i]);
+                if (auto r = apply(out[i], now); !r) return r;
+            }
+            if (n < out.size()) return ::testing::AssertionSuccess();
+        }
+    }
+
+    // The daemon's sync: every entry is reported; those the engine disowns are deleted.
+    std::size_t sync(NatEngine& nat, TimePoint now) {
+        std::size_t deleted = 0;
+        for (auto it = entries_.begin(); it != entries_.end();) {
+            const auto direction = static_cast<OffloadDirection>(std::get<0>(it->first));
+            if (nat.touch_offloaded(it->second.flow, direction, it->second.last_used, it->second.counts, now)) {
+                ++it;
+            } else {
+                deleted_by_sync_.insert(it->first);
+                it = entries_.erase(it);
+                ++deleted;
+            }
+        }
+        return deleted;
+    }
+
+    // Translates `ipv4` if the kernel would (true; `result` as the engine reports it), else
+    // leaves it untouched for the pipeline (false).
+    bool translate(bool outbound, std::uint32_t vni, Bytes& ipv4, TimePoint now, NatResult& result) {
+        const auto v = wire::Ipv4View::parse(ipv4);
+        if (!v || v->is_fragment() || !v->checksum_valid()) return false;
+        const auto l4 = v->payload();
+        OffloadKey key;
+        key.direction = outbound ? OffloadDirection::outbound : OffloadDirection::inbound;
+        key.vni = outbound ? vni : 0;
+        key.source = v->source();
+        key.destination = v->destination();
+        if (v->protocol() == wire::ip_protocol::kIcmp) {
+            if (l4.size() < 8 || l4[1] != 0 ||
+                l4[0] != (outbound ? wire::icmpv4_type::kEchoRequest : wire::icmpv4_type::kEchoReply))
+                return false;
+            key.protocol = Protocol::icmp;
+            (outbound ? key.source_port : key.destination_port) = wire::load_be16(&l4[4]);
+        } else if (v->protocol() == wire::ip_protocol::kUdp || v->protocol() == wire::ip_protocol::kTcp) {
+            const bool tcp = v->protocol() == wire::ip_protocol::kTcp;
+            if (l4.size() < (tcp ? 20u : 8u)) return false;
+            if (tcp && (l4[13] & (wire::tcp_flag::kSyn | wire::tcp_flag::kFin | wire::tcp_flag::kRst))) return false;
+            key.protocol = tcp ? Protocol::tcp : Protocol::udp;
+            key.source_port = wire::load_be16(&l4[0]);
+            key.destination_port = wire::load_be16(&l4[2]);
+        } else {
+            return false;
+        }
+        const auto it = entries_.find(key_of(key));
+        if (it == entries_.end()) return false;
+        Entry& e = it->second;
+        rewrite(ipv4, outbound, e.flow);
+        e.last_used = now;
+        ++e.counts.packets;
+        e.counts.bytes += ipv4.size();
+        result = NatResult{};
+        if (!outbound) {
+            result.to_tenant = true;
+            result.vni = e.flow.vni;
+            result.tenant = e.flow.tenant;
+        }
+        return true;
+    }
+
+    [[nodiscard]] const std::map<Key, Entry>& entries() const { return entries_; }
+    // Every flow the kernel holds (once, though it has two entries).
+    [[nodiscard]] std::vector<OffloadedFlow> flows() const {
+        std::vector<OffloadedFlow> out;
+        for (const auto& [key, e] : entries_)
+            if (std::get<0>(key) == static_cast<int>(OffloadDirection::inbound)) out.push_back(e.flow);
+        return out;
+    }
+    // A kernel that lost an entry (an LRU eviction): the engine's sync never hears of it again.
+    void forget(const OffloadedFlow& flow) {
+        entries_.erase(key_of(flow.outbound_key()));
+        entries_.erase(key_of(flow.inbound_key()));
+    }
+
+private:
+    // Address, port / echo id, then every checksum recomputed from scratch (UDP 0 stays 0).
+    static void rewrite(Bytes& ipv4, bool outbound, const OffloadedFlow& f) {
+        const auto v = *wire::MutableIpv4View::parse(ipv4);
+        const std::size_t l4 = v.ihl() * 4u;
+        const std::uint8_t protocol = v.protocol();
+        wire::store_be32(&ipv4[outbound ? 12 : 16], (outbound ? f.nat : f.tenant).value());
+        const std::uint16_t port = outbound ? f.nat_port : f.tenant_port;
+        if (protocol == wire::ip_protocol::kIcmp) {
+            wire::store_be16(&ipv4[l4 + 4], port);
+        } else {
+            wire::store_be16(&ipv4[l4 + (outbound ? 0 : 2)], port);
+        }
+        v.update_checksum();
+        const auto view = *wire::Ipv4View::parse(ipv4);
+        const auto payload = wire::MutableByteSpan(ipv4).subspan(l4, view.payload().size());
+        if (protocol == wire::ip_protocol::kIcmp) {
+            wire::MutableIcmpv4View::parse(payload)->update_checksum();
+        } else if (protocol == wire::ip_protocol::kTcp) {
+            wire::MutableTcpView::parse(payload)->update_checksum(view.source(), view.destination());
+        } else if (wire::load_be16(&payload[6]) != 0) {
+            wire::MutableUdpView::parse(payload)->update_checksum(view.source(), view.destination());
+        }
+    }
+
+    std::map<Key, Entry> entries_;
+    std::set<Key> deleted_by_sync_;
+};
+
+}  // namespace andromeda::nat::test

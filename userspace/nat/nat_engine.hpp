@@ -128,7 +128,8 @@ public:
     bool touch_offloaded(const OffloadedFlow& flow, OffloadDirection direction, TimePoint last_used,
                          const KernelCounts& counts, TimePoint now) noexcept;
     // The daemon could not write an install (map full): the flow stays in the pipeline (the
-    // daemon deletes whatever half it wrote), and is not offered again. False if unknown.
+    // daemon deletes whatever half it wrote), and is not offered again. False when the flow has
+    // ended meanwhile: its removal follows (and finds nothing to delete).
     bool offload_failed(const OffloadedFlow& flow, TimePoint now) noexcept;
     // After a restart, before the workers start (rules set): recreates a flow the kernel still
     // carries, with its mapping (its NAT port marked in use) or on its port forward, as

@@ -56,6 +56,9 @@ bool NatShard::still_valid(Flow& f) noexcept {
         if (!forward || forward->vni != f.vni || forward->forward.endpoint_ip.value() != f.inside_ip ||
             forward->forward.endpoint_port != f.inside_port)
             return false;
+    } else if (f.protocol != Protocol::icmp &&
+               rules_->find_forward_from_endpoint(f.vni, f.protocol, wire::Ipv4Address(f.inside_ip), f.inside_port)) {
+        return false;  // a forward now covers its tenant port: that port's flows leave from the forward
     }
     f.rules_generation = generation_;
     f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
@@ -102,7 +105,7 @@ ShardOutcome NatShard::open_outbound(std::uint32_t vni, const NatPacket& p, cons
     const VpcNatConfig* vpc = rules_->find_vpc(vni);
     if (!vpc) return drop(DropReason::no_nat_config);
     // A port-forward endpoint's flows live in the shard of its forwarded port.
-    if (const std::uint32_t owner = forward_owner(vni, *vpc, p); owner != ShardOutcome::kNoShard) {
+    if (const std::uint32_t owner = forward_owner(vni, p); owner != ShardOutcome::kNoShard) {
         return ShardOutcome::retry_in(owner);
     }
     if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
@@ -111,12 +114,14 @@ ShardOutcome NatShard::open_outbound(std::uint32_t vni, const NatPacket& p, cons
 
 ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                                        const InsideKey& key, std::int64_t now, std::uint32_t& id) noexcept {
-    // A dynamic mapping wins (it predates the forward); else a forwarded endpoint sends from its
-    // forwarded port (a static mapping, owned by this shard: see forward_owner).
-    const ForwardMatch* forward = nullptr;
-    std::uint32_t mapping = mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
-    if (mapping == kNilId && p.protocol != Protocol::icmp)
-        forward = rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+    // A forwarded endpoint sends from its forwarded port (a static mapping, owned by this shard:
+    // see forward_owner); a dynamic mapping it had from before the forward is stale (still_valid).
+    const ForwardMatch* forward =
+        p.protocol == Protocol::icmp
+            ? nullptr
+            : rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+    std::uint32_t mapping =
+        forward ? kNilId : mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
     if (flows_.full()) return drop(DropReason::table_full);  // before taking a port for nothing
     if (mapping == kNilId && !forward) {
         if (const DropReason r = mapping_for(vni, vpc, p, mapping); r != DropReason::none) return drop(r);
@@ -139,10 +144,8 @@ ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vp
     return ShardOutcome::translated();
 }
 
-std::uint32_t NatShard::forward_owner(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p) const noexcept {
+std::uint32_t NatShard::forward_owner(std::uint32_t vni, const NatPacket& p) const noexcept {
     if (p.protocol == Protocol::icmp) return ShardOutcome::kNoShard;
-    if (mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value()) != kNilId)
-        return ShardOutcome::kNoShard;
     const ForwardMatch* forward =
         rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
     if (!forward || ports_.owns(forward->forward.nat_port)) return ShardOutcome::kNoShard;
@@ -253,7 +256,8 @@ ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key,
         fields.inside_port = forward->forward.endpoint_port;
     } else if (p.protocol == Protocol::udp && settings_.udp_filtering == UdpFiltering::endpoint_independent) {
         const std::uint32_t mapping = mappings_.find_outside(Protocol::udp, p.destination, p.destination_port);
-        if (mapping == kNilId) return drop(DropReason::no_flow);
+        // A mapping held only by ended flows (until the kernel forgets them) takes nobody in.
+        if (mapping == kNilId || mappings_[mapping].flows == 0) return drop(DropReason::no_flow);
         const Mapping& m = mappings_[mapping];
         const VpcNatConfig* vpc = rules_->find_vpc(m.vni);
         if (!vpc || vpc->nat_address.value() != m.nat_ip) return drop(DropReason::no_flow);  // draining
@@ -300,15 +304,16 @@ void NatShard::remove_flow(std::uint32_t id, Removal why) noexcept {
 
 void NatShard::free_flow(std::uint32_t id) noexcept {
     const std::uint32_t mapping = flows_[id].mapping;
+    const bool retired = !flows_[id].linked;
     flows_.remove(id);
     if (mapping != kNilId) {
-        --mappings_[mapping].flows;
+        --(retired ? mappings_[mapping].retired : mappings_[mapping].flows);
         release_mapping_if_unused(mapping);
     }
 }
 
 void NatShard::release_mapping_if_unused(std::uint32_t mapping) noexcept {
-    if (mapping == kNilId || mappings_[mapping].flows != 0) return;
+    if (mapping == kNilId || mappings_[mapping].flows != 0 || mappings_[mapping].retired != 0) return;
     const Mapping& m = mappings_[mapping];
     ports_.release(m.pool, m.protocol, m.nat_port);
     mappings_.remove(mapping);

@@ -105,8 +105,7 @@ private:
     ShardOutcome create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
                                 std::uint32_t& id) noexcept;
     // The shard owning a forwarded endpoint's flows when it is not this one, else kNoShard.
-    [[nodiscard]] std::uint32_t forward_owner(std::uint32_t vni, const VpcNatConfig& vpc,
-                                              const NatPacket& p) const noexcept;
+    [[nodiscard]] std::uint32_t forward_owner(std::uint32_t vni, const NatPacket& p) const noexcept;
     // Finds a mapping for a new tenant port, or allocates a port for one.
     DropReason mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                            std::uint32_t& mapping) noexcept;
@@ -132,6 +131,7 @@ private:
         return !f.remote_is_nat_address && (f.protocol != Protocol::tcp || f.state == FlowState::tcp_established);
     }
     [[gnu::noinline]] void change_offload(std::uint32_t id, bool offload) noexcept;
+    [[nodiscard]] bool forward_replies_here(const Flow& f) const noexcept;
     void retire_offloaded(std::uint32_t id, Removal why) noexcept;
     void enqueue_offload(std::uint32_t id) noexcept;
     // Pops the queue's flows into `out` until it is full; returns how many changes it wrote.

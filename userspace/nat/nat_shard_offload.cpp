@@ -43,6 +43,10 @@ OffloadReason removal_reason(const Flow& f) noexcept {
 void NatShard::change_offload(std::uint32_t id, bool offload) noexcept {
     Flow& f = flows_[id];
     if (offload) {
+        if (f.mapping == kNilId && !forward_replies_here(f)) {
+            f.offload |= Flow::kOffloadRefused;  // the engine answers for it elsewhere: never in the kernel
+            return;
+        }
         if (!(f.offload & Flow::kOffloadQueued) && pending_offload_changes() >= settings_.offload.queue_limit) {
             ++counters_.offload_queue_full;  // asked again on the flow's next packet
             return;
@@ -57,9 +61,25 @@ void NatShard::change_offload(std::uint32_t id, bool offload) noexcept {
     enqueue_offload(id);
 }
 
+// The endpoint's packets of a port-forward flow reach this flow when the endpoint's port is this
+// shard's (they are looked up here first), or when its forward is the only one leading to that
+// endpoint port (they are sent on here, see forward_owner). An endpoint port behind several
+// forwards can have one flow per forward with the same tenant-side tuple, one per shard: the
+// engine answers with the one in the endpoint port's shard, so only that one may be offloaded.
+bool NatShard::forward_replies_here(const Flow& f) const noexcept {
+    if (PortAllocator::owner_shard(f.inside_port, shard_count_) == index_) return true;
+    const ForwardMatch* forward =
+        rules_->find_forward_from_endpoint(f.vni, f.protocol, wire::Ipv4Address(f.inside_ip), f.inside_port);
+    return forward && !forward->endpoint_shared && ports_.owns(forward->forward.nat_port);
+}
+
 void NatShard::retire_offloaded(std::uint32_t id, Removal why) noexcept {
     Flow& f = flows_[id];
     flows_.unlink(id);
+    if (f.mapping != kNilId) {  // held, not used: a forward may now win over it (forward_owner)
+        --mappings_[f.mapping].flows;
+        ++mappings_[f.mapping].retired;
+    }
     f.offload &= static_cast<std::uint8_t>(~Flow::kOffloaded);
     f.offload_reason = why == Removal::expired    ? OffloadReason::expired
                        : why == Removal::endpoint ? OffloadReason::endpoint_removed
@@ -197,8 +217,13 @@ bool NatShard::adoptable(const OffloadedFlow& k, FlowState state) const noexcept
     if (!vpc || vpc->nat_address != k.nat || rules_->is_nat_address(k.remote)) return false;
     if (k.port_forward) {
         const ForwardMatch* forward = rules_->find_forward(k.nat, k.protocol, k.nat_port);
+        Flow f;
+        f.vni = k.vni;
+        f.protocol = k.protocol;
+        f.inside_ip = k.tenant.value();
+        f.inside_port = k.tenant_port;
         return forward && forward->vni == k.vni && forward->forward.endpoint_ip == k.tenant &&
-               forward->forward.endpoint_port == k.tenant_port;
+               forward->forward.endpoint_port == k.tenant_port && forward_replies_here(f);
     }
     // Outside-opened flows without a forward exist only under endpoint-independent UDP filtering.
     return k.origin == Origin::outbound || k.protocol == Protocol::udp;

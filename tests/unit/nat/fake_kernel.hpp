@@ -37,12 +37,14 @@ public:
             const Key key = key_of(c.flow.key(d));
             const auto it = entries_.find(key);
             if (c.kind == OffloadChange::Kind::install) {
-                if (it != entries_.end()) return ::testing::AssertionFailure() << "install over an existing entry";
+                if (it != entries_.end())
+                    return ::testing::AssertionFailure() << "install over an existing entry: " << describe(c.flow)
+                                                         << " over " << describe(it->second.flow);
                 entries_[key] = Entry{c.flow, now, {}};
             } else if (it != entries_.end()) {
                 if (!(it->second.flow == c.flow)) return ::testing::AssertionFailure() << "removal of another flow's entry";
                 entries_.erase(it);
-            } else if (!deleted_by_sync_.contains(key)) {
+            } else if (!deleted_by_sync_.contains(key)) {  // (or never written)
                 return ::testing::AssertionFailure() << "removal of an entry never installed";
             }
             deleted_by_sync_.erase(key);
@@ -64,17 +66,18 @@ public:
         }
     }
 
-    // The daemon's sync: every entry is reported; those the engine disowns are deleted.
-    std::size_t sync(NatEngine& nat, TimePoint now) {
-        std::size_t deleted = 0;
+    // The daemon's sync: every entry is reported; those the engine disowns are deleted (their
+    // flows returned, once per entry).
+    std::vector<OffloadedFlow> sync(NatEngine& nat, TimePoint now) {
+        std::vector<OffloadedFlow> deleted;
         for (auto it = entries_.begin(); it != entries_.end();) {
             const auto direction = static_cast<OffloadDirection>(std::get<0>(it->first));
             if (nat.touch_offloaded(it->second.flow, direction, it->second.last_used, it->second.counts, now)) {
                 ++it;
             } else {
                 deleted_by_sync_.insert(it->first);
+                deleted.push_back(it->second.flow);
                 it = entries_.erase(it);
-                ++deleted;
             }
         }
         return deleted;
@@ -124,6 +127,12 @@ public:
     }
 
     [[nodiscard]] const std::map<Key, Entry>& entries() const { return entries_; }
+    static std::string describe(const OffloadedFlow& f) {
+        return std::string(to_string(f.protocol)) + " vni " + std::to_string(f.vni) + " " + std::string(to_string(f.origin)) +
+               (f.port_forward ? " forward " : " ") + f.tenant.to_string() + ":" + std::to_string(f.tenant_port) +
+               " nat " + f.nat.to_string() + ":" + std::to_string(f.nat_port) + " remote " + f.remote.to_string() + ":" +
+               std::to_string(f.remote_port);
+    }
     // Every flow the kernel holds (once, though it has two entries).
     [[nodiscard]] std::vector<OffloadedFlow> flows() const {
         std::vector<OffloadedFlow> out;
@@ -131,10 +140,10 @@ public:
             if (std::get<0>(key) == static_cast<int>(OffloadDirection::inbound)) out.push_back(e.flow);
         return out;
     }
-    // A kernel that lost an entry (an LRU eviction): the engine's sync never hears of it again.
-    void forget(const OffloadedFlow& flow) {
-        entries_.erase(key_of(flow.outbound_key()));
-        entries_.erase(key_of(flow.inbound_key()));
+    // An install the daemon could not write: a later removal of it deletes nothing.
+    void not_written(const OffloadedFlow& flow) {
+        deleted_by_sync_.insert(key_of(flow.outbound_key()));
+        deleted_by_sync_.insert(key_of(flow.inbound_key()));
     }
 
 private:

@@ -190,6 +190,28 @@ TEST(RemovedForward, ItsFlowsEndWhenNextSeenWithoutOffloadToo) {
     EXPECT_EQ(r.tenant, ip("10.0.0.21"));
 }
 
+// The forwarded port is the endpoint port's static mapping (docs/nat.md): once a forward covers
+// it, the flows it had through a dynamic mapping are stale, and its new flows leave from the
+// forward, on one shard or several (the forward's and the endpoint port's shards differ).
+TEST(AddedForward, EndsTheEndpointPortsDynamicFlows) {
+    for (const std::size_t shards : {1u, 4u}) {
+        NatEngine nat(small_settings(1024, shards));
+        nat.set_rules(one_vpc_rules(100, ip("198.51.100.1")));
+        Bytes before = udp_packet(ip("10.0.0.20"), 53, ip("203.0.113.7"), 5555);
+        ASSERT_TRUE(nat.outbound(100, before, at(1)).translated());
+        const std::uint16_t dynamic_port = endpoints(before).source_port;
+        ASSERT_NE(dynamic_port, 5353);
+        nat.set_rules(one_vpc_rules(100, ip("198.51.100.1"), 1024, 65535, {{Protocol::udp, 5353, ip("10.0.0.20"), 53}}));
+        EXPECT_EQ(nat.remove_stale(at(2)), 1u) << shards;
+        Bytes reply = udp_packet(ip("203.0.113.7"), 5555, ip("198.51.100.1"), dynamic_port);
+        EXPECT_EQ(nat.inbound(reply, at(2)).drop, DropReason::no_flow);
+        Bytes after = udp_packet(ip("10.0.0.20"), 53, ip("203.0.113.7"), 5555);
+        ASSERT_TRUE(nat.outbound(100, after, at(3)).translated());
+        EXPECT_EQ(endpoints(after).source_port, 5353) << shards;
+        EXPECT_EQ(nat.mapping_count(), 0u);
+    }
+}
+
 // ---- adoption --------------------------------------------------------------------------
 
 class OffloadAdoption : public OffloadTest {

@@ -6,6 +6,8 @@
 // removals, and removals come out first.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "offload_fixture.hpp"
 
 namespace andromeda::nat {
@@ -109,6 +111,37 @@ TEST_F(Offload, PortForwardFlowsCarryTheirOriginOnEveryShardCount) {
     }
 }
 
+// One endpoint port behind three forwards, over four shards: a remote reaching it through each
+// gets three flows with the same tenant-side tuple, one per shard. The engine answers with the
+// one in the endpoint port's shard; only that one goes to the kernel (whose key is that tuple).
+TEST(OffloadForwards, OnlyTheFlowTheEngineAnswersWithIsOffloaded) {
+    NatEngine nat(offload_settings(4));
+    const Ipv4Address server = ip("10.0.0.20"), remote = ip("203.0.113.7"), nat_address = ip("198.51.100.1");
+    // Shards of four: 53 -> 2, 5353 -> 1, 6008 -> 3, 6032 -> 2.
+    nat.set_rules(one_vpc_rules(100, nat_address, 1024, 65535,
+                                {{Protocol::udp, 5353, server, 53}, {Protocol::udp, 6008, server, 53},
+                                 {Protocol::udp, 6032, server, 53}}));
+    for (const std::uint16_t port : {5353, 6008, 6032}) {
+        Bytes query = udp_packet(remote, 5555, nat_address, port);
+        ASSERT_TRUE(nat.inbound(query, at(1)).translated());
+    }
+    std::vector<OffloadChange> out(8);
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);
+    EXPECT_EQ(out[0].flow.nat_port, 6032);
+    Bytes answer = udp_packet(server, 53, remote, 5555);
+    ASSERT_TRUE(nat.outbound(100, answer, at(1)).translated());
+    EXPECT_EQ(endpoints(answer).source_port, 6032);
+    // A single forward to an endpoint port of another shard is offloaded.
+    nat.set_rules(one_vpc_rules(100, nat_address, 1024, 65535, {{Protocol::udp, 5353, server, 53}}));
+    EXPECT_EQ(nat.remove_stale(at(2)), 2u);  // the 6008 and 6032 flows
+    Bytes query = udp_packet(ip("203.0.113.8"), 5555, nat_address, 5353);
+    ASSERT_TRUE(nat.inbound(query, at(2)).translated());
+    ASSERT_EQ(nat.drain_offload_changes(out), 2u);  // the 6032 flow's stale removal, and this one
+    EXPECT_EQ(out[0].kind, OffloadChange::Kind::remove);
+    EXPECT_EQ(out[1].kind, OffloadChange::Kind::install);
+    EXPECT_EQ(out[1].flow.nat_port, 5353);
+}
+
 TEST_F(Offload, HairpinsAreNeverOffloaded) {
     // A tenant reaching the UDP forward and the TCP forward through the NAT address.
     const NatResult udp = out(udp_packet(kTenant, 40000, kNat, 5353), kT0);
@@ -200,6 +233,28 @@ TEST_F(Offload, AnEndedFlowKeepsItsPortUntilItsRemovalIsDrained) {
     EXPECT_EQ(changes[1].kind, Kind::install);
     EXPECT_EQ(nat.mapping_count(), 1u);  // released with its flow
     EXPECT_EQ(open_udp(ip("10.0.0.12"), 40000, kRemote, 53), 40000);
+}
+
+// Under endpoint-independent filtering, a mapping held only by flows whose removal has not been
+// drained lets nobody in: the engine alone would have released it.
+TEST(OffloadFiltering, AMappingHeldOnlyForTheKernelTakesNobodyIn) {
+    NatSettings settings = offload_settings();
+    settings.udp_filtering = UdpFiltering::endpoint_independent;
+    NatEngine nat(settings);
+    nat.set_rules(one_vpc_rules(100, ip("198.51.100.1")));
+    Bytes p = udp_packet(ip("10.0.0.10"), 40000, ip("203.0.113.7"), 53);
+    ASSERT_TRUE(nat.outbound(100, p, at(1)).translated());
+    std::vector<OffloadChange> out(4);
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);
+    Bytes stranger = udp_packet(ip("192.0.2.77"), 9999, ip("198.51.100.1"), 40000);
+    ASSERT_TRUE(nat.inbound(stranger, at(2)).translated());  // full cone while the flow lives
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);
+    nat.expire_endpoint(100, ip("10.0.0.10"));
+    EXPECT_EQ(nat.mapping_count(), 1u);
+    Bytes another = udp_packet(ip("192.0.2.78"), 9999, ip("198.51.100.1"), 40000);
+    EXPECT_EQ(nat.inbound(another, at(3)).drop, DropReason::no_flow);
+    EXPECT_EQ(nat.drain_offload_changes(out), 2u);
+    EXPECT_EQ(nat.mapping_count(), 0u);
 }
 
 TEST(OffloadQueue, ItsLimitDefersInstallsButNeverRemovalsAndRemovalsComeFirst) {

@@ -59,7 +59,9 @@ TEST_F(OffloadExpiry, TouchesKeepABusyFlowAliveAndRecordTheKernelsCounts) {
     EXPECT_EQ(flows[0].expires_in, std::chrono::milliseconds(120'500));  // last use 598.5 + 120 + 2
     // An older last use never shortens the deadline.
     ASSERT_TRUE(nat.touch_offloaded(flow, OffloadDirection::outbound, at(kT0), {10, 1000}, at(kT0 + 600)));
-    EXPECT_EQ(nat.flows(at(kT0 + 600))[0].expires_in, std::chrono::milliseconds(120'500));
+    flows = nat.flows(at(kT0 + 600));
+    ASSERT_EQ(flows.size(), 1u);
+    EXPECT_EQ(flows[0].expires_in, std::chrono::milliseconds(120'500));
     // The kernel goes quiet: expired at its last use + timeout + grace.
     EXPECT_EQ(nat.expire(at(kT0 + 598.5 + 122 - 0.5)), 0u);
     EXPECT_EQ(nat.expire(at(kT0 + 598.5 + 122 + 1)), 1u);

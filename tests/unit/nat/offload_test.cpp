@@ -277,18 +277,39 @@ TEST(OffloadQueue, ItsLimitDefersInstallsButNeverRemovalsAndRemovalsComeFirst) {
     ASSERT_TRUE(send(40002, 2));
     ASSERT_EQ(nat.drain_offload_changes(out), 1u);
     EXPECT_EQ(out[0].flow.tenant_port, 40002);
+    // With the queue full, a FIN still queues its flow's removal.
+    Bytes syn = tcp_packet(ip("10.0.0.11"), 41000, ip("203.0.113.7"), 80, wire::tcp_flag::kSyn);
+    ASSERT_TRUE(nat.outbound(100, syn, at(2)).translated());
+    Bytes syn_ack = tcp_packet(ip("203.0.113.7"), 80, ip("198.51.100.1"), endpoints(syn).source_port,
+                               wire::tcp_flag::kSyn | wire::tcp_flag::kAck);
+    ASSERT_TRUE(nat.inbound(syn_ack, at(2)).translated());
+    Bytes ack = tcp_packet(ip("10.0.0.11"), 41000, ip("203.0.113.7"), 80, wire::tcp_flag::kAck);
+    ASSERT_TRUE(nat.outbound(100, ack, at(2)).translated());
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);
+    ASSERT_TRUE(send(40005, 2));
+    ASSERT_TRUE(send(40006, 2));
+    EXPECT_EQ(nat.pending_offload_changes(), 2u);
+    Bytes fin = tcp_packet(ip("10.0.0.11"), 41000, ip("203.0.113.7"), 80, wire::tcp_flag::kFin | wire::tcp_flag::kAck);
+    ASSERT_TRUE(nat.outbound(100, fin, at(2)).translated());
+    EXPECT_EQ(nat.pending_offload_changes(), 3u);
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);
+    EXPECT_EQ(out[0].kind, OffloadChange::Kind::remove);
+    EXPECT_EQ(out[0].reason, OffloadReason::tcp_fin);
+    nat.expire_endpoint(100, ip("10.0.0.11"));
     // Two new flows fill the queue; removing the endpoint queues all five removals anyway.
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);  // 40005
+    ASSERT_EQ(nat.drain_offload_changes(out), 1u);  // 40006
     ASSERT_TRUE(send(40003, 3));
     ASSERT_TRUE(send(40004, 3));
-    EXPECT_EQ(nat.expire_endpoint(100, ip("10.0.0.10")), 5u);
+    EXPECT_EQ(nat.expire_endpoint(100, ip("10.0.0.10")), 7u);
     std::vector<OffloadChange> all(8);
-    ASSERT_EQ(nat.drain_offload_changes(all), 3u);  // the two queued installs vanished with their flows
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(all[i].kind, OffloadChange::Kind::remove);
+    ASSERT_EQ(nat.drain_offload_changes(all), 5u);  // the two latest installs vanished with their flows
+    for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(all[i].kind, OffloadChange::Kind::remove);
     EXPECT_EQ(nat.mapping_count(), 0u);
     EXPECT_EQ(nat.flow_count(), 0u);
     const NatCounters c = nat.counters();
-    EXPECT_EQ(c.offload_installs, 3u);
-    EXPECT_EQ(c.offload_removals, 3u);
+    EXPECT_EQ(c.offload_installs, 6u);
+    EXPECT_EQ(c.offload_removals, 6u);
 }
 
 TEST(OffloadQueue, RemovalsOfEveryShardComeBeforeAnyInstall) {

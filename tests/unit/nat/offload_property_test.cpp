@@ -173,26 +173,6 @@ private:
     std::vector<Conversation> all_;
 };
 
-// A flow's identity, from what the engine hands out and from what it lists.
-using FlowTuple = std::tuple<std::uint32_t, int, int, bool, std::uint32_t, std::uint16_t, std::uint32_t, std::uint16_t,
-                             std::uint32_t, std::uint16_t>;
-FlowTuple tuple_of(const OffloadedFlow& f) {
-    return {f.vni, static_cast<int>(f.protocol), static_cast<int>(f.origin), f.port_forward, f.tenant.value(), f.tenant_port,
-            f.nat.value(), f.nat_port, f.remote.value(), f.remote_port};
-}
-FlowTuple tuple_of(const FlowInfo& f) {
-    const bool out = f.origin == Origin::outbound;
-    const FlowEndpoints& tenant_side = out ? f.original : f.translated;
-    const FlowEndpoints& nat_side = out ? f.translated : f.original;
-    return tuple_of(OffloadedFlow{f.vni, f.protocol, f.origin, f.port_forward,
-                                  out ? tenant_side.source : tenant_side.destination,
-                                  out ? tenant_side.source_port : tenant_side.destination_port,
-                                  out ? nat_side.source : nat_side.destination,
-                                  out ? nat_side.source_port : nat_side.destination_port,
-                                  out ? tenant_side.destination : nat_side.source,
-                                  out ? tenant_side.destination_port : nat_side.source_port});
-}
-
 // The packet with its checksum fields zeroed (IPv4 header and transport), to compare two
 // translations that differ only in how a checksum was computed.
 Bytes without_checksums(Bytes p) {

@@ -160,7 +160,8 @@ TEST_F(OffloadTest, RemoveStaleEndsWhatAReloadNoLongerAllows) {
     EXPECT_EQ(nat.remove_stale(at(kT0 + 3)), 0u);
     EXPECT_EQ(removal_of(40001), OffloadReason::hairpin);
     EXPECT_EQ(nat.flow_count(), 2u);
-    const FlowInfo* hairpinned = find(nat.flows(at(kT0 + 3)), Protocol::udp, 40001);
+    const auto listed = nat.flows(at(kT0 + 3));
+    const FlowInfo* hairpinned = find(listed, Protocol::udp, 40001);
     ASSERT_NE(hairpinned, nullptr);
     EXPECT_FALSE(hairpinned->offloaded);
     EXPECT_EQ(hairpinned->expires_in, seconds(117));  // the pipeline's timeout again, no grace

@@ -127,6 +127,10 @@ public:
     // no longer offloaded, or translated differently): delete the kernel's entries.
     bool touch_offloaded(const OffloadedFlow& flow, OffloadDirection direction, TimePoint last_used,
                          const KernelCounts& counts, TimePoint now) noexcept;
+    // The same for both entries of a flow at once (half the lookups): `last_used` the later of
+    // the two entries'.
+    bool touch_offloaded(const OffloadedFlow& flow, TimePoint last_used, const KernelCounts& outbound,
+                         const KernelCounts& inbound, TimePoint now) noexcept;
     // The daemon could not write an install (map full): the flow stays in the pipeline (the
     // daemon deletes whatever half it wrote), and is not offered again. False when the flow has
     // ended meanwhile: its removal follows (and finds nothing to delete).

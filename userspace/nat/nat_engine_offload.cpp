@@ -32,10 +32,20 @@ std::size_t NatEngine::drain_offload_changes(std::span<OffloadChange> out) noexc
 
 bool NatEngine::touch_offloaded(const OffloadedFlow& flow, OffloadDirection direction, TimePoint last_used,
                                 const KernelCounts& counts, TimePoint now) noexcept {
+    const bool outbound = direction == OffloadDirection::outbound;
     bool known = false;
     on_shard(owner_shard(flow.nat_port), [&](NatShard& s) {
-        known = s.touch_offloaded(flow, direction, to_ns(last_used), counts, to_ns(now));
+        known = s.touch_offloaded(flow, to_ns(last_used), outbound ? &counts : nullptr, outbound ? nullptr : &counts,
+                                  to_ns(now));
     });
+    return known;
+}
+
+bool NatEngine::touch_offloaded(const OffloadedFlow& flow, TimePoint last_used, const KernelCounts& outbound,
+                                const KernelCounts& inbound, TimePoint now) noexcept {
+    bool known = false;
+    on_shard(owner_shard(flow.nat_port),
+             [&](NatShard& s) { known = s.touch_offloaded(flow, to_ns(last_used), &outbound, &inbound, to_ns(now)); });
     return known;
 }
 

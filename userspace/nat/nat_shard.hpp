@@ -74,8 +74,9 @@ public:
     // ---- offload to the kernel (nat_shard_offload.cpp; NatEngine documents each) ----
     // Removals only (the flows that left the kernel first), or removals then installs.
     std::size_t drain_offload(std::span<OffloadChange> out, bool installs) noexcept;
-    bool touch_offloaded(const OffloadedFlow& flow, OffloadDirection direction, std::int64_t last_used,
-                         const KernelCounts& counts, std::int64_t now) noexcept;
+    // The counts of either direction or both (null: not known).
+    bool touch_offloaded(const OffloadedFlow& flow, std::int64_t last_used, const KernelCounts* outbound,
+                         const KernelCounts* inbound, std::int64_t now) noexcept;
     bool adopt(const OffloadedFlow& flow, FlowState state, std::int64_t last_used, std::int64_t now) noexcept;
     bool offload_failed(const OffloadedFlow& flow, std::int64_t now) noexcept;
     // Ends the flows the current rules no longer allow (and those past their deadline).

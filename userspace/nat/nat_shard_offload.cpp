@@ -144,8 +144,8 @@ std::uint32_t NatShard::find_offloaded(const OffloadedFlow& k, std::int64_t now)
     return id;
 }
 
-bool NatShard::touch_offloaded(const OffloadedFlow& k, OffloadDirection direction, std::int64_t last_used,
-                               const KernelCounts& counts, std::int64_t now) noexcept {
+bool NatShard::touch_offloaded(const OffloadedFlow& k, std::int64_t last_used, const KernelCounts* outbound,
+                               const KernelCounts* inbound, std::int64_t now) noexcept {
     const std::uint32_t id = offload_enabled_ ? find_offloaded(k, now) : kNilId;
     if (id == kNilId || !(flows_[id].offload & Flow::kOffloaded)) {
         // The daemon deletes the kernel's copy now: a queued removal of this flow hands out
@@ -155,9 +155,11 @@ bool NatShard::touch_offloaded(const OffloadedFlow& k, OffloadDirection directio
         return false;
     }
     Flow& f = flows_[id];
-    const bool original = (direction == OffloadDirection::outbound) == (f.origin == Origin::outbound);
-    kernel_counts_[2 * std::size_t{id} + (original ? 0 : 1)] = counts;
-    if (!original && counts.packets > 0 && f.state == FlowState::unreplied) f.state = FlowState::replied;
+    const bool outbound_first = f.origin == Origin::outbound;  // the original direction's counts go first
+    KernelCounts* counts = &kernel_counts_[2 * std::size_t{id}];
+    if (outbound) counts[outbound_first ? 0 : 1] = *outbound;
+    if (inbound) counts[outbound_first ? 1 : 0] = *inbound;
+    if (counts[1].packets > 0 && f.state == FlowState::unreplied) f.state = FlowState::replied;
     // Never earlier: the engine may have seen a later packet (a punted one) than the kernel.
     const std::int64_t deadline = last_used + timeout_ns(f.protocol, f.state) + offload_grace_ns_;
     if (deadline > wheel_.deadline(id)) wheel_.refresh(id, deadline);

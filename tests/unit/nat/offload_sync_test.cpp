@@ -69,6 +69,29 @@ TEST_F(OffloadExpiry, TouchesKeepABusyFlowAliveAndRecordTheKernelsCounts) {
     EXPECT_EQ(nat.counters().offload_touched, 601u);
 }
 
+// One touch per flow with both entries' counts: `original` is the direction of the first packet,
+// outbound for a tenant's flow, inbound for a forwarded one.
+TEST_F(OffloadExpiry, BothDirectionsAtOnceFillOriginalAndReplyByOrigin) {
+    const std::uint16_t nat_port = open_udp(kTenant, 40000, kRemote, 53);
+    ASSERT_TRUE(in(udp_packet(kRemote, 5555, kNat, 5353), kT0).translated());  // the UDP forward
+    ASSERT_EQ(drain().size(), 2u);
+    const OffloadedFlow forwarded{kVni, Protocol::udp, Origin::inbound, true, kServer, 53, kNat, 5353, kRemote, 5555};
+    ASSERT_TRUE(nat.touch_offloaded(udp_flow(40000, nat_port), at(kT0 + 1), {7, 700}, {3, 300}, at(kT0 + 1)));
+    ASSERT_TRUE(nat.touch_offloaded(forwarded, at(kT0 + 1), {2, 200}, {9, 900}, at(kT0 + 1)));
+    const auto flows = nat.flows(at(kT0 + 1));
+    const FlowInfo* mine = find(flows, Protocol::udp, 40000);
+    const FlowInfo* theirs = find(flows, Protocol::udp, 53);
+    ASSERT_NE(mine, nullptr);
+    ASSERT_NE(theirs, nullptr);
+    EXPECT_EQ(mine->kernel_original, (KernelCounts{7, 700}));
+    EXPECT_EQ(mine->kernel_reply, (KernelCounts{3, 300}));
+    EXPECT_EQ(mine->state, FlowState::replied);
+    EXPECT_EQ(theirs->kernel_original, (KernelCounts{9, 900}));
+    EXPECT_EQ(theirs->kernel_reply, (KernelCounts{2, 200}));
+    EXPECT_EQ(theirs->state, FlowState::replied);
+    EXPECT_EQ(theirs->expires_in, seconds(122));  // from the touch's last use, kT0 + 1
+}
+
 TEST_F(OffloadExpiry, TcpTouchesUseTheEstablishedTimeout) {
     const std::uint16_t nat_port = open_tcp(40000, 443);
     ASSERT_EQ(drain().size(), 1u);

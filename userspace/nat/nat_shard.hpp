@@ -135,12 +135,13 @@ private:
     [[nodiscard]] bool forward_replies_here(const Flow& f) const noexcept;
     void retire_offloaded(std::uint32_t id, Removal why) noexcept;
     void enqueue_offload(std::uint32_t id) noexcept;
-    // Pops the queue's flows into `out` until it is full; returns how many changes it wrote.
+    // A FIFO of flow ids linked through offload_next_.
     struct OffloadQueue {
         std::uint32_t head = kNilId;
         std::uint32_t tail = kNilId;
         std::size_t size = 0;
     };
+    // Pops the queue's flows into `out` until it is full; returns how many changes it wrote.
     std::size_t drain_queue(OffloadQueue& queue, std::span<OffloadChange> out) noexcept;
     // The live flow carrying exactly `flow`'s translation, else kNilId.
     [[nodiscard]] std::uint32_t find_offloaded(const OffloadedFlow& flow, std::int64_t now) noexcept;

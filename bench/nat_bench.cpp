@@ -10,6 +10,12 @@
 //  - BM_NatNewFlow: setting up a flow with a new mapping (port allocation included);
 //  - BM_NatWheelTick/N: one tick of the wheel in which N flows expire (per tick and per flow);
 //  - BM_NatWheelTickIdle/N: one tick with N live flows of which none expires (should not grow).
+// Offload to the kernel (docs/nat.md):
+//  - BM_NatExistingFlowOffloaded/N: BM_NatExistingFlow with offload on and every flow offloaded
+//    (the packets the kernel punts, or all of them before the daemon installs a flow);
+//  - BM_NatOffloadDrain: handing one install to the daemon (drain_offload_changes, 64 a call);
+//  - BM_NatOffloadTouch/N: the daemon's sync of one kernel entry among N (touch_offloaded);
+//  - BM_NatRemoveStale/N: a reload's walk of N flows when nothing is stale (remove_stale).
 // Translation is in place: see FramePool for how frames are reused.
 #include <benchmark/benchmark.h>
 
@@ -56,9 +62,10 @@ struct LoadedNat {
     std::vector<Bytes> frames;  // one frame per flow, untranslated
 
     explicit LoadedNat(std::size_t flows, std::size_t frame_size = 60,
-                       std::chrono::seconds udp_timeout = NatTimeouts{}.udp) {
+                       std::chrono::seconds udp_timeout = NatTimeouts{}.udp, bool offload = false) {
         NatSettings s;
         s.timeouts.udp = udp_timeout;
+        s.offload.enabled = offload;
         s.max_flows = std::max<std::size_t>(flows, 1024);
         s.hash_seed = 7;
         nat = std::make_unique<NatEngine>(s);
@@ -284,6 +291,83 @@ void BM_NatFlowsCopy(benchmark::State& state) {
     state.counters["bytes_copied"] = static_cast<double>(state.range(0) * sizeof(FlowInfo));
 }
 BENCHMARK(BM_NatFlowsCopy)->Arg(10'000)->Arg(1'000'000)->Iterations(5)->Unit(benchmark::kMillisecond);
+
+// Every install the engine has queued, handed out (and kept: the flows the kernel would hold).
+std::vector<OffloadedFlow> drain_all(NatEngine& nat) {
+    std::vector<OffloadedFlow> flows;
+    std::array<OffloadChange, 64> out;
+    for (std::size_t n = out.size(); n == out.size();) {
+        n = nat.drain_offload_changes(out);
+        for (std::size_t i = 0; i < n; ++i) flows.push_back(out[i].flow);
+    }
+    return flows;
+}
+
+void BM_NatExistingFlowOffloaded(benchmark::State& state) {
+    LoadedNat loaded(static_cast<std::size_t>(state.range(0)), 60, NatTimeouts{}.udp, true);
+    if (drain_all(*loaded.nat).size() != static_cast<std::size_t>(state.range(0))) state.SkipWithError("not offloaded");
+    FramePool pool = random_frames(loaded, 8192, 60);
+    loaded.frames.clear();
+    for (auto _ : state) {
+        const NatResult r = loaded.nat->outbound(kVni, pool.next(), at(2));
+        benchmark::DoNotOptimize(r);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NatExistingFlowOffloaded)->Arg(1)->Arg(1000)->Unit(benchmark::kNanosecond);
+
+void BM_NatOffloadDrain(benchmark::State& state) {
+    constexpr std::size_t kFlows = 50'000;
+    std::unique_ptr<LoadedNat> loaded;
+    std::array<OffloadChange, 64> out;
+    std::size_t handed_out = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        loaded = std::make_unique<LoadedNat>(kFlows, 60, NatTimeouts{}.udp, true);  // 50k installs queued
+        loaded->frames.clear();
+        state.ResumeTiming();
+        for (std::size_t n = out.size(); n == out.size();) {
+            n = loaded->nat->drain_offload_changes(out);
+            handed_out += n;
+            benchmark::DoNotOptimize(out.data());
+        }
+    }
+    if (handed_out != kFlows * state.iterations()) state.SkipWithError("not every install handed out");
+    state.counters["ns_per_change"] = benchmark::Counter(
+        static_cast<double>(kFlows), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_NatOffloadDrain)->Iterations(5)->Unit(benchmark::kMicrosecond);
+
+void BM_NatOffloadTouch(benchmark::State& state) {
+    LoadedNat loaded(static_cast<std::size_t>(state.range(0)), 60, NatTimeouts{}.udp, true);
+    loaded.frames.clear();
+    const std::vector<OffloadedFlow> flows = drain_all(*loaded.nat);
+    std::size_t next = 0;
+    for (auto _ : state) {
+        const bool known = loaded.nat->touch_offloaded(flows[next], OffloadDirection::outbound, at(2), {10, 1000}, at(2));
+        benchmark::DoNotOptimize(known);
+        if (++next == flows.size()) next = 0;
+    }
+    if (loaded.nat->counters().offload_touch_unknown != 0) state.SkipWithError("a touch missed");
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NatOffloadTouch)->Arg(1000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kNanosecond);
+
+void BM_NatRemoveStale(benchmark::State& state) {
+    const auto flows = static_cast<std::size_t>(state.range(0));
+    LoadedNat loaded(flows, 60, NatTimeouts{}.udp, true);
+    loaded.frames.clear();
+    const auto rules =
+        std::make_shared<const NatRules>(std::vector<VpcNatConfig>{{kVni, kNatAddress, kDefaultPortMin, kDefaultPortMax, {}}});
+    for (auto _ : state) {
+        loaded.nat->set_rules(rules);  // a reload that changes nothing: every flow is checked, none ends
+        benchmark::DoNotOptimize(loaded.nat->remove_stale(at(2)));
+    }
+    if (loaded.nat->flow_count() != flows) state.SkipWithError("flows ended");
+    state.counters["ns_per_flow"] = benchmark::Counter(
+        static_cast<double>(flows), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_NatRemoveStale)->Arg(1000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

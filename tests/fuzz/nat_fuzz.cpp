@@ -2,17 +2,24 @@
 // expiry, endpoint removal and listings in between.
 //
 // Input: byte 0 configures the engine (bits 0-1: shards - 1; bit 2: endpoint-independent UDP
-// filtering; bit 3: an 8-port range, to reach exhaustion; bit 4: an 8-flow table). Then records
-// [op][n][n bytes]: op % 8 = 0/1 tenant packet from VNI 100/200, 2 packet from the uplink,
-// 3 clock += n seconds, 4 expire, 5 remove endpoint 10.0.0.n of VNI 100, 6 list and render,
-// 7 reload.
+// filtering; bit 3: an 8-port range, to reach exhaustion; bit 4: an 8-flow table; bit 5:
+// offload to a model of the kernel's map, drained after every record and synced on listings).
+// Then records [op][n][n bytes]: op % 8 = 0/1 tenant packet from VNI 100/200, 2 packet from the
+// uplink, 3 clock += n seconds, 4 expire, 5 remove endpoint 10.0.0.n of VNI 100, 6 list and
+// render, 7 reload (and remove_stale).
 //
 // Oracles (abort on violation): a translated packet whose checksums all verified before still
 // verifies (incremental patches equal a recompute); an outbound packet leaves with a NAT
 // address; a refused packet is left byte for byte as it came (but for a hairpin refused on its
-// way back in, already SNATed); the flow count never exceeds the table size.
+// way back in, already SNATed); the flow count never exceeds the table size. With offload: an
+// install never lands on a key the map holds, a removal always finds its flow there (unless the
+// sync deleted it), and in the end every flow in the map is adopted by a fresh engine.
+#include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "nat/nat_engine.hpp"
@@ -86,6 +93,68 @@ void run_packet(NatEngine& nat, int op, std::vector<std::uint8_t>& packet, TimeP
     }
 }
 
+// The kernel's map as the daemon keeps it: both directions of every installed flow.
+class KernelModel {
+public:
+    void drain(NatEngine& nat) {
+        std::array<OffloadChange, 4> out;
+        for (std::size_t n = out.size(); n == out.size();) {
+            n = nat.drain_offload_changes(out);
+            for (std::size_t i = 0; i < n; ++i) apply(out[i]);
+        }
+    }
+    void sync(NatEngine& nat, TimePoint now) {
+        for (auto it = entries_.begin(); it != entries_.end();) {
+            if (nat.touch_offloaded(it->second, std::get<0>(it->first) ? OffloadDirection::inbound : OffloadDirection::outbound,
+                                    now, {1, 100}, now)) {
+                ++it;
+            } else {
+                gone_.insert(it->first);
+                it = entries_.erase(it);
+            }
+        }
+    }
+    // Every flow the map holds goes into a fresh engine, as after a restart.
+    void adopt_all(const NatSettings& settings, std::shared_ptr<const NatRules> rules, TimePoint now) const {
+        NatEngine next(settings);
+        next.set_rules(std::move(rules));
+        std::size_t flows = 0;
+        for (const auto& [key, flow] : entries_) {
+            if (!std::get<0>(key)) continue;  // once per flow
+            ++flows;
+            const FlowState state = flow.protocol == Protocol::tcp ? FlowState::tcp_established : FlowState::replied;
+            check(next.adopt(flow, state, now, now));
+        }
+        check(next.flow_count() == flows);
+    }
+
+private:
+    using Key = std::tuple<bool, std::uint32_t, int, std::uint32_t, std::uint16_t, std::uint32_t, std::uint16_t>;
+    static Key key_of(const OffloadKey& k) {
+        return {k.direction == OffloadDirection::inbound, k.vni, static_cast<int>(k.protocol), k.source.value(),
+                k.source_port, k.destination.value(), k.destination_port};
+    }
+    void apply(const OffloadChange& c) {
+        for (const OffloadKey& k : {c.flow.outbound_key(), c.flow.inbound_key()}) {
+            const Key key = key_of(k);
+            const auto it = entries_.find(key);
+            if (c.kind == OffloadChange::Kind::install) {
+                check(it == entries_.end());
+                entries_.emplace(key, c.flow);
+            } else if (it != entries_.end()) {
+                check(it->second == c.flow);
+                entries_.erase(it);
+            } else {
+                check(gone_.contains(key));
+            }
+            gone_.erase(key);
+        }
+    }
+
+    std::map<Key, OffloadedFlow> entries_;
+    std::set<Key> gone_;  // deleted by the sync
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -97,7 +166,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     settings.max_flows = (config & 16) ? 8 : 256;
     settings.hash_seed = 1;
     settings.max_nat_addresses = 4;  // the target uses two; small pools keep runs fast
+    settings.offload.enabled = (config & 32) != 0;
     NatEngine nat(settings);
+    KernelModel kernel;
     const bool tiny_range = (config & 8) != 0;
     nat.set_rules(rules(tiny_range));
     TimePoint now = TimePoint{} + std::chrono::seconds(1000);
@@ -120,10 +191,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 3: now += std::chrono::seconds(n); break;
             case 4: nat.expire(now, n + 1); break;
             case 5: nat.expire_endpoint(100, wire::Ipv4Address(0x0a000000u + static_cast<std::uint32_t>(n))); break;
-            case 6: (void)nat.flows(now, n); break;
-            default: nat.set_rules(rules(tiny_range)); break;
+            case 6:
+                (void)nat.flows(now, n);
+                if (settings.offload.enabled) kernel.sync(nat, now);
+                break;
+            default:
+                nat.set_rules(rules(tiny_range));
+                (void)nat.remove_stale(now);
+                break;
         }
         check(nat.flow_count() <= settings.max_flows + settings.shards);
+        if (settings.offload.enabled) kernel.drain(nat);
+    }
+    if (settings.offload.enabled) {
+        kernel.sync(nat, now);
+        kernel.adopt_all(settings, rules(tiny_range), now);
     }
     return 0;
 }

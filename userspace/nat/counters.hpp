@@ -61,6 +61,15 @@ struct NatCounters {
     std::uint64_t mappings_created = 0;
     std::uint64_t mappings_released = 0;
     std::uint64_t ports_preserved = 0;        // new mapping kept the tenant's own port / id
+    // Offload to the kernel fast path (docs/nat.md).
+    std::uint64_t offload_installs = 0;       // install requests handed to the daemon
+    std::uint64_t offload_removals = 0;       // removal requests handed to the daemon
+    std::uint64_t offload_queue_full = 0;     // installs deferred to the flow's next packet: queue at its limit
+    std::uint64_t offload_install_failed = 0; // the daemon could not install one: the pipeline keeps it
+    std::uint64_t offload_adopted = 0;        // flows rebuilt from the kernel's map (included in flows_created)
+    std::uint64_t offload_adopt_refused = 0;  // kernel entries adopt() refused (conflict, expired, no rule)
+    std::uint64_t offload_touched = 0;        // kernel syncs of a flow the engine has offloaded
+    std::uint64_t offload_touch_unknown = 0;  // kernel syncs the engine answered false (entry to delete)
     // Drops, one per DropReason (none excluded).
 #define ANDROMEDA_NAT_DROP_FIELD(name, id, description) std::uint64_t drop_##name = 0;
     ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_DROP_FIELD)
@@ -84,6 +93,14 @@ struct NatCounters {
         f("mappings_created", mappings_created);
         f("mappings_released", mappings_released);
         f("ports_preserved", ports_preserved);
+        f("offload_installs", offload_installs);
+        f("offload_removals", offload_removals);
+        f("offload_queue_full", offload_queue_full);
+        f("offload_install_failed", offload_install_failed);
+        f("offload_adopted", offload_adopted);
+        f("offload_adopt_refused", offload_adopt_refused);
+        f("offload_touched", offload_touched);
+        f("offload_touch_unknown", offload_touch_unknown);
         for (std::size_t r = 1; r < kDropReasonCount; ++r) {
             const auto reason = static_cast<DropReason>(r);
             f(drop_field_name(reason), drops(reason));

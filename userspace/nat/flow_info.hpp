@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "nat/offload.hpp"
 #include "nat/types.hpp"
 #include "wire/addresses.hpp"
 
@@ -30,8 +31,13 @@ struct FlowInfo {
     // tenant -> remote becomes nat -> remote. Inbound: remote -> nat becomes remote -> tenant.
     FlowEndpoints original;
     FlowEndpoints translated;
-    Duration age{};              // since the flow was created
-    Duration expires_in{};       // idle time left before it expires
+    Duration age{};              // since the flow was created (or adopted)
+    Duration expires_in{};       // idle time left before it expires (offloaded: grace included)
+    // In the kernel fast path (docs/nat.md, offload), with what the kernel counted in each
+    // direction as of the daemon's last sync: `original` is the direction of the first packet.
+    bool offloaded = false;
+    KernelCounts kernel_original;
+    KernelCounts kernel_reply;
 };
 
 }  // namespace andromeda::nat

@@ -34,15 +34,20 @@ void FlowTable::link(std::uint32_t id) noexcept {
     endpoint_.insert(id, endpoint_hash(f.vni, f.inside_ip));
 }
 
+void FlowTable::unlink(std::uint32_t id) noexcept {
+    Flow& f = flows_[id];
+    if (!f.linked) return;
+    inside_.remove(id, hash(InsideKey::of(f)));
+    outside_.remove(id, hash(OutsideKey::of(f)));
+    endpoint_.remove(id, endpoint_hash(f.vni, f.inside_ip));
+    f.linked = false;
+}
+
 void FlowTable::remove(std::uint32_t id) noexcept {
     Flow& f = flows_[id];
     if (!f.in_use) return;
-    if (f.linked) {
-        inside_.remove(id, hash(InsideKey::of(f)));
-        outside_.remove(id, hash(OutsideKey::of(f)));
-        endpoint_.remove(id, endpoint_hash(f.vni, f.inside_ip));
-    }
-    f.in_use = f.linked = false;
+    unlink(id);
+    f.in_use = false;
     free_.push_back(id);
     --size_;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nat/chain_index.hpp"
+#include "nat/offload.hpp"
 #include "nat/timing_wheel.hpp"
 #include "nat/types.hpp"
 
@@ -39,12 +40,21 @@ struct alignas(64) Flow {
     bool in_use = false;
     bool linked = false;           // in the indexes (set by FlowTable::link)
     bool remote_is_nat_address = false;  // hairpin: rechecked when the rules change
+    std::uint8_t offload = 0;      // kOffloaded | kInKernel | kOffloadQueued | kOffloadRefused
+    OffloadReason offload_reason = OffloadReason::none;  // of the last offload change
     std::uint32_t mapping = kNilId;  // the dynamic mapping it holds; kNilId for port-forward flows
     std::uint32_t rules_generation = 0;  // rules it was last checked against
     WheelNode wheel;               // deadline and expiry links
 
     static constexpr std::uint8_t kFinFromOriginator = 1;
     static constexpr std::uint8_t kFinFromResponder = 2;
+    // `offload` bits (nat_shard_offload.cpp): what the engine wants (kOffloaded), what the daemon
+    // was last told (kInKernel), whether a change waits in the shard's queue, and whether the
+    // daemon could not install it (never asked again).
+    static constexpr std::uint8_t kOffloaded = 1;
+    static constexpr std::uint8_t kInKernel = 2;
+    static constexpr std::uint8_t kOffloadQueued = 4;
+    static constexpr std::uint8_t kOffloadRefused = 8;
 };
 static_assert(sizeof(Flow) == 64, "a flow is one cache line");
 
@@ -110,6 +120,9 @@ public:
     // fields, then link() it.
     [[nodiscard]] std::uint32_t allocate() noexcept;
     void link(std::uint32_t id) noexcept;
+    // Takes an entry out of the indexes but keeps it (and its fields) allocated: an offloaded
+    // flow that ended waits so until its removal is handed to the daemon.
+    void unlink(std::uint32_t id) noexcept;
     // Unlinks and frees an entry.
     void remove(std::uint32_t id) noexcept;
 
@@ -129,11 +142,12 @@ public:
             if (flows_[id].vni == vni && flows_[id].inside_ip == ip) f(id);
         });
     }
-    // Calls f(id) for every live flow (listing; O(entries ever used)).
+    // Calls f(id) for every linked flow (listing, reload checks; O(entries ever used)); f may
+    // unlink or remove the flow it is given.
     template <class F>
     void for_each(F&& f) const {
         for (std::uint32_t id = 0; id < high_water_; ++id)
-            if (flows_[id].in_use) f(id);
+            if (flows_[id].linked) f(id);
     }
 
 private:

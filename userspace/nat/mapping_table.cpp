@@ -21,6 +21,7 @@ std::uint32_t MappingTable::add(const Mapping& mapping) noexcept {
     m = mapping;
     m.in_use = true;
     m.flows = 0;
+    m.retired = 0;
     inside_.insert(id, inside_hash(m.vni, m.protocol, m.inside_ip, m.inside_port, m.nat_ip));
     outside_.insert(id, outside_hash(m.protocol, m.nat_ip, m.nat_port));
     ++size_;

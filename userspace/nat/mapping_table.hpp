@@ -28,7 +28,8 @@ struct Mapping {
     Protocol protocol = Protocol::udp;
     bool in_use = false;
     std::uint32_t pool = 0;   // PortAllocator pool holding nat_port
-    std::uint32_t flows = 0;  // flows referring to it
+    std::uint32_t flows = 0;    // live flows referring to it
+    std::uint32_t retired = 0;  // ended flows still holding it until the kernel forgets them
 };
 
 class MappingTable {

@@ -24,6 +24,7 @@
 
 #include "nat/counters.hpp"
 #include "nat/flow_info.hpp"
+#include "nat/offload.hpp"
 #include "nat/port_allocator.hpp"
 #include "nat/rules.hpp"
 #include "nat/settings.hpp"
@@ -69,10 +70,15 @@ public:
     NatEngine& operator=(const NatEngine&) = delete;
 
     // Installs new per-VPC rules (a reload). Shard by shard: each packet sees one whole rule set.
-    // Flows whose VPC lost NAT or changed NAT address are dropped when next seen; flows of a
-    // removed port forward live on until idle, like established connections after a firewall
-    // change.
+    // Flows whose VPC lost NAT or changed NAT address, and flows of a port forward that was
+    // removed or now leads elsewhere, are dropped when next seen, or at once by remove_stale().
     void set_rules(std::shared_ptr<const NatRules> rules);
+    // After set_rules: ends every flow the new rules no longer allow (and any past its deadline)
+    // now rather than when next seen, and takes offloaded flows whose remote became a NAT
+    // address out of the kernel. Their removals are queued before it returns, so a reload drains
+    // them (drain_offload_changes) before it reports success. Returns the flows ended. Cost: a
+    // walk of every flow, each shard under its lock in turn.
+    std::size_t remove_stale(TimePoint now) noexcept;
 
     // A tenant's packet from VPC `vni` leaving towards a non-VPC destination: source becomes the
     // VPC's NAT address and a mapped port.
@@ -104,6 +110,40 @@ public:
     // Removes every flow of tenant (vni, ip), e.g. after a reload removed the endpoint. Cost: that
     // endpoint's flows (plus hash-bucket neighbours), not the table.
     std::size_t expire_endpoint(std::uint32_t vni, Ipv4Address ip) noexcept;
+
+    // ---- Offload to the kernel fast path (docs/nat.md, "Offload to the kernel") ----
+    // With settings.offload.enabled, a flow the kernel can carry exactly as the engine would
+    // (UDP and ICMP echo once created, TCP once established; never a hairpin) is queued for
+    // install once and marked offloaded; when it ends or stops being eligible (FIN, RST) it is
+    // queued for removal. The daemon, outside any lock:
+
+    // Hands out queued changes, at most out.size(); call until it returns less. Every removal of
+    // every shard comes before any install, so a key's removal precedes a new flow's install of
+    // the same key. Call it and touch_offloaded from one thread (the daemon's map owner).
+    std::size_t drain_offload_changes(std::span<OffloadChange> out) noexcept;
+    // The kernel's use of one direction of `flow`, read from its map entry: refreshes the flow's
+    // deadline to last_used + its timeout (+ the grace; never earlier than it was) and records
+    // the counts. True when the engine has exactly this flow offloaded; false (unknown, ended,
+    // no longer offloaded, or translated differently): delete the kernel's entries.
+    bool touch_offloaded(const OffloadedFlow& flow, OffloadDirection direction, TimePoint last_used,
+                         const KernelCounts& counts, TimePoint now) noexcept;
+    // The same for both entries of a flow at once (half the lookups): `last_used` the later of
+    // the two entries'.
+    bool touch_offloaded(const OffloadedFlow& flow, TimePoint last_used, const KernelCounts& outbound,
+                         const KernelCounts& inbound, TimePoint now) noexcept;
+    // The daemon could not write an install (map full): the flow stays in the pipeline (the
+    // daemon deletes whatever half it wrote), and is not offered again. False when the flow has
+    // ended meanwhile: its removal follows (and finds nothing to delete).
+    bool offload_failed(const OffloadedFlow& flow, TimePoint now) noexcept;
+    // After a restart, before the workers start (rules set): recreates a flow the kernel still
+    // carries, with its mapping (its NAT port marked in use) or on its port forward, as
+    // offloaded and installed, in `state` (TCP: established; UDP/ICMP: unreplied or replied),
+    // expiring at last_used + timeout + grace. False, changing nothing, when it conflicts with
+    // an existing flow or mapping, no rule allows it, it has expired, or its ports fall in two
+    // shards (the shard count changed): the daemon then deletes the kernel's entries.
+    bool adopt(const OffloadedFlow& flow, FlowState state, TimePoint last_used, TimePoint now) noexcept;
+    // Changes waiting in the queues (all shards).
+    [[nodiscard]] std::size_t pending_offload_changes() const noexcept;
 
     // Live flows for `andromedactl conntrack`, at most `limit`. Copies each shard under its lock.
     [[nodiscard]] std::vector<FlowInfo> flows(TimePoint now, std::size_t limit = kUnbounded) const;
@@ -137,6 +177,7 @@ private:
     // Drops decided before a packet has a shard (unparseable packets), counted lock-free.
     std::array<std::atomic<std::uint64_t>, kDropReasonCount> early_drops_{};
     std::atomic<std::uint32_t> generation_{0};
+    std::atomic<std::size_t> drain_from_{0};  // the shard the next drain starts with (fairness)
 };
 
 }  // namespace andromeda::nat

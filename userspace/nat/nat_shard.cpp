@@ -13,8 +13,10 @@ namespace {
 std::size_t wheel_slots(const NatSettings& s) {
     const auto& t = s.timeouts;
     const auto longest = std::max({t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp});
+    const auto grace = s.offload.enabled ? s.offload.grace : std::chrono::milliseconds(0);
     const auto tick = std::max<std::int64_t>(s.wheel_tick.count(), 1);
-    const auto needed = static_cast<std::size_t>(std::chrono::milliseconds(longest).count() / tick + 2);
+    const auto needed =
+        static_cast<std::size_t>((std::chrono::milliseconds(longest) + grace).count() / tick + 2);
     return std::min<std::size_t>(needed, std::size_t{1} << 20);
 }
 
@@ -31,7 +33,11 @@ NatShard::NatShard(std::size_t index, std::size_t shard_count, const NatSettings
       mappings_((settings.max_flows + shard_count - 1) / shard_count, seed ^ 0x9E3779B97F4A7C15ULL),
       ports_(index, shard_count, settings.max_nat_addresses),
       wheel_(FlowWheelNodes{&flows_}, std::chrono::duration_cast<Duration>(settings.wheel_tick).count(),
-             wheel_slots(settings)) {}
+             wheel_slots(settings)),
+      offload_enabled_(settings.offload.enabled),
+      offload_grace_ns_(std::chrono::duration_cast<Duration>(settings.offload.grace).count()),
+      offload_next_(offload_enabled_ ? flows_.capacity() : 0, kNilId),
+      kernel_counts_(offload_enabled_ ? 2 * flows_.capacity() : 0) {}
 
 void NatShard::set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation) {
     rules_ = std::move(rules);
@@ -45,6 +51,15 @@ std::int64_t NatShard::timeout_ns(Protocol p, FlowState s) const noexcept {
 bool NatShard::still_valid(Flow& f) noexcept {
     const VpcNatConfig* vpc = rules_ ? rules_->find_vpc(f.vni) : nullptr;
     if (!vpc || vpc->nat_address.value() != f.nat_ip) return false;
+    if (f.mapping == kNilId) {  // a port-forward flow: its forward must still lead to its endpoint
+        const ForwardMatch* forward = rules_->find_forward(wire::Ipv4Address(f.nat_ip), f.protocol, f.nat_port);
+        if (!forward || forward->vni != f.vni || forward->forward.endpoint_ip.value() != f.inside_ip ||
+            forward->forward.endpoint_port != f.inside_port)
+            return false;
+    } else if (f.protocol != Protocol::icmp &&
+               rules_->find_forward_from_endpoint(f.vni, f.protocol, wire::Ipv4Address(f.inside_ip), f.inside_port)) {
+        return false;  // a forward now covers its tenant port: that port's flows leave from the forward
+    }
     f.rules_generation = generation_;
     f.remote_is_nat_address = rules_->is_nat_address(wire::Ipv4Address(f.remote_ip));
     return true;
@@ -90,7 +105,7 @@ ShardOutcome NatShard::open_outbound(std::uint32_t vni, const NatPacket& p, cons
     const VpcNatConfig* vpc = rules_->find_vpc(vni);
     if (!vpc) return drop(DropReason::no_nat_config);
     // A port-forward endpoint's flows live in the shard of its forwarded port.
-    if (const std::uint32_t owner = forward_owner(vni, *vpc, p); owner != ShardOutcome::kNoShard) {
+    if (const std::uint32_t owner = forward_owner(vni, p); owner != ShardOutcome::kNoShard) {
         return ShardOutcome::retry_in(owner);
     }
     if (p.protocol == Protocol::tcp && !is_tcp_open(p.tcp_flags)) return drop(DropReason::tcp_not_syn);
@@ -99,12 +114,14 @@ ShardOutcome NatShard::open_outbound(std::uint32_t vni, const NatPacket& p, cons
 
 ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                                        const InsideKey& key, std::int64_t now, std::uint32_t& id) noexcept {
-    // A dynamic mapping wins (it predates the forward); else a forwarded endpoint sends from its
-    // forwarded port (a static mapping, owned by this shard: see forward_owner).
-    const ForwardMatch* forward = nullptr;
-    std::uint32_t mapping = mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
-    if (mapping == kNilId && p.protocol != Protocol::icmp)
-        forward = rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+    // A forwarded endpoint sends from its forwarded port (a static mapping, owned by this shard:
+    // see forward_owner); a dynamic mapping it had from before the forward is stale (still_valid).
+    const ForwardMatch* forward =
+        p.protocol == Protocol::icmp
+            ? nullptr
+            : rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
+    std::uint32_t mapping =
+        forward ? kNilId : mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
     if (flows_.full()) return drop(DropReason::table_full);  // before taking a port for nothing
     if (mapping == kNilId && !forward) {
         if (const DropReason r = mapping_for(vni, vpc, p, mapping); r != DropReason::none) return drop(r);
@@ -127,10 +144,8 @@ ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vp
     return ShardOutcome::translated();
 }
 
-std::uint32_t NatShard::forward_owner(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p) const noexcept {
+std::uint32_t NatShard::forward_owner(std::uint32_t vni, const NatPacket& p) const noexcept {
     if (p.protocol == Protocol::icmp) return ShardOutcome::kNoShard;
-    if (mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value()) != kNilId)
-        return ShardOutcome::kNoShard;
     const ForwardMatch* forward =
         rules_->find_forward_from_endpoint(vni, p.protocol, wire::Ipv4Address(p.source), p.source_port);
     if (!forward || ports_.owns(forward->forward.nat_port)) return ShardOutcome::kNoShard;
@@ -241,7 +256,8 @@ ShardOutcome NatShard::create_inbound(const NatPacket& p, const OutsideKey& key,
         fields.inside_port = forward->forward.endpoint_port;
     } else if (p.protocol == Protocol::udp && settings_.udp_filtering == UdpFiltering::endpoint_independent) {
         const std::uint32_t mapping = mappings_.find_outside(Protocol::udp, p.destination, p.destination_port);
-        if (mapping == kNilId) return drop(DropReason::no_flow);
+        // A mapping held only by ended flows (until the kernel forgets them) takes nobody in.
+        if (mapping == kNilId || mappings_[mapping].flows == 0) return drop(DropReason::no_flow);
         const Mapping& m = mappings_[mapping];
         const VpcNatConfig* vpc = rules_->find_vpc(m.vni);
         if (!vpc || vpc->nat_address.value() != m.nat_ip) return drop(DropReason::no_flow);  // draining
@@ -273,22 +289,31 @@ void NatShard::prefetch(std::uint32_t vni, const NatPacket& p, bool outbound, in
 // ---- flow bookkeeping --------------------------------------------------------------------
 
 void NatShard::remove_flow(std::uint32_t id, Removal why) noexcept {
-    const std::uint32_t mapping = flows_[id].mapping;
     wheel_.cancel(id);
-    flows_.remove(id);
-    if (mapping != kNilId) {
-        --mappings_[mapping].flows;
-        release_mapping_if_unused(mapping);
-    }
     switch (why) {
         case Removal::expired: ++counters_.flows_expired; break;
         case Removal::endpoint: ++counters_.flows_removed_endpoint; break;
         case Removal::stale: ++counters_.flows_removed_stale; break;
     }
+    if (flows_[id].offload & (Flow::kInKernel | Flow::kOffloadQueued)) [[unlikely]] {
+        retire_offloaded(id, why);
+        return;
+    }
+    free_flow(id);
+}
+
+void NatShard::free_flow(std::uint32_t id) noexcept {
+    const std::uint32_t mapping = flows_[id].mapping;
+    const bool retired = !flows_[id].linked;
+    flows_.remove(id);
+    if (mapping != kNilId) {
+        --(retired ? mappings_[mapping].retired : mappings_[mapping].flows);
+        release_mapping_if_unused(mapping);
+    }
 }
 
 void NatShard::release_mapping_if_unused(std::uint32_t mapping) noexcept {
-    if (mapping == kNilId || mappings_[mapping].flows != 0) return;
+    if (mapping == kNilId || mappings_[mapping].flows != 0 || mappings_[mapping].retired != 0) return;
     const Mapping& m = mappings_[mapping];
     ports_.release(m.pool, m.protocol, m.nat_port);
     mappings_.remove(mapping);
@@ -328,6 +353,11 @@ void NatShard::collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t
         }
         info.age = Duration(now - flows_.created_ns(id));
         info.expires_in = Duration(wheel_.deadline(id) - now);
+        info.offloaded = (f.offload & Flow::kOffloaded) != 0;
+        if (!kernel_counts_.empty()) {
+            info.kernel_original = kernel_counts_[2 * std::size_t{id}];
+            info.kernel_reply = kernel_counts_[2 * std::size_t{id} + 1];
+        }
         out.push_back(info);
     });
 }

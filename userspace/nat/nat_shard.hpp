@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "nat/counters.hpp"
@@ -14,6 +15,7 @@
 #include "nat/flow_table.hpp"
 #include "nat/mapping_table.hpp"
 #include "nat/nat_packet.hpp"
+#include "nat/offload.hpp"
 #include "nat/port_allocator.hpp"
 #include "nat/rules.hpp"
 #include "nat/settings.hpp"
@@ -69,9 +71,24 @@ public:
     // Appends live flows to `out` until it holds `limit`.
     void collect(std::int64_t now, std::vector<FlowInfo>& out, std::size_t limit) const;
 
+    // ---- offload to the kernel (nat_shard_offload.cpp; NatEngine documents each) ----
+    // Removals only (the flows that left the kernel first), or removals then installs.
+    std::size_t drain_offload(std::span<OffloadChange> out, bool installs) noexcept;
+    // The counts of either direction or both (null: not known).
+    bool touch_offloaded(const OffloadedFlow& flow, std::int64_t last_used, const KernelCounts* outbound,
+                         const KernelCounts* inbound, std::int64_t now) noexcept;
+    bool adopt(const OffloadedFlow& flow, FlowState state, std::int64_t last_used, std::int64_t now) noexcept;
+    bool offload_failed(const OffloadedFlow& flow, std::int64_t now) noexcept;
+    // Ends the flows the current rules no longer allow (and those past their deadline).
+    std::size_t remove_stale(std::int64_t now) noexcept;
+    [[nodiscard]] std::size_t pending_offload_changes() const noexcept {
+        return install_queue_.size + removal_queue_.size;
+    }
+
     void count_hairpin() noexcept { ++counters_.hairpinned; }
     [[nodiscard]] const NatCounters& counters() const noexcept { return counters_; }
-    [[nodiscard]] std::size_t flow_count() const noexcept { return flows_.size(); }
+    // Flows in the table, not counting ended ones whose removal waits to be drained.
+    [[nodiscard]] std::size_t flow_count() const noexcept { return flows_.size() - retired_; }
     [[nodiscard]] std::size_t mapping_count() const noexcept { return mappings_.size(); }
     [[nodiscard]] std::size_t capacity() const noexcept { return flows_.capacity(); }
 
@@ -89,8 +106,7 @@ private:
     ShardOutcome create_inbound(const NatPacket& p, const OutsideKey& key, std::int64_t now,
                                 std::uint32_t& id) noexcept;
     // The shard owning a forwarded endpoint's flows when it is not this one, else kNoShard.
-    [[nodiscard]] std::uint32_t forward_owner(std::uint32_t vni, const VpcNatConfig& vpc,
-                                              const NatPacket& p) const noexcept;
+    [[nodiscard]] std::uint32_t forward_owner(std::uint32_t vni, const NatPacket& p) const noexcept;
     // Finds a mapping for a new tenant port, or allocates a port for one.
     DropReason mapping_for(std::uint32_t vni, const VpcNatConfig& vpc, const NatPacket& p,
                            std::uint32_t& mapping) noexcept;
@@ -105,7 +121,32 @@ private:
                                              std::int64_t now) noexcept;
     // The rare part of live(): the rules changed since the flow was last seen.
     [[nodiscard]] bool still_valid(Flow& f) noexcept;
+    // Ends a flow: freed at once, or, when the daemon was told of it (or a change of it waits in
+    // the queue), unlinked and kept, with its mapping and port, until the queue hands it out.
     void remove_flow(std::uint32_t id, Removal why) noexcept;
+    void free_flow(std::uint32_t id) noexcept;
+
+    // Offload: the per-packet decision (inline), the change it makes (rare), the queues.
+    [[gnu::always_inline]] inline std::int64_t offload_after_packet(std::uint32_t id) noexcept;
+    [[nodiscard]] static bool offload_eligible(const Flow& f) noexcept {
+        return !f.remote_is_nat_address && (f.protocol != Protocol::tcp || f.state == FlowState::tcp_established);
+    }
+    [[gnu::noinline]] void change_offload(std::uint32_t id, bool offload) noexcept;
+    [[nodiscard]] bool forward_replies_here(const Flow& f) const noexcept;
+    void retire_offloaded(std::uint32_t id, Removal why) noexcept;
+    void enqueue_offload(std::uint32_t id) noexcept;
+    // A FIFO of flow ids linked through offload_next_.
+    struct OffloadQueue {
+        std::uint32_t head = kNilId;
+        std::uint32_t tail = kNilId;
+        std::size_t size = 0;
+    };
+    // Pops the queue's flows into `out` until it is full; returns how many changes it wrote.
+    std::size_t drain_queue(OffloadQueue& queue, std::span<OffloadChange> out) noexcept;
+    // The live flow carrying exactly `flow`'s translation, else kNilId.
+    [[nodiscard]] std::uint32_t find_offloaded(const OffloadedFlow& flow, std::int64_t now) noexcept;
+    [[nodiscard]] bool adoptable(const OffloadedFlow& flow, FlowState state) const noexcept;
+    [[nodiscard]] bool adopt_mapping(const OffloadedFlow& flow, std::uint32_t& mapping) noexcept;
     void release_mapping_if_unused(std::uint32_t mapping) noexcept;
     ShardOutcome drop(DropReason reason) noexcept {
         counters_.count_drop(reason);
@@ -130,6 +171,19 @@ private:
     PortAllocator ports_;
     BasicTimingWheel<FlowWheelNodes> wheel_;
     NatCounters counters_;
+
+    bool offload_enabled_;
+    std::int64_t offload_grace_ns_;
+    // With offload on only, one per flow slot: the queues' links, and the kernel's counts
+    // (original direction at 2 id, reply at 2 id + 1).
+    std::vector<std::uint32_t> offload_next_;
+    std::vector<KernelCounts> kernel_counts_;
+    // A flow is in at most one queue, chosen when it joins: removals if the daemon was told the
+    // kernel has it, else installs. Removals are drained first, so the removal of a key always
+    // precedes the install of a new flow with the same key (that flow came later).
+    OffloadQueue install_queue_;
+    OffloadQueue removal_queue_;
+    std::size_t retired_ = 0;  // ended flows held until their removal is drained
 };
 
 }  // namespace andromeda::nat

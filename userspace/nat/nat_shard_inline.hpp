@@ -29,7 +29,20 @@ inline void NatShard::track(std::uint32_t id, bool from_inside, std::uint8_t tcp
     } else if (!from_originator) {
         f.state = FlowState::replied;
     }
-    wheel_.refresh(id, now + timeout_ns(f.protocol, f.state));
+    std::int64_t deadline = now + timeout_ns(f.protocol, f.state);
+    if (offload_enabled_) deadline += offload_after_packet(id);
+    wheel_.refresh(id, deadline);
+}
+
+// After a packet moved the flow's state: request its install once the kernel can carry the rest
+// (or its removal once it cannot). Returns the grace an offloaded flow's deadline gets.
+inline std::int64_t NatShard::offload_after_packet(std::uint32_t id) noexcept {
+    const Flow& f = flows_[id];
+    const bool eligible = offload_eligible(f);
+    const bool offloaded = (f.offload & Flow::kOffloaded) != 0;
+    if (eligible != offloaded && !(eligible && (f.offload & Flow::kOffloadRefused))) [[unlikely]]
+        change_offload(id, eligible);
+    return (f.offload & Flow::kOffloaded) ? offload_grace_ns_ : 0;
 }
 
 }  // namespace andromeda::nat

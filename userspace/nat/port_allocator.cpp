@@ -44,6 +44,12 @@ void PortAllocator::release(std::uint32_t pool, Protocol protocol, std::uint16_t
     --pools_[pool].used;
 }
 
+bool PortAllocator::reserve(std::uint32_t pool, Protocol protocol, std::uint16_t port) noexcept {
+    if (!owns(port) || in_use(pool, protocol, port)) return false;
+    take(pool, protocol, local_index(port));
+    return true;
+}
+
 bool PortAllocator::in_use(std::uint32_t pool, Protocol protocol, std::uint16_t port) const noexcept {
     if (!owns(port)) return false;
     const std::uint32_t local = local_index(port);

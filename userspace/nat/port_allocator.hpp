@@ -60,6 +60,9 @@ public:
                                                         std::uint16_t port_max, std::uint16_t preferred,
                                                         std::uint64_t start_hint, Reserved&& reserved) noexcept;
     void release(std::uint32_t pool, Protocol protocol, std::uint16_t port) noexcept;
+    // Marks a given port of this shard in use (a mapping rebuilt from the kernel after a
+    // restart); false when the port is another shard's or already in use.
+    [[nodiscard]] bool reserve(std::uint32_t pool, Protocol protocol, std::uint16_t port) noexcept;
 
     [[nodiscard]] bool in_use(std::uint32_t pool, Protocol protocol, std::uint16_t port) const noexcept;
     [[nodiscard]] std::size_t used_ports(std::uint32_t pool) const noexcept { return pools_[pool].used; }

@@ -54,7 +54,11 @@ void NatRules::check_and_index() {
                 throw std::invalid_argument(vpc_name(vpc) + ": " + describe(forwards_.back()) +
                                             " is forwarded twice (each NAT address and port forwards to one endpoint)");
             // An endpoint port reachable through several forwards sends from the first one.
-            forward_by_endpoint_.insert(EndpointKey::of(vpc.vni, f.protocol, f.endpoint_ip, f.endpoint_port), index);
+            const EndpointKey endpoint = EndpointKey::of(vpc.vni, f.protocol, f.endpoint_ip, f.endpoint_port);
+            if (!forward_by_endpoint_.insert(endpoint, index)) {
+                forwards_[forward_by_endpoint_.find(endpoint)].endpoint_shared = true;
+                forwards_.back().endpoint_shared = true;
+            }
         }
     }
     has_forwards_ = !forwards_.empty();

@@ -48,6 +48,7 @@ struct ForwardMatch {
     std::uint32_t vni = 0;
     Ipv4Address nat_address;
     PortForward forward;
+    bool endpoint_shared = false;  // another forward leads to the same endpoint ip:port
 };
 
 class NatRules {

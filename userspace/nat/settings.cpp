@@ -12,6 +12,8 @@ std::string validate(const NatSettings& s) {
     const auto& t = s.timeouts;
     for (const auto timeout : {t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp})
         if (timeout.count() <= 0) return "nat timeouts must be positive";
+    if (s.offload.grace.count() < 0) return "nat offload grace must not be negative";
+    if (s.offload.queue_limit == 0) return "nat offload queue_limit must be at least 1";
     return {};
 }
 

@@ -32,6 +32,21 @@ enum class UdpFiltering : std::uint8_t {
     endpoint_independent,        // anyone may send to an existing mapping ("full cone")
 };
 
+// Handing established flows to the kernel fast path (docs/nat.md, "Offload to the kernel").
+struct NatOffloadSettings {
+    // Off: no flow is ever offloaded, and the engine behaves exactly as without a kernel path.
+    bool enabled = false;
+    // An offloaded flow is expired only this long after its deadline: the kernel's use of it
+    // reaches the engine through the daemon's periodic sync (touch_offloaded), so a flow busy in
+    // the kernel must outlive one sync interval past its last refresh. At least the sync
+    // interval plus the time one sync takes.
+    std::chrono::milliseconds grace{2000};
+    // Changes waiting for drain_offload_changes(), per shard, beyond which a new install is
+    // deferred to the flow's next packet (counted as offload_queue_full). Removals are never
+    // refused: each flow is queued at most once, so the queue never outgrows the flow table.
+    std::size_t queue_limit = 65536;
+};
+
 struct NatSettings {
     // Flows across all shards; each shard preallocates max_flows / shards (rounded up).
     std::size_t max_flows = 1'000'000;
@@ -46,6 +61,7 @@ struct NatSettings {
     UdpFiltering udp_filtering = UdpFiltering::address_and_port_dependent;
     // Seed for the table hashes; 0 picks a random one (so remote hosts cannot aim collisions).
     std::uint64_t hash_seed = 0;
+    NatOffloadSettings offload;
 };
 
 // Empty when the settings are usable, else what is wrong (for a config error message).

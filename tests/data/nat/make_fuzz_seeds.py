@@ -56,9 +56,20 @@ def sessions():
         + out(IP(src=TENANT, dst=NAT) / TCP(sport=40005, dport=80, flags="S")) + rec(6, n=20)
 
 
+def offload_sessions():
+    """The same sessions with offload on (config bit 5), and a forward carried by the kernel."""
+    for name, data in sessions():
+        yield f"offload_{name}", bytes([data[0] | 32]) + data[1:]
+    yield "offload_forward_established", bytes([32 | 1]) \
+        + inn(IP(src=REMOTE, dst=NAT) / TCP(sport=5001, dport=80, flags="S")) \
+        + out(IP(src="10.0.0.20", dst=REMOTE) / TCP(sport=8080, dport=5001, flags="SA")) \
+        + inn(IP(src=REMOTE, dst=NAT) / TCP(sport=5001, dport=80, flags="A")) \
+        + rec(6, n=10) + rec(3, n=100) + rec(7) + rec(6, n=10) + rec(3, n=255) + rec(4, n=10)
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, data in sessions():
+    for name, data in [*sessions(), *offload_sessions()]:
         (OUT / f"{name}.bin").write_bytes(data)
         print(f"{name}: {len(data)} bytes")
 

@@ -16,9 +16,10 @@ enum andromeda_nat_direction {
 	ANDROMEDA_NAT_INBOUND = 2,  /* from the outside to a NAT address: back to the tenant */
 };
 
-/* A packet's tuple as it arrives. Outbound: tenant -> remote, with the tenant's VNI (tenants of two
- * VPCs may share addresses). Inbound: remote -> NAT address, VNI 0. ICMP echo: the identifier in
- * both port fields (requests outbound, replies inbound). */
+/* A packet's tuple as it arrives (the NAT engine's own keys, userspace/nat/offload.hpp). Outbound:
+ * tenant -> remote, with the tenant's VNI (tenants of two VPCs may share addresses). Inbound:
+ * remote -> NAT address, VNI 0. ICMP echo (requests outbound, replies inbound): the identifier in
+ * the port field of the NAT's side (sport outbound, dport inbound), 0 in the other. */
 struct andromeda_nat_key {
 	__be32 src;
 	__be32 dst;

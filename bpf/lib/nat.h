@@ -39,8 +39,8 @@ ANDROMEDA_MAP(andromeda_nat_flows, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_NAT_FLOWS, s
 
 /* The transport header of a NAT packet, as far as the NAT reads and rewrites it. */
 struct nat_l4 {
-	__be16 sport; /* ICMP echo: the identifier, in both */
-	__be16 dport;
+	__be16 sport; /* ICMP echo: the identifier going out, 0 coming in */
+	__be16 dport; /* ICMP echo: 0 going out, the identifier coming in */
 	__u32 csum_offset;  /* of the checksum field, from the IPv4 header */
 	__u32 port_offset;  /* of the field the translation rewrites, from the IPv4 header */
 };
@@ -80,8 +80,10 @@ static __always_inline int nat_l4_pull(struct cursor *c, const struct iphdr *ip,
 
 		if (!icmp || icmp->code != 0 || icmp->type != (outbound ? ICMP_ECHO_REQUEST : ICMP_ECHO_REPLY))
 			return -1;
-		l4->sport = icmp->id;
-		l4->dport = icmp->id;
+		/* The engine's keys (userspace/nat/offload.hpp): the identifier on the side of the NAT
+		 * it belongs to, 0 on the remote's. */
+		l4->sport = outbound ? icmp->id : 0;
+		l4->dport = outbound ? 0 : icmp->id;
 		l4->csum_offset = sizeof(*ip) + __builtin_offsetof(struct icmp_echo_hdr, checksum);
 		l4->port_offset = sizeof(*ip) + __builtin_offsetof(struct icmp_echo_hdr, id);
 		return 0;

@@ -19,6 +19,20 @@ public:
         tables[index(map)][str(key)] = str(value);
         ++upserts[index(map)];
     }
+    InsertResult insert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) override {
+        auto& t = tables[index(map)];
+        if (t.count(str(key)) != 0) return InsertResult::exists;
+        if (capacity[index(map)] != 0 && t.size() >= capacity[index(map)]) return InsertResult::full;
+        t[str(key)] = str(value);
+        ++upserts[index(map)];
+        return InsertResult::inserted;
+    }
+    [[nodiscard]] std::optional<std::string> lookup(MapId map, std::span<const std::byte> key) const override {
+        const auto& t = tables[index(map)];
+        const auto it = t.find(str(key));
+        if (it == t.end()) return std::nullopt;
+        return it->second;
+    }
     void erase(MapId map, std::span<const std::byte> key) override {
         tables[index(map)].erase(str(key));
         ++erases[index(map)];
@@ -42,6 +56,7 @@ public:
 
     std::array<Table, kMapCount> tables;
     std::array<std::size_t, kMapCount> upserts{}, erases{};
+    std::array<std::size_t, kMapCount> capacity{};  // 0: unbounded; else insert() answers full beyond it
 
 private:
     static std::size_t index(MapId map) { return static_cast<std::size_t>(map); }

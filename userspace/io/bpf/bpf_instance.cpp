@@ -49,6 +49,22 @@ public:
             throw IoError(std::string("writing an entry of ") + bpf_name(id), errno,
                           errno == E2BIG || errno == ENOMEM ? "the map is full" : "");
     }
+    InsertResult insert(MapId id, std::span<const std::byte> key, std::span<const std::byte> value) override {
+        const bpf_map* map = checked(id, key, value.size());
+        if (bpf_map_update_elem(bpf_map__fd(map), key.data(), value.data(), BPF_NOEXIST) == 0) return InsertResult::inserted;
+        if (errno == EEXIST) return InsertResult::exists;
+        if (errno == E2BIG || errno == ENOMEM) return InsertResult::full;
+        throw IoError(std::string("inserting an entry of ") + bpf_name(id), errno);
+    }
+    std::optional<std::string> lookup(MapId id, std::span<const std::byte> key) const override {
+        const bpf_map* map = map_of(skel_, id);
+        std::string value(bpf_map__value_size(map), '\0');
+        if (key.size() != bpf_map__key_size(map))
+            throw IoError(std::string("key size mismatch for ") + bpf_name(id), EINVAL);
+        if (bpf_map_lookup_elem(bpf_map__fd(map), key.data(), value.data()) == 0) return value;
+        if (errno == ENOENT) return std::nullopt;
+        throw IoError(std::string("reading an entry of ") + bpf_name(id), errno);
+    }
     void erase(MapId id, std::span<const std::byte> key) override {
         const bpf_map* map = checked(id, key, bpf_map__value_size(map_of(skel_, id)));
         if (bpf_map_delete_elem(bpf_map__fd(map), key.data()) != 0 && errno != ENOENT)
@@ -83,6 +99,8 @@ private:
 };
 
 }  // namespace
+
+std::unique_ptr<MapWriter> make_map_writer(andromeda_xdp& skel) { return std::make_unique<BpfMapWriter>(skel); }
 
 std::string RecoveryReport::message() const {
     if (!recovered()) return {};

@@ -32,6 +32,10 @@ struct andromeda_xdp;
 
 namespace andromeda::io {
 
+// A MapWriter over a loaded skeleton's maps (what BpfInstance::map_writer() is), for tests and
+// tools that load the object themselves.
+[[nodiscard]] std::unique_ptr<MapWriter> make_map_writer(andromeda_xdp& skel);
+
 // What starting over a crashed instance's leftovers took.
 struct RecoveryReport {
     std::filesystem::path pin_dir;
@@ -71,7 +75,7 @@ public:
     bool detach(std::string_view ifname);
     [[nodiscard]] std::vector<AttachReport> attachments() const;
 
-    // The kernel fast path's tc programs (bpf/andromeda_xdp.bpf.c).
+    // The kernel fast path's tc programs (bpf/tc_*.bpf.c).
     enum class TcProgram : std::uint8_t { tenant, punt, underlay };
     // Attaches `program` to the tc ingress of `ifname` (this thread's namespace), replacing a
     // previous instance's; attaching a port twice keeps the first. Throws IoError.

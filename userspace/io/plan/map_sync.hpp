@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,12 @@ public:
     // Both throw IoError when the kernel refuses.
     virtual void upsert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) = 0;
     virtual void erase(MapId map, std::span<const std::byte> key) = 0;
+    // Writes an entry only where the key has none (BPF_NOEXIST): for entries whose owner must
+    // never overwrite another's (the NAT's flows). Throws IoError for anything but these two.
+    enum class InsertResult : std::uint8_t { inserted, exists, full };
+    virtual InsertResult insert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) = 0;
+    // The value `key` has now, or nullopt. Throws IoError.
+    [[nodiscard]] virtual std::optional<std::string> lookup(MapId map, std::span<const std::byte> key) const = 0;
     // Every (key, value) the map holds now, as bytes: what a previous instance left in a map
     // this one adopted. Throws IoError.
     [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> entries(MapId map) const = 0;

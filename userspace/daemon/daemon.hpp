@@ -122,6 +122,8 @@ private:
     // Control-socket results (daemon_reports.cpp).
     [[nodiscard]] control::StatusReply status() const;
     [[nodiscard]] control::StatsReply stats() const;
+    // The daemon's own counters: the daemon group of stats() and what publish_stats() writes.
+    [[nodiscard]] andromeda_daemon_stats daemon_stats(const PoolCounters& pool) const;
     [[nodiscard]] control::FabricReply fabric() const;
     [[nodiscard]] control::ConntrackReply conntrack() const;
     [[nodiscard]] control::PortStatus port_status(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const;

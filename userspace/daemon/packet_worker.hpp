@@ -21,29 +21,28 @@
 #include "io/xsk/frame.hpp"
 #include "io/xsk/packet_socket.hpp"
 #include "nat/nat_engine.hpp"
+#include "util/counters.hpp"
 #include "util/flat_table.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {
 
 // What the glue itself did, next to the pipeline's counters.
+#define ANDROMEDA_GLUE_COUNTERS(X)                                                           \
+    X(batches)                                                                               \
+    X(no_fabric)       /* frames dropped before the first snapshot was published */          \
+    X(spare_shortfall) /* times the pipeline asked for spare frames and the UMEM had none */ \
+    X(tx_copied)       /* sent through the packet socket: no AF_XDP socket here */           \
+    X(tx_copy_failed)  /* ... and the kernel refused it */                                   \
+    X(tx_no_port)      /* an emission for a port this node does not own */
+
 struct GlueCounters {
-    std::uint64_t batches = 0;
-    std::uint64_t no_fabric = 0;        // frames dropped before the first snapshot was published
-    std::uint64_t spare_shortfall = 0;  // times the pipeline asked for spare frames and the UMEM had none
-    std::uint64_t tx_copied = 0;        // sent through the packet socket: no AF_XDP socket here
-    std::uint64_t tx_copy_failed = 0;   // ... and the kernel refused it
-    std::uint64_t tx_no_port = 0;       // an emission for a port this node does not own
+    ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_FIELD)
 
     // Calls f(name, value) for every counter (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const {
-        f("batches", batches);
-        f("no_fabric", no_fabric);
-        f("spare_shortfall", spare_shortfall);
-        f("tx_copied", tx_copied);
-        f("tx_copy_failed", tx_copy_failed);
-        f("tx_no_port", tx_no_port);
+        ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_VISIT)
     }
 };
 

@@ -9,30 +9,12 @@
 #include <cstdint>
 #include <span>
 
-#include "andromeda_drops.h"
+#include "util/drop_reasons.hpp"
 
 namespace andromeda::io {
 
 // Why the I/O layer let go of a frame without sending it: shared/andromeda_drops.h, ANDROMEDA_DROPS_IO.
-enum class DropReason : std::uint8_t {
-#define ANDROMEDA_IO_DROP_ENUM(name, id, description) name,
-    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_ENUM)
-#undef ANDROMEDA_IO_DROP_ENUM
-};
-inline constexpr std::size_t kDropReasonCount = 0
-#define ANDROMEDA_IO_DROP_COUNT(name, id, description) +1
-    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_COUNT)
-#undef ANDROMEDA_IO_DROP_COUNT
-    ;
-[[nodiscard]] constexpr const char* to_string(DropReason reason) noexcept {
-    switch (reason) {
-#define ANDROMEDA_IO_DROP_NAME(name, id, description) \
-    case DropReason::name: return #name;
-        ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_NAME)
-#undef ANDROMEDA_IO_DROP_NAME
-    }
-    return "?";
-}
+ANDROMEDA_DEFINE_DROP_REASONS(DropReason, kDropReasonCount, none, "not dropped", ANDROMEDA_DROPS_IO)
 
 inline constexpr std::uint32_t kNoSocket = 0xFFFFFFFF;
 

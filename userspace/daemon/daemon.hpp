@@ -30,7 +30,7 @@
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
-#include "io/netlink/punt_pair.hpp"
+#include "io/bpf/tenant_plumbing.hpp"
 #include "io/plan/map_sync.hpp"
 #include "io/plan/port_table.hpp"
 #include "nat/nat_engine.hpp"
@@ -81,15 +81,10 @@ private:
     void start_control();
     [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
                                               std::map<std::string, std::uint32_t>* unresolved);
-    // A tenant port's plumbing: its punt pair, XDP on the pair's steering end, tc on the pair's
-    // visible end and on the port. Returns the port as the workers own it (sockets on the steering
-    // end). Throws, leaving nothing of the port behind.
+    // A tenant port plumbed (io::TenantPlumbing), as the workers own it (sockets on the punt
+    // pair's steering end). Throws, leaving nothing of the port behind.
     OwnedPort plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
                            std::vector<std::string>& notes);
-    // Undoes plumb_tenant once the workers no longer hold sockets on it.
-    void unplumb_tenant(const OwnedPort& port) noexcept;
-    // `table` with every tenant port's punt devices added (io::add_punt_ports).
-    [[nodiscard]] io::PortTable with_punt_devices(io::PortTable table) const;
     // The fast path's view of this node, written into andromeda_fp_config.
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
     static std::uint32_t random_handoff_cookie();
@@ -145,15 +140,15 @@ private:
     NextHopTable next_hops_;
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
-    // Punt pairs by tenant port ifindex: deleted after the workers (their sockets bind there).
-    std::map<std::uint32_t, std::unique_ptr<io::PuntPair>> punts_;
+    // Tenant ports' punt pairs and programs: undone after the workers (their sockets bind there).
+    std::unique_ptr<io::TenantPlumbing> tenants_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).
     std::uint32_t handoff_cookie_ = random_handoff_cookie();
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
     std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;
-    std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build  // [etcd]: the values parsed, kept between builds
+    std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build
     std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
     std::uint64_t reloads_ok_ = 0;

@@ -70,10 +70,9 @@ void NatStageCounters::count_drop(NatStageDrop r) noexcept {
 }
 
 std::shared_ptr<const nat::NatRules> nat_rules_for(const fabric::FabricSnapshot& fabric) {
-    constexpr std::uint32_t kLocalNode = 0;  // FabricSnapshot::nodes() starts with this node
     std::vector<nat::VpcNatConfig> vpcs;
     for (const fabric::Vpc& vpc : fabric.vpcs()) {
-        if (!vpc.nat || vpc.nat->gateway_node_index != kLocalNode) continue;
+        if (!fabric::FabricSnapshot::translates_here(vpc)) continue;
         nat::VpcNatConfig config;
         config.vni = vpc.vni;
         config.nat_address = vpc.nat->address;

@@ -20,6 +20,12 @@ inline constexpr std::uint32_t kNoSocket = 0xFFFFFFFF;
 
 class Frame {
 public:
+    Frame() = default;
+    // Bytes [offset, offset + length) of `chunk`: how XskWorker hands out a UMEM frame, and how
+    // a handler's unit test makes one (only a fake FrameOutput may take such a frame).
+    Frame(std::uint8_t* chunk, std::uint32_t chunk_size, std::uint32_t offset, std::uint32_t length) noexcept
+        : chunk_(chunk), chunk_size_(chunk_size), offset_(offset), length_(length) {}
+
     [[nodiscard]] std::uint8_t* data() const noexcept { return chunk_ + offset_; }
     [[nodiscard]] std::uint32_t length() const noexcept { return length_; }
     [[nodiscard]] std::span<std::uint8_t> bytes() const noexcept { return {data(), length_}; }

@@ -142,8 +142,12 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     } else {
         etcd_builder_->update(update.changes);
         const auto running = store_.current();
-        std::optional<fabric::EtcdChangePlan> plan =
+        fabric::PlannedChange planned =
             etcd_builder_->plan_change(*running, update.changes, etcd_config_text_, options_.config_path);
+        std::optional<fabric::EtcdChangePlan>& plan = planned.plan;
+        if (!plan)
+            spdlog::debug("etcd: {} change(s) built in full, not in place: {} ({})", update.changes.size(),
+                          fabric::describe(planned.declined), fabric::to_string(planned.declined));
         if (plan) {
             // Endpoints only: the fast path's entries first, valued from the change itself, so
             // the kernel forwards by it (and a removed endpoint is no longer forwarded) while the

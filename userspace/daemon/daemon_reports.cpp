@@ -176,6 +176,10 @@ control::StatsReply Daemon::stats() const {
                               {"rejected_keys", e.rejected.size()},
                               {"revision", static_cast<std::uint64_t>(e.revision)},
                               {"lease_renewals", e.lease_renewals}};
+        // Why watched changes were built in full rather than applied in place.
+        if (etcd_builder_)
+            etcd_builder_->for_each_decline(
+                [&](std::string_view name, std::uint64_t v) { out.groups["etcd"][std::string(name)] = v; });
     }
     return out;
 }

@@ -1,11 +1,12 @@
 /* Every reason Andromeda drops a packet, in every layer, defined once: the BPF programs' counter
  * fields, the C++ enums, their names, the counters the daemon publishes and the table
- * `andromedactl drops` prints all come from these lists (userspace/util/drop_registry.hpp).
+ * `andromedactl drops` prints all come from these lists (userspace/util/drop_registry.hpp; the C++
+ * enums of every layer through one macro, userspace/util/drop_reasons.hpp).
  *
  * X(name, id, "description"). The id is stable: logs, metrics and docs may name it. Each layer's
  * ids start after its base (XDP 100, kernel fast path 200, overlay decapsulation 300, pipeline 400,
- * NAT 500, AF_XDP I/O 600); a new reason is appended with the next free id of its layer, and an id
- * is never reused or renumbered. */
+ * NAT 500, AF_XDP I/O 600, the pipeline's NAT stage 700); a new reason is appended with the next
+ * free id of its layer, and an id is never reused or renumbered. */
 #ifndef ANDROMEDA_DROPS_H
 #define ANDROMEDA_DROPS_H
 
@@ -127,5 +128,13 @@
 	X(tx_ring_full, 603, "the target TX ring had no room, even after reclaiming completions") \
 	X(no_such_socket, 604, "transmit() named a socket this worker does not have") \
 	X(invalid_descriptor, 605, "the kernel handed back an address outside the UMEM or a chunk")
+
+/* The NAT stage around the pipeline: frames the pipeline handed to NAT that the stage itself, not
+ * the NAT engine, drops (dataplane::NatStageDrop; stage_drop_<name> in the nat group). */
+#define ANDROMEDA_DROPS_NAT_STAGE(X) \
+	X(no_nat_engine, 701, "the frame needs NAT, but this node is no NAT gateway") \
+	X(not_ipv4, 702, "the frame for NAT carries no IPv4 packet") \
+	X(no_uplink_port, 703, "translated outbound, but no port has the uplink role") \
+	X(no_uplink_next_hop, 704, "translated outbound, but the uplink router's MAC is not known yet")
 
 #endif /* ANDROMEDA_DROPS_H */

@@ -237,26 +237,34 @@ struct andromeda_xdp_stats {
 };
 
 /* The daemon's own counters, written by andromedad into andromeda_daemon_stats so that one
- * `bpftool map dump` shows the whole picture. */
+ * `bpftool map dump` shows the whole picture; `andromedactl stats` shows the same list as its
+ * daemon group (userspace/daemon/daemon_reports.cpp fills both from one struct). */
+#define ANDROMEDA_DAEMON_STATS(X) \
+	X(fabric_generation) \
+	X(reloads_ok) \
+	X(reloads_failed) \
+	X(rx_frames)          /* frames received on the AF_XDP sockets */ \
+	X(tx_frames)          /* frames put on AF_XDP TX rings */ \
+	X(drops)              /* frames freed unsent, whoever decided it (pipeline, NAT, rings) */ \
+	X(uptime_s) \
+	X(workers)            /* packet worker threads: one per underlay RX queue */ \
+	X(ports)              /* ports Andromeda owns: underlay, uplink, tenant ports */ \
+	X(map_writes)         /* BPF map entries written or erased by fabric syncs */ \
+	X(peers_unresolved)   /* peer nodes whose next-hop MAC is unknown right now */ \
+	X(pipeline_forwarded) /* encapsulated towards another node */ \
+	X(pipeline_delivered) /* delivered to a local tenant port */ \
+	X(pipeline_replied)   /* answered by the distributed gateway (ARP, echo, ICMP errors) */ \
+	X(pipeline_to_nat)    /* handed to the NAT */ \
+	X(pipeline_dropped)   /* dropped by the pipeline: andromedactl stats names each reason */ \
+	X(nat_translated)     /* packets the NAT translated, both directions */ \
+	X(nat_flows)          /* live NAT flows */ \
+	X(map_writes_skipped) /* map entries a sync planned but the map already held */ \
+	X(next_hops_resolved) /* peer next-hop MACs learned from the kernel */ \
+	X(next_hop_failures)  /* next-hop resolutions that failed */ \
+	X(stats_published)    /* writes of this struct into the map (in the map: this one included) */
+
 struct andromeda_daemon_stats {
-	__u64 fabric_generation;
-	__u64 reloads_ok;
-	__u64 reloads_failed;
-	__u64 rx_frames;          /* frames received on the AF_XDP sockets */
-	__u64 tx_frames;          /* frames put on AF_XDP TX rings */
-	__u64 drops;              /* frames freed unsent, whoever decided it (pipeline, NAT, rings) */
-	__u64 uptime_s;
-	__u64 workers;            /* packet worker threads: one per underlay RX queue */
-	__u64 ports;              /* ports Andromeda owns: underlay, uplink, tenant ports */
-	__u64 map_writes;         /* BPF map entries written or erased by fabric syncs */
-	__u64 peers_unresolved;   /* peer nodes whose next-hop MAC is unknown right now */
-	__u64 pipeline_forwarded; /* encapsulated towards another node */
-	__u64 pipeline_delivered; /* delivered to a local tenant port */
-	__u64 pipeline_replied;   /* answered by the distributed gateway (ARP, echo, ICMP errors) */
-	__u64 pipeline_to_nat;    /* handed to the NAT */
-	__u64 pipeline_dropped;   /* dropped by the pipeline: andromedactl stats names each reason */
-	__u64 nat_translated;     /* packets the NAT translated, both directions */
-	__u64 nat_flows;          /* live NAT flows */
+	ANDROMEDA_DAEMON_STATS(ANDROMEDA_STATS_FIELD)
 };
 
 #endif /* ANDROMEDA_KERN_USER_H */

@@ -378,8 +378,8 @@ TEST_F(AfXdp, FrameLedgerBalancesAfterDropsOfEveryKind) {
     const WorkerCounters c = worker->counters();
     const FrameLedger& ledger = worker->ledger();
     std::cout << "ledger: " << ledger.summary() << "\n";
-    for (std::size_t r = 0; r < kDropReasonCount; ++r)
-        std::cout << "drop " << to_string(static_cast<DropReason>(r)) << ": " << c.drops[r] << "\n";
+    for (std::size_t slot = 0; slot < kDropReasonCount; ++slot)
+        std::cout << "drop " << to_string(util::drop_of_slot<DropReason>(slot)) << ": " << c.drops[slot] << "\n";
     EXPECT_TRUE(ledger.audit()) << ledger.summary();
     EXPECT_EQ(ledger.count(FrameOwner::worker), 0u);
     EXPECT_EQ(ledger.count(FrameOwner::tx_ring), 0u);

@@ -82,10 +82,8 @@ Daemon::~Daemon() {
     }
     etcd.reset();
     control_.stop();
-    const std::vector<OwnedPort> ports = pool_ ? pool_->ports() : std::vector<OwnedPort>{};
-    pool_.reset();  // threads joined, sockets closed
-    for (const OwnedPort& port : ports)
-        if (port.role == dataplane::PortRole::tenant) unplumb_tenant(port);
+    pool_.reset();     // threads joined, sockets closed
+    tenants_.reset();  // tenant ports' programs detached, punt pairs deleted
     nat_.reset();
     sync_.reset();
     if (bpf_) {
@@ -100,6 +98,7 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     bpf_ = std::make_unique<io::BpfInstance>(io::instance_config_from(snapshot.local()));
     spdlog::info("BPF maps pinned in {}", bpf_->config().pin_dir.string());
     sync_ = std::make_unique<io::FabricMapSync>(bpf_->map_writer());
+    tenants_ = std::make_unique<io::TenantPlumbing>(*bpf_);
     // Maps adopted from a killed predecessor, whose programs still forward with them: what they
     // hold is taken as written, so the reconcile below changes only what the fabric changed.
     if (!bpf_->recovery().adopted_pins.empty()) {
@@ -152,7 +151,7 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
 }
 
 void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
-    if (!serves_nat(snapshot)) return;
+    if (!snapshot.serves_nat()) return;
     nat::NatSettings settings;
     settings.shards = std::max<std::uint32_t>(1, host_.underlay.rx_queues);
     nat_ = std::make_unique<nat::NatEngine>(settings);  // the workers' NAT stage installs its rules
@@ -185,13 +184,6 @@ void Daemon::start_uplink_route() {
     }
 }
 
-io::PortTable Daemon::with_punt_devices(io::PortTable table) const {
-    std::map<std::uint32_t, io::PuntDevices> devices;
-    for (const auto& [ifindex, pair] : punts_) devices.emplace(ifindex, pair->devices());
-    io::add_punt_ports(table, devices);
-    return table;
-}
-
 io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
                                     std::map<std::string, std::uint32_t>* unresolved) {
     io::PortTable table = io::tenant_ports(snapshot, slots_, unresolved);
@@ -203,36 +195,10 @@ io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
 
 OwnedPort Daemon::plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
                                 std::vector<std::string>& notes) {
-    const io::InterfaceInfo link = io::require_interface(name);
-    auto pair = std::make_unique<io::PuntPair>(ifindex, std::max<std::uint32_t>(link.mtu, 1500));
-    const io::PuntDevices devices = pair->devices();
-    try {
-        const io::AttachReport& report = bpf_->attach(devices.steering);  // logs what it achieved
-        bpf_->attach_tc(devices.visible, io::BpfInstance::TcProgram::punt);
-        bpf_->attach_tc(name, io::BpfInstance::TcProgram::tenant);
-        notes.push_back("+ port " + name + ": tc ingress (fast path, punt via " + devices.visible + "), " +
-                        report.message());
-    } catch (...) {
-        bpf_->detach_tc(name);
-        bpf_->detach_tc(devices.visible);
-        bpf_->detach(devices.steering);
-        throw;
-    }
-    punts_[ifindex] = std::move(pair);
+    std::string note;
+    const io::PuntDevices& devices = tenants_->plumb(name, ifindex, note);
+    notes.push_back("+ port " + name + ": " + note);
     return OwnedPort{name, ifindex, dataplane::PortRole::tenant, slot, 1, devices.steering};
-}
-
-void Daemon::unplumb_tenant(const OwnedPort& port) noexcept {
-    try {
-        bpf_->detach_tc(port.name);
-        const auto it = punts_.find(port.ifindex);
-        if (it == punts_.end()) return;
-        bpf_->detach_tc(it->second->devices().visible);
-        bpf_->detach(it->second->devices().steering);
-        punts_.erase(it);  // deletes the pair
-    } catch (const std::exception& e) {
-        spdlog::warn("tenant port {}: {}", port.name, e.what());
-    }
 }
 
 void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
@@ -283,7 +249,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
         if (const auto cpu = pool_->cpu_of(w))
             spdlog::info("worker {} (andromeda-w{}) {} CPU {}", w, w, pool_->pinned(w) ? "pinned to" : "could not be pinned to", *cpu);
     // Steering starts only now that every socket is in the XSKMAP.
-    sync_->sync_ports(with_punt_devices(std::move(ports)));
+    sync_->sync_ports(tenants_->with_punt_devices(std::move(ports)));
     // A killed predecessor's tc links on ports this fabric no longer has (their port entries
     // are gone, so those programs would only drop).
     bpf_->release_unclaimed_tc_links();

@@ -31,7 +31,7 @@
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
-#include "io/netlink/punt_pair.hpp"
+#include "io/bpf/tenant_plumbing.hpp"
 #include "io/plan/map_sync.hpp"
 #include "io/plan/port_table.hpp"
 #include "nat/nat_engine.hpp"
@@ -82,15 +82,10 @@ private:
     void start_control();
     [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
                                               std::map<std::string, std::uint32_t>* unresolved);
-    // A tenant port's plumbing: its punt pair, XDP on the pair's steering end, tc on the pair's
-    // visible end and on the port. Returns the port as the workers own it (sockets on the steering
-    // end). Throws, leaving nothing of the port behind.
+    // A tenant port plumbed (io::TenantPlumbing), as the workers own it (sockets on the punt
+    // pair's steering end). Throws, leaving nothing of the port behind.
     OwnedPort plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
                            std::vector<std::string>& notes);
-    // Undoes plumb_tenant once the workers no longer hold sockets on it.
-    void unplumb_tenant(const OwnedPort& port) noexcept;
-    // `table` with every tenant port's punt devices added (io::add_punt_ports).
-    [[nodiscard]] io::PortTable with_punt_devices(io::PortTable table) const;
     // The fast path's view of this node, written into andromeda_fp_config.
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
     static std::uint32_t random_handoff_cookie();
@@ -123,6 +118,8 @@ private:
     // Control-socket results (daemon_reports.cpp).
     [[nodiscard]] control::StatusReply status() const;
     [[nodiscard]] control::StatsReply stats() const;
+    // The daemon's own counters: the daemon group of stats() and what publish_stats() writes.
+    [[nodiscard]] andromeda_daemon_stats daemon_stats(const PoolCounters& pool) const;
     [[nodiscard]] control::FabricReply fabric() const;
     // daemon_conntrack.cpp: the flows the query selects (or what is wrong with the query).
     [[nodiscard]] std::variant<control::ConntrackReply, std::string> conntrack(const control::ConntrackQuery& query) const;
@@ -150,15 +147,15 @@ private:
     NextHopTable next_hops_;
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
-    // Punt pairs by tenant port ifindex: deleted after the workers (their sockets bind there).
-    std::map<std::uint32_t, std::unique_ptr<io::PuntPair>> punts_;
+    // Tenant ports' punt pairs and programs: undone after the workers (their sockets bind there).
+    std::unique_ptr<io::TenantPlumbing> tenants_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).
     std::uint32_t handoff_cookie_ = random_handoff_cookie();
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
     std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;
-    std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build  // [etcd]: the values parsed, kept between builds
+    std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build
     std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
     std::optional<std::string> last_reload_error_;  // set by a refused reload, cleared by an applied one

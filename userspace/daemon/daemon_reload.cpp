@@ -158,8 +158,12 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     } else {
         etcd_builder_->update(update.changes);
         const auto running = store_.current();
-        std::optional<fabric::EtcdChangePlan> plan =
+        fabric::PlannedChange planned =
             etcd_builder_->plan_change(*running, update.changes, etcd_config_text_, options_.config_path);
+        std::optional<fabric::EtcdChangePlan>& plan = planned.plan;
+        if (!plan)
+            spdlog::debug("etcd: {} change(s) built in full, not in place: {} ({})", update.changes.size(),
+                          fabric::describe(planned.declined), fabric::to_string(planned.declined));
         if (plan) {
             // Endpoints only: the fast path's entries first, valued from the change itself, so
             // the kernel forwards by it (and a removed endpoint is no longer forwarded) while the
@@ -197,7 +201,7 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
 void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,
                         std::vector<std::string>& notes) {
     if (!nat_) {
-        if (serves_nat(snapshot))
+        if (snapshot.serves_nat())
             notes.push_back("! this node became a VPC's NAT gateway: restart andromedad to start translating");
         return;
     }
@@ -233,7 +237,7 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_
     // 1. Removed ports are no longer steered (their tc program drops what they send).
     io::PortTable steered = desired;
     for (const auto& a : changes.added) steered.erase(a.ifindex);
-    sync_->sync_ports(with_punt_devices(steered));
+    sync_->sync_ports(tenants_->with_punt_devices(steered));
     // 2. New ports get their punt pair and programs (the tc program drops their frames until the
     //    port map names them).
     for (auto& a : changes.added) {
@@ -255,11 +259,11 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_
     // 4. Removed ports lose their programs and punt pair (no socket binds there any more), and
     //    added ports are steered now that their sockets are in the XSKMAP.
     for (const auto& r : changes.removed) {
-        unplumb_tenant(r);
+        tenants_->unplumb(r.name, r.ifindex);
         notes.push_back("- port " + r.name + " detached");
     }
     for (const std::uint32_t ifindex : changes.failed) desired.erase(ifindex);
-    sync_->sync_ports(with_punt_devices(std::move(desired)));
+    sync_->sync_ports(tenants_->with_punt_devices(std::move(desired)));
 }
 
 void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::NextHop>& hops,
@@ -274,7 +278,7 @@ void Daemon::replumb_workers(PortChanges& changes, const std::vector<dataplane::
         } catch (const std::exception& e) {
             notes.push_back("! port " + a.name + " left out: " + e.what());
             changes.failed.insert(a.ifindex);
-            unplumb_tenant(a);
+            tenants_->unplumb(a.name, a.ifindex);
         }
     }
     for (const auto& hop : hops) pool_->set_next_hop(hop.node_address, hop.mac);

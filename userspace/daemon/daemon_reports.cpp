@@ -150,19 +150,11 @@ control::StatsReply Daemon::stats() const {
     }
     c.nat_stage.for_each([&](std::string_view name, std::uint64_t v) { n["stage_" + std::string(name)] = v; });
     out.groups["io"] = io_group(c);
-    const io::MapWriteCounts maps = sync_->totals().total();
-    out.groups["daemon"] = {{"fabric_generation", store_.current()->generation()},
-                            {"reloads_ok", reloads_ok_},
-                            {"reloads_failed", reloads_failed_},
-                            {"uptime_s", uptime_s()},
-                            {"workers", pool_->size()},
-                            {"ports", pool_->ports().size()},
-                            {"map_writes", maps.writes()},
-                            {"map_writes_skipped", maps.unchanged},
-                            {"next_hops_resolved", next_hops_.resolutions()},
-                            {"next_hop_failures", next_hops_.failures()},
-                            {"peers_unresolved", next_hops_.unresolved()},
-                            {"stats_published", stats_published_}};
+    auto& daemon = out.groups["daemon"];
+    const andromeda_daemon_stats d = daemon_stats(c);
+#define ANDROMEDA_DAEMON_GROUP_ENTRY(name) daemon[#name] = d.name;
+    ANDROMEDA_DAEMON_STATS(ANDROMEDA_DAEMON_GROUP_ENTRY)
+#undef ANDROMEDA_DAEMON_GROUP_ENTRY
     if (etcd_) {
         const EtcdStatus e = etcd_->status();
         out.groups["etcd"] = {{"lists", e.lists},
@@ -177,6 +169,10 @@ control::StatsReply Daemon::stats() const {
                               {"rejected_keys", e.rejected.size()},
                               {"revision", static_cast<std::uint64_t>(e.revision)},
                               {"lease_renewals", e.lease_renewals}};
+        // Why watched changes were built in full rather than applied in place.
+        if (etcd_builder_)
+            etcd_builder_->for_each_decline(
+                [&](std::string_view name, std::uint64_t v) { out.groups["etcd"][std::string(name)] = v; });
     }
     return out;
 }
@@ -201,30 +197,40 @@ control::FabricReply Daemon::fabric() const {
     return r;
 }
 
-void Daemon::publish_stats() {
-    const PoolCounters c = pool_->counters();
+andromeda_daemon_stats Daemon::daemon_stats(const PoolCounters& pool) const {
     andromeda_daemon_stats s{};
     s.fabric_generation = store_.current()->generation();
     s.reloads_ok = reloads_ok_;
     s.reloads_failed = reloads_failed_;
-    s.rx_frames = c.io.rx_frames;
-    s.tx_frames = c.io.tx_frames;
-    s.drops = c.io.dropped();
+    s.rx_frames = pool.io.rx_frames;
+    s.tx_frames = pool.io.tx_frames;
+    s.drops = pool.io.dropped();
     s.uptime_s = uptime_s();
     s.workers = pool_->size();
     s.ports = pool_->ports().size();
-    s.map_writes = sync_->totals().total().writes();
+    const io::MapWriteCounts maps = sync_->totals().total();
+    s.map_writes = maps.writes();
+    s.map_writes_skipped = maps.unchanged;
     s.peers_unresolved = next_hops_.unresolved();
-    s.pipeline_forwarded = c.pipeline.forwarded;
-    s.pipeline_delivered = c.pipeline.delivered;
-    s.pipeline_replied = c.pipeline.replied;
-    s.pipeline_to_nat = c.pipeline.to_nat;
-    s.pipeline_dropped = c.pipeline.dropped;
+    s.next_hops_resolved = next_hops_.resolutions();
+    s.next_hop_failures = next_hops_.failures();
+    s.pipeline_forwarded = pool.pipeline.forwarded;
+    s.pipeline_delivered = pool.pipeline.delivered;
+    s.pipeline_replied = pool.pipeline.replied;
+    s.pipeline_to_nat = pool.pipeline.to_nat;
+    s.pipeline_dropped = pool.pipeline.dropped;
     if (nat_) {
         const nat::NatCounters n = nat_->counters();
         s.nat_translated = n.translated_outbound + n.translated_inbound;
         s.nat_flows = nat_->flow_count();
     }
+    s.stats_published = stats_published_;
+    return s;
+}
+
+void Daemon::publish_stats() {
+    andromeda_daemon_stats s = daemon_stats(pool_->counters());
+    ++s.stats_published;  // this write included
     bpf_->publish_daemon_stats(s);
     ++stats_published_;
 }

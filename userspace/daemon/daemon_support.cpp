@@ -4,23 +4,6 @@
 
 namespace andromeda::daemon {
 
-namespace {
-
-// The local node is always index 0 of FabricSnapshot::nodes().
-constexpr std::uint32_t kLocalNodeIndex = 0;
-
-bool translated_here(const fabric::Vpc& vpc) noexcept {
-    return vpc.nat && vpc.nat->gateway_node_index == kLocalNodeIndex;
-}
-
-}  // namespace
-
-bool serves_nat(const fabric::FabricSnapshot& snapshot) noexcept {
-    for (const fabric::Vpc& vpc : snapshot.vpcs())
-        if (translated_here(vpc)) return true;
-    return false;
-}
-
 std::string absolute_path(const std::string& path) {
     std::error_code ec;
     const auto p = std::filesystem::absolute(path, ec);

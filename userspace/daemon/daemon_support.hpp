@@ -1,4 +1,4 @@
-// Small pure helpers of the daemon: fabric-to-NAT rule conversion and message formatting.
+// Small pure helpers of the daemon: message formatting and paths.
 #pragma once
 
 #include <string>
@@ -12,9 +12,6 @@ namespace andromeda::daemon {
 // A documentation address (TEST-NET-2, RFC 5737): never local, so the kernel's route to it is
 // the default route, whose gateway is the uplink's next hop when node.toml names none.
 inline constexpr wire::Ipv4Address kUplinkProbeAddress{0xC6336401};  // 198.51.100.1
-
-// Whether this node (the snapshot's local node) is the NAT gateway of some VPC.
-[[nodiscard]] bool serves_nat(const fabric::FabricSnapshot& snapshot) noexcept;
 
 // `path` made absolute (the daemon may be asked to reload it from another directory's view).
 [[nodiscard]] std::string absolute_path(const std::string& path);

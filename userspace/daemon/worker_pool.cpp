@@ -67,7 +67,7 @@ void WorkerPool::make_worker(std::uint32_t w, const dataplane::PipelineConfig& p
             worker.sockets.push_back({port.ifindex, port.slot, q});
         }
     worker.xsk = std::make_unique<io::XskWorker>(umem_for(specs.size()), specs);
-    worker.handler = std::make_unique<PacketWorker>(pipeline, store_.make_reader(), nat_, uplink);
+    worker.handler = std::make_unique<worker::PacketWorker>(pipeline, store_.make_reader(), nat_, uplink);
     for (std::size_t i = 0; i < worker.sockets.size(); ++i)
         bpf_.register_socket(worker.sockets[i].slot, worker.sockets[i].queue, worker.xsk->socket(i).fd);
     publish_sockets(worker);

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "daemon/packet_worker.hpp"
 #include "dataplane/pipeline_config.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
 #include "io/xsk/worker_thread.hpp"
 #include "io/xsk/xsk_worker.hpp"
 #include "nat/nat_engine.hpp"
+#include "worker/packet_worker.hpp"
 
 namespace andromeda::daemon {
 
@@ -43,7 +43,7 @@ struct PoolCounters {
     io::SocketStatistics sockets;
     dataplane::PipelineCounters pipeline;
     dataplane::NatStageCounters nat_stage;
-    GlueCounters glue;
+    worker::GlueCounters glue;
 };
 
 class WorkerPool {
@@ -98,7 +98,7 @@ private:
     struct Worker {
         std::uint32_t queue = 0;  // its underlay RX queue
         std::unique_ptr<io::XskWorker> xsk;
-        std::unique_ptr<PacketWorker> handler;
+        std::unique_ptr<worker::PacketWorker> handler;
         std::vector<SocketBinding> sockets;  // index = the XskWorker's socket index
         std::unique_ptr<io::WorkerThread> thread;
     };

@@ -1,6 +1,7 @@
-// Per-worker counters: plain structs of named uint64 fields (util/counters.hpp: summed with
-// util::add_counters, named by for_each), written by one worker without atomics. The daemon later copies them into a per-CPU BPF map whose BTF carries the same field
-// names, so one `bpftool map dump` shows the XDP and user-space counters together.
+// Per-worker counters: plain structs of named uint64 fields from X-lists (util/counters.hpp:
+// summed with util::add_counters, named by for_each), written by one worker without atomics. The
+// daemon sums the workers' copies for `andromedactl stats` (the dataplane group) and publishes a
+// few totals into the andromeda_daemon_stats map; no BPF map holds them field by field.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 
 #include "dataplane/verdict.hpp"
 #include "overlay/decap.hpp"
+#include "util/counters.hpp"
 
 namespace andromeda::dataplane {
 
@@ -25,32 +27,35 @@ struct DecapErrorCounters {
 #undef ANDROMEDA_DECAP_FIELD
 };
 
+#define ANDROMEDA_PIPELINE_COUNTERS(X)                                                           \
+    /* Frames in, by the role of the port they came from (route_from_nat counts as from_nat). */ \
+    X(rx_tenant)                                                                                 \
+    X(rx_underlay)                                                                               \
+    X(rx_uplink)                                                                                 \
+    X(rx_from_nat)                                                                               \
+    /* One per verdict; they sum to the frames in. */                                            \
+    X(forwarded)                                                                                 \
+    X(delivered)                                                                                 \
+    X(replied)                                                                                   \
+    X(to_nat)                                                                                    \
+    X(dropped)                                                                                   \
+    /* What the verdicts were made of. */                                                        \
+    X(encapsulated)          /* outer packets sent (a fragmented packet counts per fragment) */  \
+    X(decapsulated)          /* overlay packets accepted */                                      \
+    X(delivered_local)       /* tenant port to tenant port on this host */                       \
+    X(delivered_from_fabric) /* decapsulated and delivered */                                    \
+    X(sent_to_nat_gateway)   /* outside the VPC, encapsulated towards its NAT node */            \
+    X(arp_replies)                                                                               \
+    X(echo_replies)                                                                              \
+    X(frag_needed_sent)                                                                          \
+    X(packet_too_big_sent)                                                                       \
+    X(packets_fragmented)                                                                        \
+    X(fragments_sent)                                                                            \
+    X(in_place_fallback_copies) /* in-place encap without the outer headers' headroom */         \
+    X(fabric_rebuilds)          /* snapshot-derived state rebuilt (new generation) */
+
 struct PipelineCounters {
-    // Frames in, by the role of the port they came from (route_from_nat counts as from_nat).
-    std::uint64_t rx_tenant = 0;
-    std::uint64_t rx_underlay = 0;
-    std::uint64_t rx_uplink = 0;
-    std::uint64_t rx_from_nat = 0;
-    // One per verdict; they sum to the frames in.
-    std::uint64_t forwarded = 0;
-    std::uint64_t delivered = 0;
-    std::uint64_t replied = 0;
-    std::uint64_t to_nat = 0;
-    std::uint64_t dropped = 0;
-    // What the verdicts were made of.
-    std::uint64_t encapsulated = 0;           // outer packets sent (a fragmented packet counts per fragment)
-    std::uint64_t decapsulated = 0;           // overlay packets accepted
-    std::uint64_t delivered_local = 0;        // tenant port to tenant port on this host
-    std::uint64_t delivered_from_fabric = 0;  // decapsulated and delivered
-    std::uint64_t sent_to_nat_gateway = 0;    // outside the VPC, encapsulated towards its NAT node
-    std::uint64_t arp_replies = 0;
-    std::uint64_t echo_replies = 0;
-    std::uint64_t frag_needed_sent = 0;
-    std::uint64_t packet_too_big_sent = 0;
-    std::uint64_t packets_fragmented = 0;
-    std::uint64_t fragments_sent = 0;
-    std::uint64_t in_place_fallback_copies = 0;  // in-place encap without the outer headers' headroom
-    std::uint64_t fabric_rebuilds = 0;           // snapshot-derived state rebuilt (new generation)
+    ANDROMEDA_PIPELINE_COUNTERS(ANDROMEDA_COUNTER_FIELD)
     DropCounters drops;
     DecapErrorCounters decap_errors;
 
@@ -58,28 +63,7 @@ struct PipelineCounters {
     // the decapsulation refusals as "decap_<error>".
     template <class F>
     void for_each(F&& f) const {
-        f("rx_tenant", rx_tenant);
-        f("rx_underlay", rx_underlay);
-        f("rx_uplink", rx_uplink);
-        f("rx_from_nat", rx_from_nat);
-        f("forwarded", forwarded);
-        f("delivered", delivered);
-        f("replied", replied);
-        f("to_nat", to_nat);
-        f("dropped", dropped);
-        f("encapsulated", encapsulated);
-        f("decapsulated", decapsulated);
-        f("delivered_local", delivered_local);
-        f("delivered_from_fabric", delivered_from_fabric);
-        f("sent_to_nat_gateway", sent_to_nat_gateway);
-        f("arp_replies", arp_replies);
-        f("echo_replies", echo_replies);
-        f("frag_needed_sent", frag_needed_sent);
-        f("packet_too_big_sent", packet_too_big_sent);
-        f("packets_fragmented", packets_fragmented);
-        f("fragments_sent", fragments_sent);
-        f("in_place_fallback_copies", in_place_fallback_copies);
-        f("fabric_rebuilds", fabric_rebuilds);
+        ANDROMEDA_PIPELINE_COUNTERS(ANDROMEDA_COUNTER_VISIT)
 #define ANDROMEDA_PIPELINE_DROP_NAME(name, id, description) f("drop_" #name, drops.name);
         ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_PIPELINE_DROP_NAME)
 #undef ANDROMEDA_PIPELINE_DROP_NAME

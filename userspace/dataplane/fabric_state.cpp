@@ -96,7 +96,7 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         route.node_index = e.node_index;
         route.is_local = e.is_local;
         route.peer_key = 0;
-        if (e.node_index != 0 && e.node_index < snapshot.nodes().size()) {  // node 0 is this one
+        if (e.node_index != fabric::kLocalNodeIndex && e.node_index < snapshot.nodes().size()) {
             if (const auto& node_address = snapshot.nodes()[e.node_index].address)
                 route.peer_key = kPeerKeyTag | word_of(*node_address);
         }
@@ -191,7 +191,8 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);
         if (vpc.nat && vpc.nat->gateway_node_index != fabric::kNoIndex) {
             state.nat_node_index = vpc.nat->gateway_node_index;
-            state.nat = state.nat_node_index == 0 ? NatPlacement::this_node : NatPlacement::other_node;
+            state.nat =
+                fabric::FabricSnapshot::translates_here(vpc) ? NatPlacement::this_node : NatPlacement::other_node;
             nat_gateway_ = nat_gateway_ || state.nat == NatPlacement::this_node;
         }
         vpcs_.push_back(state);

@@ -59,22 +59,20 @@ void copy_pipeline_result(const FrameResult& from, NatFrameResult& to) noexcept 
 
 }  // namespace
 
-std::string_view NatStageCounters::nat_drop_field_name(nat::DropReason r) noexcept {
-    static const auto names = [] {
-        std::array<std::string, nat::kDropReasonCount> all;
-        for (std::size_t i = 0; i < all.size(); ++i)
-            all[i] = "nat_" + std::string(nat::NatCounters::drop_field_name(static_cast<nat::DropReason>(i)));
-        return all;
-    }();
-    const auto i = static_cast<std::size_t>(r);
-    return i < names.size() ? std::string_view(names[i]) : std::string_view("nat_drop_unknown");
+void NatStageCounters::count_drop(NatStageDrop r) noexcept {
+    switch (r) {
+        case NatStageDrop::none: break;
+#define ANDROMEDA_NAT_STAGE_DROP_CASE(name, id, description) \
+    case NatStageDrop::name: ++drop_##name; break;
+        ANDROMEDA_DROPS_NAT_STAGE(ANDROMEDA_NAT_STAGE_DROP_CASE)
+#undef ANDROMEDA_NAT_STAGE_DROP_CASE
+    }
 }
 
 std::shared_ptr<const nat::NatRules> nat_rules_for(const fabric::FabricSnapshot& fabric) {
-    constexpr std::uint32_t kLocalNode = 0;  // FabricSnapshot::nodes() starts with this node
     std::vector<nat::VpcNatConfig> vpcs;
     for (const fabric::Vpc& vpc : fabric.vpcs()) {
-        if (!vpc.nat || vpc.nat->gateway_node_index != kLocalNode) continue;
+        if (!fabric::FabricSnapshot::translates_here(vpc)) continue;
         nat::VpcNatConfig config;
         config.vni = vpc.vni;
         config.nat_address = vpc.nat->address;
@@ -123,13 +121,7 @@ std::size_t NatPipeline::on_reload(const fabric::FabricDiff& diff) {
 void NatPipeline::stage_drop(NatStageDrop why, NatFrameResult& result) noexcept {
     result.verdict = Verdict::drop;
     result.stage_drop = why;
-    switch (why) {
-        case NatStageDrop::none: break;
-        case NatStageDrop::no_nat_engine: ++counters_.drop_no_nat_engine; break;
-        case NatStageDrop::not_ipv4: ++counters_.drop_not_ipv4; break;
-        case NatStageDrop::no_uplink_port: ++counters_.drop_no_uplink_port; break;
-        case NatStageDrop::no_uplink_next_hop: ++counters_.drop_no_uplink_next_hop; break;
-    }
+    counters_.count_drop(why);
 }
 
 bool NatPipeline::locate(const FrameResult& pipeline_result, wire::ByteSpan bytes, const PacketBuffer* input,

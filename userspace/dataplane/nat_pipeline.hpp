@@ -37,6 +37,8 @@
 #include "dataplane/pipeline.hpp"
 #include "fabric/diff.hpp"
 #include "nat/nat_engine.hpp"
+#include "util/counters.hpp"
+#include "util/drop_reasons.hpp"
 
 namespace andromeda::dataplane {
 
@@ -47,36 +49,9 @@ struct UplinkConfig {
     std::optional<wire::MacAddress> next_hop_mac;  // the router's (netlink); unset: dropped
 };
 
-// Why the NAT stage itself (not the pipeline, not the NAT engine) dropped a frame.
-enum class NatStageDrop : std::uint8_t {
-    none,
-    no_nat_engine,       // to_nat on a node built without a NAT engine
-    not_ipv4,            // the frame for NAT carries no IPv4 packet (say, ARP on the uplink)
-    no_uplink_port,      // translated outbound, but no port has the uplink role
-    no_uplink_next_hop,  // translated outbound, but the next hop's MAC is not known yet
-};
-
-[[nodiscard]] constexpr std::string_view to_string(NatStageDrop d) noexcept {
-    switch (d) {
-        case NatStageDrop::none: return "none";
-        case NatStageDrop::no_nat_engine: return "no_nat_engine";
-        case NatStageDrop::not_ipv4: return "not_ipv4";
-        case NatStageDrop::no_uplink_port: return "no_uplink_port";
-        case NatStageDrop::no_uplink_next_hop: return "no_uplink_next_hop";
-    }
-    return "unknown";
-}
-
-[[nodiscard]] constexpr std::string_view describe(NatStageDrop d) noexcept {
-    switch (d) {
-        case NatStageDrop::none: return "not dropped";
-        case NatStageDrop::no_nat_engine: return "the frame needs NAT, but this node is no NAT gateway";
-        case NatStageDrop::not_ipv4: return "the frame for NAT carries no IPv4 packet";
-        case NatStageDrop::no_uplink_port: return "translated outbound, but no port has the uplink role";
-        case NatStageDrop::no_uplink_next_hop: return "translated outbound, but the uplink router's MAC is not known yet";
-    }
-    return "unknown";
-}
+// Why the NAT stage itself (not the pipeline, not the NAT engine) dropped a frame:
+// shared/andromeda_drops.h, ANDROMEDA_DROPS_NAT_STAGE.
+ANDROMEDA_DEFINE_DROP_REASONS(NatStageDrop, kNatStageDropCount, none, "not dropped", ANDROMEDA_DROPS_NAT_STAGE)
 
 enum class NatPath : std::uint8_t {
     none,       // the frame never reached NAT
@@ -96,32 +71,39 @@ struct NatFrameResult {
 };
 
 // Per worker, plain fields (the pipeline's counters count the rest: to_nat, rx_from_nat, ...).
-struct NatStageCounters {
-    std::uint64_t to_uplink = 0;
-    std::uint64_t to_tenant = 0;             // given to route_from_nat (its verdicts are the pipeline's)
-    std::uint64_t rules_installed = 0;       // rule sets built from a new snapshot generation
-    std::uint64_t rules_rejected = 0;        // ... that nat::NatRules refused (the old ones stay)
-    std::uint64_t endpoint_flows_expired = 0;  // by on_reload
-    std::array<std::uint64_t, nat::kDropReasonCount - 1> nat_drops{};  // by nat::DropReason, none excluded
-    std::uint64_t drop_no_nat_engine = 0;
-    std::uint64_t drop_not_ipv4 = 0;
-    std::uint64_t drop_no_uplink_port = 0;
-    std::uint64_t drop_no_uplink_next_hop = 0;
-    std::uint64_t drop_no_tx_buffer = 0;  // translated, but no emission slot or spare was left
+#define ANDROMEDA_NAT_STAGE_COUNTERS(X)                                                             \
+    X(to_uplink)                                                                                    \
+    X(to_tenant)              /* given to route_from_nat (its verdicts are the pipeline's) */       \
+    X(rules_installed)        /* rule sets built from a new snapshot generation */                  \
+    X(rules_rejected)         /* ... that nat::NatRules refused (the old ones stay) */              \
+    X(endpoint_flows_expired) /* by on_reload */                                                    \
+    X(drop_no_tx_buffer)      /* translated, but no emission slot or spare was left (the frame's */ \
+                              /* drop reason is the pipeline's no_tx_buffer / tx_buffer_too_small) */
 
+struct NatStageCounters {
+    ANDROMEDA_NAT_STAGE_COUNTERS(ANDROMEDA_COUNTER_FIELD)
+    ANDROMEDA_DROPS_NAT_STAGE(ANDROMEDA_DROP_COUNTER_FIELD)        // drop_<NatStageDrop>
+    std::array<std::uint64_t, nat::kDropReasonCount> nat_drops{};  // by util::drop_slot(nat::DropReason)
+
+    void count_drop(NatStageDrop r) noexcept;
     void count_nat_drop(nat::DropReason r) noexcept {
-        const auto i = static_cast<std::size_t>(r);
-        if (i > 0 && i < nat::kDropReasonCount) ++nat_drops[i - 1];
+        if (const std::size_t slot = util::drop_slot(r); slot < nat_drops.size()) ++nat_drops[slot];
     }
     [[nodiscard]] std::uint64_t nat_drop(nat::DropReason r) const noexcept {
-        const auto i = static_cast<std::size_t>(r);
-        return i > 0 && i < nat::kDropReasonCount ? nat_drops[i - 1] : 0;
+        const std::size_t slot = util::drop_slot(r);
+        return slot < nat_drops.size() ? nat_drops[slot] : 0;
     }
-    // "nat_drop_<reason>": the engine's drop counter name with a "nat_" prefix.
-    [[nodiscard]] static std::string_view nat_drop_field_name(nat::DropReason r) noexcept;
-    // Calls f(name, value) for every counter (util/counters.hpp).
+    // Calls f(name, value) for every counter (util/counters.hpp); the engine's drops, counted
+    // here per worker, as "nat_drop_<reason>".
     template <class F>
-    void for_each(F&& f) const;
+    void for_each(F&& f) const {
+        ANDROMEDA_NAT_STAGE_COUNTERS(ANDROMEDA_COUNTER_VISIT)
+        ANDROMEDA_DROPS_NAT_STAGE(ANDROMEDA_DROP_COUNTER_VISIT)
+#define ANDROMEDA_NAT_STAGE_ENGINE_DROP(name, id, description) \
+    f("nat_drop_" #name, nat_drops[util::drop_slot(nat::DropReason::name)]);
+        ANDROMEDA_DROPS_NAT(ANDROMEDA_NAT_STAGE_ENGINE_DROP)
+#undef ANDROMEDA_NAT_STAGE_ENGINE_DROP
+    }
 };
 
 class NatPipeline {
@@ -192,21 +174,6 @@ private:
     std::array<NatFrame, kMaxBatch> burst_frames_{};
     std::array<std::uint32_t, kMaxBatch> burst_index_{};
 };
-
-template <class F>
-void NatStageCounters::for_each(F&& f) const {
-    f("to_uplink", to_uplink);
-    f("to_tenant", to_tenant);
-    f("rules_installed", rules_installed);
-    f("rules_rejected", rules_rejected);
-    f("endpoint_flows_expired", endpoint_flows_expired);
-    f("drop_no_nat_engine", drop_no_nat_engine);
-    f("drop_not_ipv4", drop_not_ipv4);
-    f("drop_no_uplink_port", drop_no_uplink_port);
-    f("drop_no_uplink_next_hop", drop_no_uplink_next_hop);
-    f("drop_no_tx_buffer", drop_no_tx_buffer);
-    for (std::size_t r = 1; r < nat::kDropReasonCount; ++r) f(nat_drop_field_name(static_cast<nat::DropReason>(r)), nat_drops[r - 1]);
-}
 
 // The NAT rules of the VPCs `fabric`'s local node translates for (their [vpc.nat] names it as
 // gateway_node). Throws std::invalid_argument (from nat::NatRules) when they are inconsistent.

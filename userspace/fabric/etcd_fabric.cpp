@@ -453,116 +453,186 @@ EtcdFabric EtcdFabricBuilder::build(std::string_view local_toml, const std::stri
     return built;
 }
 
-std::optional<EtcdChangePlan> EtcdFabricBuilder::plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
-                                                             std::string_view local_toml, const std::string& display_name) {
-    if (!clean_) return std::nullopt;
-    const auto& cached = cache_->by_key;
-
-    std::optional<TomlNode> local;
-    std::vector<const Entry*> nodes;  // every node entry (all of them are in: the fabric is clean)
-    const auto prepare = [&] {
-        if (local) return true;
-        ValidationError syntax;
-        local = detail::parse_toml(local_toml, display_name, syntax);
-        const std::string prefix = layout_.root() + "nodes/";
-        for (auto it = cached.lower_bound(prefix); it != cached.end() && it->first.starts_with(prefix); ++it)
-            nodes.push_back(&it->second.entry);
-        return local.has_value();
-    };
-
-    EtcdChangePlan out;
-    out.base_generation = running.generation();
-    // Nodes first (an endpoint of the same batch may name a new one): each a node that is not
-    // this one, put (added or changed; a deletion may strand endpoints: build() decides).
-    std::vector<Node>& nodes_now = out.nodes;
-    nodes_now.assign(running.nodes().begin(), running.nodes().end());
-    std::vector<std::string_view> node_puts;
-    for (const auto& [key, value] : changes) {
-        const EtcdLayout::Key what = layout_.parse(key);
-        if (what.kind != EtcdLayout::Kind::node) continue;
-        const auto entry = cached.find(key);
-        if (!value || what.name == running.local().name || entry == cached.end() ||
-            !entry->second.entry.parse_reject.empty())
-            return std::nullopt;
-        if (entry->second.entry.encap && *entry->second.entry.encap != to_string(running.local().encap)) return std::nullopt;
-        node_puts.push_back(std::string_view(entry->first).substr(entry->first.size() - what.name.size()));
+std::string_view to_string(InPlaceDecline decline) noexcept {
+    switch (decline) {
+        case InPlaceDecline::none: return "none";
+#define ANDROMEDA_IN_PLACE_DECLINE_NAME(name, description) \
+    case InPlaceDecline::name: return #name;
+        ANDROMEDA_ETCD_IN_PLACE_DECLINES(ANDROMEDA_IN_PLACE_DECLINE_NAME)
+#undef ANDROMEDA_IN_PLACE_DECLINE_NAME
     }
-    if (!node_puts.empty()) {
-        if (!prepare()) return std::nullopt;
-        const std::optional<std::vector<Node>> decoded = decode_nodes(*local, nodes, display_name);
-        if (!decoded) return std::nullopt;
-        for (const std::string_view name : node_puts) {
+    return "unknown";
+}
+
+std::string_view describe(InPlaceDecline decline) noexcept {
+    switch (decline) {
+        case InPlaceDecline::none: return "applied in place";
+#define ANDROMEDA_IN_PLACE_DECLINE_DESCRIPTION(name, description) \
+    case InPlaceDecline::name: return description;
+        ANDROMEDA_ETCD_IN_PLACE_DECLINES(ANDROMEDA_IN_PLACE_DECLINE_DESCRIPTION)
+#undef ANDROMEDA_IN_PLACE_DECLINE_DESCRIPTION
+    }
+    return "unknown";
+}
+
+// plan_change()'s steps, by key kind: node puts first (an endpoint of the same batch may name a
+// new node), then each endpoint key, then the MACs the endpoints take. Each step returns why it
+// declines, or none.
+class EtcdFabricBuilder::ChangePlanner {
+public:
+    ChangePlanner(const EtcdFabricBuilder& builder, const FabricSnapshot& running, std::string_view local_toml,
+                  const std::string& display_name)
+        : builder_(builder),
+          cached_(builder.cache_->by_key),
+          running_(running),
+          local_toml_(local_toml),
+          display_name_(display_name) {
+        plan_.base_generation = running.generation();
+        plan_.nodes.assign(running.nodes().begin(), running.nodes().end());
+    }
+
+    // Each a node that is not this one, put (added or changed; a deletion may strand endpoints).
+    InPlaceDecline plan_nodes(const EtcdChanges& changes) {
+        std::vector<std::string_view> puts;
+        for (const auto& [key, value] : changes) {
+            const EtcdLayout::Key what = builder_.layout_.parse(key);
+            if (what.kind != EtcdLayout::Kind::node) continue;
+            if (!value) return InPlaceDecline::node_deleted;
+            if (what.name == running_.local().name) return InPlaceDecline::own_node_key;
+            const auto entry = cached_.find(key);
+            if (entry == cached_.end() || !entry->second.entry.parse_reject.empty())
+                return InPlaceDecline::node_unparsed;
+            if (entry->second.entry.encap && *entry->second.entry.encap != to_string(running_.local().encap))
+                return InPlaceDecline::node_encap;
+            puts.push_back(std::string_view(entry->first).substr(entry->first.size() - what.name.size()));
+        }
+        if (puts.empty()) return InPlaceDecline::none;
+        if (!prepare()) return InPlaceDecline::local_toml_unparsed;
+        const std::optional<std::vector<Node>> decoded = decode_nodes(*local_, node_entries_, display_name_);
+        if (!decoded) return InPlaceDecline::nodes_invalid;
+        for (const std::string_view name : puts) {
             const auto fresh = std::find_if(decoded->begin(), decoded->end(), [&](const Node& n) { return n.name == name; });
-            if (fresh == decoded->end()) return std::nullopt;
-            const auto old = std::find_if(nodes_now.begin(), nodes_now.end(), [&](const Node& n) { return n.name == name; });
-            if (old == nodes_now.end()) {
-                out.diff.nodes_added.push_back(*fresh);
-                nodes_now.push_back(*fresh);
+            if (fresh == decoded->end()) return InPlaceDecline::nodes_invalid;
+            Node* old = node_named(name);
+            if (old == nullptr) {
+                plan_.diff.nodes_added.push_back(*fresh);
+                plan_.nodes.push_back(*fresh);
             } else if (!(*old == *fresh)) {
-                out.diff.nodes_changed.push_back({*old, *fresh});
+                plan_.diff.nodes_changed.push_back({*old, *fresh});
                 *old = *fresh;
             }
         }
+        return InPlaceDecline::none;
     }
 
-    EndpointPatch& patch = out.endpoints;
-    std::unordered_set<std::uint32_t> touched;  // running positions removed or replaced
-    for (const auto& [key, value] : changes) {
-        const EtcdLayout::Key what = layout_.parse(key);
-        if (what.kind == EtcdLayout::Kind::node) continue;  // above
-        if (what.kind != EtcdLayout::Kind::endpoint) return std::nullopt;
+    // An endpoint key of a running VPC, neither before nor after on this node.
+    InPlaceDecline plan_endpoint(const std::string& key, const std::optional<std::string>& value) {
+        const EtcdLayout::Key what = builder_.layout_.parse(key);
+        if (what.kind == EtcdLayout::Kind::node) return InPlaceDecline::none;  // plan_nodes()
+        if (what.kind != EtcdLayout::Kind::endpoint) return InPlaceDecline::not_endpoint_key;
         const auto ip = wire::Ipv4Address::parse(what.name);
-        if (!ip || ip->to_string() != what.name) return std::nullopt;
-        const auto vpcs = running.vpcs();
-        const auto vpc_it = std::find_if(vpcs.begin(), vpcs.end(), [&](const Vpc& v) { return v.name == what.vpc; });
-        if (vpc_it == vpcs.end()) return std::nullopt;
-        const Vpc& vpc = *vpc_it;
-        const Endpoint* old = running.find_endpoint(vpc.vni, *ip);
-        if (old != nullptr && old->is_local) return std::nullopt;
-        if (!value) {
-            if (old == nullptr) continue;
-            if (vpc.nat)
-                for (const NatForward& f : vpc.nat->forwards)
-                    if (f.endpoint_ip == *ip) return std::nullopt;
-            patch.removed.push_back(old->position);
-            touched.insert(old->position);
-            out.diff.endpoints_removed.push_back(*old);
-            continue;
-        }
-        const auto entry = cached.find(key);
-        const auto vpc_entry = cached.find(layout_.vpc_key(what.vpc));
-        if (entry == cached.end() || vpc_entry == cached.end() || !entry->second.entry.parse_reject.empty() || !prepare())
-            return std::nullopt;
+        if (!ip || ip->to_string() != what.name) return InPlaceDecline::endpoint_address;
+        const auto vpcs = running_.vpcs();
+        const auto vpc = std::find_if(vpcs.begin(), vpcs.end(), [&](const Vpc& v) { return v.name == what.vpc; });
+        if (vpc == vpcs.end()) return InPlaceDecline::vpc_not_running;
+        const Endpoint* old = running_.find_endpoint(vpc->vni, *ip);
+        if (old != nullptr && old->is_local) return InPlaceDecline::local_endpoint;
+        if (!value) return remove(*vpc, old);
+        const auto entry = cached_.find(key);
+        const auto vpc_entry = cached_.find(builder_.layout_.vpc_key(what.vpc));
+        if (entry == cached_.end() || vpc_entry == cached_.end() || !entry->second.entry.parse_reject.empty())
+            return InPlaceDecline::endpoint_unparsed;
+        if (!prepare()) return InPlaceDecline::local_toml_unparsed;
         std::optional<Endpoint> endpoint =
-            decode_endpoint(*local, nodes, vpc_entry->second.entry, entry->second.entry, display_name);
-        if (!endpoint || endpoint->is_local) return std::nullopt;
-        const auto node = std::find_if(nodes_now.begin(), nodes_now.end(), [&](const Node& n) { return n.name == endpoint->node; });
-        if (node == nodes_now.end()) return std::nullopt;
-        endpoint->vpc_index = static_cast<std::uint32_t>(vpc_it - vpcs.begin());
-        endpoint->node_index = static_cast<std::uint32_t>(node - nodes_now.begin());
+            decode_endpoint(*local_, node_entries_, vpc_entry->second.entry, entry->second.entry, display_name_);
+        if (!endpoint) return InPlaceDecline::endpoint_invalid;
+        if (endpoint->is_local) return InPlaceDecline::local_endpoint;
+        const Node* node = node_named(endpoint->node);
+        if (node == nullptr) return InPlaceDecline::endpoint_node_unknown;
+        endpoint->vpc_index = static_cast<std::uint32_t>(vpc - vpcs.begin());
+        endpoint->node_index = static_cast<std::uint32_t>(node - plan_.nodes.data());
         if (old != nullptr) {
-            if (!old->same_config(*endpoint)) out.diff.endpoints_changed.push_back({*old, *endpoint});
-            touched.insert(old->position);
-            patch.replaced.emplace_back(old->position, std::move(*endpoint));
+            if (!old->same_config(*endpoint)) plan_.diff.endpoints_changed.push_back({*old, *endpoint});
+            touched_.insert(old->position);
+            plan_.endpoints.replaced.emplace_back(old->position, std::move(*endpoint));
         } else {
-            out.diff.endpoints_added.push_back(*endpoint);
-            patch.added.push_back(std::move(*endpoint));
+            plan_.diff.endpoints_added.push_back(*endpoint);
+            plan_.endpoints.added.push_back(std::move(*endpoint));
         }
+        return InPlaceDecline::none;
     }
 
     // A MAC is unique within its VPC: each new or changed endpoint's among the others of the
     // change and among the endpoints the change leaves as they are.
-    std::unordered_set<std::uint64_t> macs;
-    const auto mac_is_free = [&](const Endpoint& e) {
-        if (!macs.insert(std::uint64_t{e.vpc_index} << 48 | e.mac.as_u64()).second) return false;
-        const Endpoint* holder = running.find_endpoint_by_mac(e.vpc_index, e.mac);
-        return holder == nullptr || touched.count(holder->position) != 0;
+    InPlaceDecline check_macs() {
+        std::unordered_set<std::uint64_t> macs;
+        const auto mac_is_free = [&](const Endpoint& e) {
+            if (!macs.insert(std::uint64_t{e.vpc_index} << 48 | e.mac.as_u64()).second) return false;
+            const Endpoint* holder = running_.find_endpoint_by_mac(e.vpc_index, e.mac);
+            return holder == nullptr || touched_.count(holder->position) != 0;
+        };
+        for (const auto& r : plan_.endpoints.replaced)
+            if (!mac_is_free(r.second)) return InPlaceDecline::mac_taken;
+        for (const Endpoint& e : plan_.endpoints.added)
+            if (!mac_is_free(e)) return InPlaceDecline::mac_taken;
+        return InPlaceDecline::none;
+    }
+
+    [[nodiscard]] EtcdChangePlan take() { return std::move(plan_); }
+
+private:
+    InPlaceDecline remove(const Vpc& vpc, const Endpoint* old) {
+        if (old == nullptr) return InPlaceDecline::none;
+        if (vpc.nat)
+            for (const NatForward& f : vpc.nat->forwards)
+                if (f.endpoint_ip == old->ip) return InPlaceDecline::forward_target_removed;
+        plan_.endpoints.removed.push_back(old->position);
+        touched_.insert(old->position);
+        plan_.diff.endpoints_removed.push_back(*old);
+        return InPlaceDecline::none;
+    }
+
+    Node* node_named(std::string_view name) {
+        const auto it =
+            std::find_if(plan_.nodes.begin(), plan_.nodes.end(), [&](const Node& n) { return n.name == name; });
+        return it == plan_.nodes.end() ? nullptr : &*it;
+    }
+
+    // node.toml's part and every node entry (all of them are in: the fabric is clean), once.
+    bool prepare() {
+        if (local_) return true;
+        ValidationError syntax;
+        local_ = detail::parse_toml(local_toml_, display_name_, syntax);
+        const std::string prefix = builder_.layout_.root() + "nodes/";
+        for (auto it = cached_.lower_bound(prefix); it != cached_.end() && it->first.starts_with(prefix); ++it)
+            node_entries_.push_back(&it->second.entry);
+        return local_.has_value();
+    }
+
+    const EtcdFabricBuilder& builder_;
+    const std::map<std::string, Cache::Value>& cached_;
+    const FabricSnapshot& running_;
+    std::string_view local_toml_;
+    const std::string& display_name_;
+    std::optional<TomlNode> local_;
+    std::vector<const Entry*> node_entries_;
+    std::unordered_set<std::uint32_t> touched_;  // running positions removed or replaced
+    EtcdChangePlan plan_;
+};
+
+PlannedChange EtcdFabricBuilder::plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
+                                             std::string_view local_toml, const std::string& display_name) {
+    const auto declined = [&](InPlaceDecline reason) {
+        ++declines_[static_cast<std::size_t>(reason) - 1];
+        return PlannedChange{std::nullopt, reason};
     };
-    for (const auto& r : patch.replaced)
-        if (!mac_is_free(r.second)) return std::nullopt;
-    for (const Endpoint& e : patch.added)
-        if (!mac_is_free(e)) return std::nullopt;
-    return out;
+    if (!clean_) return declined(InPlaceDecline::keys_rejected);
+    ChangePlanner planner(*this, running, local_toml, display_name);
+    if (const InPlaceDecline d = planner.plan_nodes(changes); d != InPlaceDecline::none) return declined(d);
+    for (const auto& [key, value] : changes)
+        if (const InPlaceDecline d = planner.plan_endpoint(key, value); d != InPlaceDecline::none) return declined(d);
+    if (const InPlaceDecline d = planner.check_macs(); d != InPlaceDecline::none) return declined(d);
+    return PlannedChange{planner.take(), InPlaceDecline::none};
 }
 
 DerivedFabric EtcdFabricBuilder::apply_change(const FabricSnapshot& running, EtcdChangePlan plan,
@@ -577,9 +647,9 @@ DerivedFabric EtcdFabricBuilder::apply_change(const FabricSnapshot& running, Etc
 std::optional<DerivedFabric> EtcdFabricBuilder::derive(const FabricSnapshot& running, const EtcdChanges& changes,
                                                        std::string_view local_toml, const std::string& display_name,
                                                        const LoadOptions& options) {
-    std::optional<EtcdChangePlan> plan = plan_change(running, changes, local_toml, display_name);
-    if (!plan) return std::nullopt;
-    return apply_change(running, std::move(*plan), options);
+    PlannedChange planned = plan_change(running, changes, local_toml, display_name);
+    if (!planned.plan) return std::nullopt;
+    return apply_change(running, std::move(*planned.plan), options);
 }
 
 EtcdFabric build_etcd_fabric(std::string_view local_toml, const std::string& display_name,

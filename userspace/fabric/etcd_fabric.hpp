@@ -1,6 +1,7 @@
 // The fabric in etcd: its key layout, the fabric built from node.toml's local part plus every key
 // under the layout, and the reverse (a node.toml's fabric as keys, for `andromedactl fabric
-// import`). No I/O here: the daemon and andromedactl read and write etcd (userspace/etcd/).
+// import`), and the etcd client's configuration from [etcd] (etcd_client_config(), which reads
+// the password file). Otherwise no I/O: the daemon and andromedactl talk to etcd (userspace/etcd/).
 //
 // Keys (schema version 1, under a prefix, "/andromeda" by default), values JSON objects with the
 // same fields as node.toml's tables:
@@ -16,6 +17,9 @@
 // bad value never takes the rest of the fabric down. Leaving out a VPC leaves out its endpoints.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +83,40 @@ struct EtcdFabric {
 // Keys that changed, as a watch reports them: the new value, or nullopt for a deleted key.
 using EtcdChanges = std::map<std::string, std::optional<std::string>>;
 
+// Why EtcdFabricBuilder::plan_change() leaves a change to build(), one X(name, description) each.
+#define ANDROMEDA_ETCD_IN_PLACE_DECLINES(X)                                                                     \
+    X(keys_rejected, "the last build left a key out: a rejected key may come back with any change")             \
+    X(node_deleted, "a node's key was deleted: build() decides what becomes of its endpoints")                  \
+    X(own_node_key, "this node's own key changed")                                                              \
+    X(node_unparsed, "a node's value does not parse")                                                           \
+    X(node_encap, "a node's encapsulation is not this node's")                                                  \
+    X(local_toml_unparsed, "node.toml's own part does not parse")                                               \
+    X(nodes_invalid, "the nodes do not validate together (a name or an address taken twice, ...)")              \
+    X(not_endpoint_key, "a VPC's key, or a key outside the layout, changed")                                    \
+    X(endpoint_address, "an endpoint key's address is not written as the address prints")                       \
+    X(vpc_not_running, "an endpoint of a VPC the running fabric does not have")                                 \
+    X(local_endpoint, "an endpoint of this node, before or after: tenant ports are build()'s")                  \
+    X(forward_target_removed, "a removed endpoint is a target of its VPC's NAT port forwards")                  \
+    X(endpoint_unparsed, "an endpoint's value, or its VPC's, does not parse")                                   \
+    X(endpoint_invalid, "an endpoint's value does not validate against the nodes and its VPC")                  \
+    X(endpoint_node_unknown, "an endpoint names a node the fabric does not have (never expected: "              \
+                             "the endpoint validates against the same nodes)")                                  \
+    X(mac_taken, "an endpoint's MAC is another endpoint's in its VPC")
+
+enum class InPlaceDecline : std::uint8_t {
+    none,
+#define ANDROMEDA_IN_PLACE_DECLINE_ENUM(name, description) name,
+    ANDROMEDA_ETCD_IN_PLACE_DECLINES(ANDROMEDA_IN_PLACE_DECLINE_ENUM)
+#undef ANDROMEDA_IN_PLACE_DECLINE_ENUM
+};
+inline constexpr std::size_t kInPlaceDeclineCount = 0
+#define ANDROMEDA_IN_PLACE_DECLINE_COUNT(name, description) +1
+    ANDROMEDA_ETCD_IN_PLACE_DECLINES(ANDROMEDA_IN_PLACE_DECLINE_COUNT)
+#undef ANDROMEDA_IN_PLACE_DECLINE_COUNT
+    ;
+[[nodiscard]] std::string_view to_string(InPlaceDecline decline) noexcept;
+[[nodiscard]] std::string_view describe(InPlaceDecline decline) noexcept;
+
 // A change checked against the running fabric (EtcdFabricBuilder::plan_change), not yet built
 // into a snapshot: its diff and what apply_change() needs. The daemon writes the fast path's map
 // entries from it before the snapshot for the workers is built.
@@ -87,6 +125,12 @@ struct EtcdChangePlan {
     FabricDiff diff;
     std::vector<Node> nodes;  // the fabric's nodes after the change (the endpoints' node_index)
     EndpointPatch endpoints;  // by position in the running snapshot
+};
+
+// What plan_change() found: the plan, or why the change needs build().
+struct PlannedChange {
+    std::optional<EtcdChangePlan> plan;
+    InPlaceDecline declined = InPlaceDecline::none;  // set exactly when there is no plan
 };
 
 // The same, for a daemon that builds again at every change: each value is parsed once, when it
@@ -118,22 +162,36 @@ public:
     //   - its new value decodes and validates as build() checks it, against the nodes and its VPC,
     //     and its MAC is unique in the VPC.
     // Otherwise nullopt, having changed nothing: build() then decides, and says what it rejects.
+    // Every refusal is counted by its reason (InPlaceDecline, declines()).
     [[nodiscard]] std::optional<DerivedFabric> derive(const FabricSnapshot& running, const EtcdChanges& changes,
                                                       std::string_view local_toml, const std::string& display_name,
                                                       const LoadOptions& options = {});
     // derive() in two steps: the checks and the diff, then the snapshot (from the same running
     // snapshot the plan was made against).
-    [[nodiscard]] std::optional<EtcdChangePlan> plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
-                                                            std::string_view local_toml, const std::string& display_name);
+    [[nodiscard]] PlannedChange plan_change(const FabricSnapshot& running, const EtcdChanges& changes,
+                                            std::string_view local_toml, const std::string& display_name);
     [[nodiscard]] DerivedFabric apply_change(const FabricSnapshot& running, EtcdChangePlan plan,
                                              const LoadOptions& options = {}) const;
     [[nodiscard]] const EtcdLayout& layout() const noexcept { return layout_; }
+    // How many changes plan_change() left to build(), by reason.
+    [[nodiscard]] std::uint64_t declines(InPlaceDecline reason) const noexcept {
+        return reason == InPlaceDecline::none ? 0 : declines_[static_cast<std::size_t>(reason) - 1];
+    }
+    // Calls f("declined_<reason>", count) for every reason.
+    template <class F>
+    void for_each_decline(F&& f) const {
+#define ANDROMEDA_IN_PLACE_DECLINE_VISIT(name, description) f("declined_" #name, declines(InPlaceDecline::name));
+        ANDROMEDA_ETCD_IN_PLACE_DECLINES(ANDROMEDA_IN_PLACE_DECLINE_VISIT)
+#undef ANDROMEDA_IN_PLACE_DECLINE_VISIT
+    }
 
 private:
     struct Cache;
+    class ChangePlanner;
     EtcdLayout layout_;
     std::unique_ptr<Cache> cache_;
     bool clean_ = false;  // the last build or derivation left no key out
+    std::array<std::uint64_t, kInPlaceDeclineCount> declines_{};
 };
 
 // A whole node.toml's fabric ([[nodes]], [[vpc]] and their endpoints, validated as a reload

@@ -39,6 +39,9 @@ inline constexpr std::uint16_t kDefaultNatPortMax = 65535;
 // The reference implementation's virtual gateway MAC; every VPC uses it unless told otherwise.
 inline constexpr MacAddress kDefaultGatewayMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0xff}};
 inline constexpr std::uint32_t kNoIndex = 0xFFFFFFFF;
+// This node's index in the node list: the loader ([node] is decoded first) puts it first.
+// Elsewhere ask FabricSnapshot (local_node(), translates_here(), serves_nat()).
+inline constexpr std::uint32_t kLocalNodeIndex = 0;
 
 // The NAT gateway's outside port: where translated traffic leaves for the Internet.
 struct Uplink {

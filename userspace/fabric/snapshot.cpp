@@ -193,6 +193,10 @@ const Endpoint* FabricSnapshot::find_local_endpoint(std::string_view port) const
         local_by_port_.find(hash_name(port), [&](std::uint32_t i) { return endpoint_at(i)->port == port; }));
 }
 
+bool FabricSnapshot::serves_nat() const noexcept {
+    return std::any_of(vpcs_.begin(), vpcs_.end(), [](const Vpc& vpc) { return translates_here(vpc); });
+}
+
 const Node* FabricSnapshot::find_node(std::string_view name) const noexcept {
     return at(nodes_, node_by_name_.find(hash_name(name), [&](std::uint32_t i) { return nodes_[i].name == name; }));
 }

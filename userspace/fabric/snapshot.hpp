@@ -126,7 +126,15 @@ public:
     [[nodiscard]] const Node& node_of(const Endpoint& e) const noexcept { return nodes_[e.node_index]; }
 
     [[nodiscard]] const LocalNodeSettings& local() const noexcept { return local_; }
-    [[nodiscard]] const Node& local_node() const noexcept { return nodes_.front(); }
+    // This node is nodes()[kLocalNodeIndex] (model.hpp). Ask these rather than comparing
+    // indexes or names.
+    [[nodiscard]] const Node& local_node() const noexcept { return nodes_[kLocalNodeIndex]; }
+    // Whether this node translates `vpc`'s outside traffic (its [vpc.nat] gateway_node).
+    [[nodiscard]] static bool translates_here(const Vpc& vpc) noexcept {
+        return vpc.nat && vpc.nat->gateway_node_index == kLocalNodeIndex;
+    }
+    // Whether this node is the NAT gateway of some VPC.
+    [[nodiscard]] bool serves_nat() const noexcept;
     [[nodiscard]] std::span<const Node> nodes() const noexcept { return nodes_; }
     [[nodiscard]] std::span<const Vpc> vpcs() const noexcept { return vpcs_; }
     [[nodiscard]] EndpointView endpoints() const noexcept { return {chunk_data_.data(), endpoint_count_}; }

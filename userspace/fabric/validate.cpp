@@ -202,7 +202,7 @@ private:
             return;
         }
         endpoint.node_index = *node;
-        endpoint.is_local = *node == 0;
+        endpoint.is_local = *node == kLocalNodeIndex;
         if (endpoint.is_local && endpoint.port.empty() && src.port == 0)
             fields_.error(src.table, path + ".port",
                           "endpoint " + endpoint.ip.to_string() + " is on this node (" + endpoint.node +

@@ -47,7 +47,7 @@ void NatEngine::set_rules(std::shared_ptr<const NatRules> rules) {
 }
 
 void NatEngine::reject(DropReason reason, NatResult& result) noexcept {
-    early_drops_[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+    early_drops_[util::drop_slot(reason)].fetch_add(1, std::memory_order_relaxed);
     result.drop = reason;
 }
 
@@ -130,8 +130,8 @@ std::vector<FlowInfo> NatEngine::flows(TimePoint now, std::size_t limit) const {
 NatCounters NatEngine::counters() const noexcept {
     NatCounters total;
     for (std::size_t i = 0; i < shards_.size(); ++i) util::add_counters(total, shard_counters(i));
-    for (std::size_t r = 1; r < kDropReasonCount; ++r)
-        total.count_drop(static_cast<DropReason>(r), early_drops_[r].load(std::memory_order_relaxed));
+    for (std::size_t slot = 0; slot < kDropReasonCount; ++slot)
+        total.count_drop(util::drop_of_slot<DropReason>(slot), early_drops_[slot].load(std::memory_order_relaxed));
     return total;
 }
 

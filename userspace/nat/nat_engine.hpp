@@ -174,7 +174,8 @@ private:
     std::vector<std::unique_ptr<Slot>> shards_;
     std::uint32_t shard_count_;
     FastModulo shard_of_block_;
-    // Drops decided before a packet has a shard (unparseable packets), counted lock-free.
+    // Drops decided before a packet has a shard (unparseable packets), counted lock-free, by
+    // util::drop_slot(reason).
     std::array<std::atomic<std::uint64_t>, kDropReasonCount> early_drops_{};
     std::atomic<std::uint32_t> generation_{0};
     std::atomic<std::size_t> drain_from_{0};  // the shard the next drain starts with (fairness)

@@ -101,15 +101,4 @@ DecapResult decapsulate(wire::ByteSpan packet, const DecapConfig& config) noexce
     return result;
 }
 
-std::string_view to_string(DecapError error) noexcept {
-    switch (error) {
-        case DecapError::ok: return "ok";
-#define ANDROMEDA_DECAP_NAME(name, id, description) \
-    case DecapError::name: return #name;
-        ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_NAME)
-#undef ANDROMEDA_DECAP_NAME
-    }
-    return "unknown";
-}
-
 }  // namespace andromeda::overlay

@@ -6,22 +6,15 @@
 #include <cstdint>
 #include <string_view>
 
-#include "andromeda_drops.h"
 #include "overlay/encap_kind.hpp"
+#include "util/drop_reasons.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 
 namespace andromeda::overlay {
 
 // Why decapsulation refused a packet: shared/andromeda_drops.h, ANDROMEDA_DROPS_DECAP.
-enum class DecapError : std::uint8_t {
-    ok,
-#define ANDROMEDA_DECAP_ENUM(name, id, description) name,
-    ANDROMEDA_DROPS_DECAP(ANDROMEDA_DECAP_ENUM)
-#undef ANDROMEDA_DECAP_ENUM
-};
-
-[[nodiscard]] std::string_view to_string(DecapError error) noexcept;
+ANDROMEDA_DEFINE_DROP_REASONS(DecapError, kDecapErrorCount, ok, "decapsulated", ANDROMEDA_DROPS_DECAP)
 
 struct DecapConfig {
     EncapKind kind = EncapKind::andromeda;

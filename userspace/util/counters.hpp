@@ -5,16 +5,32 @@
 //    an array of counters: add_counters() sums two of them, word by word, and nothing can be
 //    forgotten when a field is added;
 //  - a for_each(f) that calls f(name, value) for every counter, in declaration order: the names
-//    `andromedactl stats`, the metrics and the tests read.
+//    `andromedactl stats`, the metrics and the tests read;
+//  - fields and names from one X-list, so a counter is declared and named once:
 //
-// tests/unit/util/counters_test.cpp holds every counter struct to both: each word summed, each
-// word named exactly once.
+//      #define ANDROMEDA_GLUE_COUNTERS(X) X(batches) X(no_fabric)
+//      struct GlueCounters {
+//          ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_FIELD)
+//          template <class F> void for_each(F&& f) const { ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_VISIT) }
+//      };
+//
+//    and a layer's drop reasons (shared/andromeda_drops.h) as fields drop_<reason> with
+//    ANDROMEDA_DROP_COUNTER_FIELD / ANDROMEDA_DROP_COUNTER_VISIT. A list puts one X(...) per line
+//    and a note on a field in a C comment: a // comment would swallow the line spliced after it.
+//
+// tests/unit/daemon/counter_structs_test.cpp holds every counter struct to both: each word
+// summed, each word named exactly once.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#define ANDROMEDA_COUNTER_FIELD(name) std::uint64_t name = 0;
+#define ANDROMEDA_COUNTER_VISIT(name) f(#name, name);
+#define ANDROMEDA_DROP_COUNTER_FIELD(name, id, description) std::uint64_t drop_##name = 0;
+#define ANDROMEDA_DROP_COUNTER_VISIT(name, id, description) f("drop_" #name, drop_##name);
 
 namespace andromeda::util {
 

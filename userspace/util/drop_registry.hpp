@@ -11,7 +11,7 @@
 
 namespace andromeda::util {
 
-enum class DropLayer : std::uint8_t { xdp, fastpath, decap, pipeline, nat, io };
+enum class DropLayer : std::uint8_t { xdp, fastpath, decap, pipeline, nat, io, nat_stage };
 
 [[nodiscard]] constexpr std::string_view to_string(DropLayer layer) noexcept {
     switch (layer) {
@@ -21,6 +21,7 @@ enum class DropLayer : std::uint8_t { xdp, fastpath, decap, pipeline, nat, io };
         case DropLayer::pipeline: return "pipeline";
         case DropLayer::nat: return "nat";
         case DropLayer::io: return "io";
+        case DropLayer::nat_stage: return "nat_stage";
     }
     return "unknown";
 }
@@ -46,12 +47,16 @@ inline constexpr std::array kDropReasons = {
     ANDROMEDA_REGISTRY_ROW(pipeline, "dataplane", "drop_", name, id, description)
 #define ANDROMEDA_REGISTRY_NAT(name, id, description) ANDROMEDA_REGISTRY_ROW(nat, "nat", "drop_", name, id, description)
 #define ANDROMEDA_REGISTRY_IO(name, id, description) ANDROMEDA_REGISTRY_ROW(io, "io", "drop_", name, id, description)
+#define ANDROMEDA_REGISTRY_NAT_STAGE(name, id, description) \
+    ANDROMEDA_REGISTRY_ROW(nat_stage, "nat", "stage_drop_", name, id, description)
     ANDROMEDA_DROPS_XDP(ANDROMEDA_REGISTRY_XDP)
     ANDROMEDA_DROPS_FASTPATH(ANDROMEDA_REGISTRY_FP)
     ANDROMEDA_DROPS_DECAP(ANDROMEDA_REGISTRY_DECAP)
     ANDROMEDA_DROPS_PIPELINE(ANDROMEDA_REGISTRY_PIPELINE)
     ANDROMEDA_DROPS_NAT(ANDROMEDA_REGISTRY_NAT)
     ANDROMEDA_DROPS_IO(ANDROMEDA_REGISTRY_IO)
+    ANDROMEDA_DROPS_NAT_STAGE(ANDROMEDA_REGISTRY_NAT_STAGE)
+#undef ANDROMEDA_REGISTRY_NAT_STAGE
 #undef ANDROMEDA_REGISTRY_IO
 #undef ANDROMEDA_REGISTRY_NAT
 #undef ANDROMEDA_REGISTRY_PIPELINE

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "andromeda_kern_user.h"
+#include "dataplane/nat_pipeline.hpp"
 #include "dataplane/verdict.hpp"
 #include "io/xsk/frame.hpp"
 #include "nat/counters.hpp"
@@ -31,9 +32,10 @@ std::size_t count(DropLayer layer) {
 
 TEST(DropRegistry, EveryLayersVocabularyIsInItOnce) {
     EXPECT_EQ(count(DropLayer::pipeline), dataplane::kDropReasonCount);
-    EXPECT_EQ(count(DropLayer::nat), nat::kDropReasonCount - 1);  // none is no reason
+    EXPECT_EQ(count(DropLayer::nat), nat::kDropReasonCount);
     EXPECT_EQ(count(DropLayer::io), io::kDropReasonCount);
-    EXPECT_EQ(count(DropLayer::decap), static_cast<std::size_t>(overlay::DecapError::inner_frame_too_short));
+    EXPECT_EQ(count(DropLayer::decap), overlay::kDecapErrorCount);
+    EXPECT_EQ(count(DropLayer::nat_stage), dataplane::kNatStageDropCount);
     // The BPF counter structs: every drop_ field is a registry entry of its layer.
     std::size_t xdp_drop_fields = 0, fp_drop_fields = 0;
 #define COUNT_FIELD(name)
@@ -51,7 +53,37 @@ TEST(DropRegistry, EveryLayersVocabularyIsInItOnce) {
     EXPECT_EQ(util::find_drop_reason(401)->name, dataplane::to_string(static_cast<dataplane::DropReason>(1)));
     EXPECT_EQ(util::find_drop_reason(501)->name, nat::to_string(nat::DropReason::malformed));
     EXPECT_EQ(util::find_drop_reason(301)->name, overlay::to_string(overlay::DecapError::truncated_ethernet));
-    EXPECT_EQ(std::string(util::find_drop_reason(603)->name), io::to_string(io::DropReason::tx_ring_full));
+    EXPECT_EQ(util::find_drop_reason(603)->name, io::to_string(io::DropReason::tx_ring_full));
+    EXPECT_EQ(util::find_drop_reason(701)->name, dataplane::to_string(dataplane::NatStageDrop::no_nat_engine));
+}
+
+// Every layer's enum (util/drop_reasons.hpp) in the same shape: 0 is "not dropped", then each
+// registry entry of the layer in order, with its name, description and stable id.
+template <class Reason>
+void expect_enum_matches_registry(DropLayer layer, std::size_t count_of_reasons) {
+    EXPECT_EQ(stable_id(static_cast<Reason>(0)), 0u);
+    std::size_t slot = 0;
+    for (const auto& r : kDropReasons) {
+        if (r.layer != layer) continue;
+        const Reason reason = util::drop_of_slot<Reason>(slot++);
+        SCOPED_TRACE(std::string(r.name));
+        EXPECT_EQ(util::drop_slot(reason), slot - 1);
+        EXPECT_EQ(to_string(reason), r.name);
+        EXPECT_EQ(describe(reason), r.description);
+        EXPECT_EQ(stable_id(reason), r.id);
+    }
+    EXPECT_EQ(slot, count_of_reasons);
+    EXPECT_EQ(to_string(util::drop_of_slot<Reason>(count_of_reasons)), "unknown");
+}
+
+TEST(DropRegistry, EveryLayersEnumHasTheSameShape) {
+    expect_enum_matches_registry<dataplane::DropReason>(DropLayer::pipeline, dataplane::kDropReasonCount);
+    expect_enum_matches_registry<dataplane::NatStageDrop>(DropLayer::nat_stage, dataplane::kNatStageDropCount);
+    expect_enum_matches_registry<nat::DropReason>(DropLayer::nat, nat::kDropReasonCount);
+    expect_enum_matches_registry<io::DropReason>(DropLayer::io, io::kDropReasonCount);
+    expect_enum_matches_registry<overlay::DecapError>(DropLayer::decap, overlay::kDecapErrorCount);
+    EXPECT_EQ(to_string(dataplane::DropReason::none), "none");
+    EXPECT_EQ(to_string(overlay::DecapError::ok), "ok");
 }
 
 TEST(DropRegistry, IdsAreUniqueAndInTheirLayersRange) {
@@ -75,6 +107,7 @@ TEST(DropRegistry, AndromedactlDropsListsEveryReasonWithItsCounter) {
     EXPECT_NE(text.str().find("401  pipeline  unknown_port"), std::string::npos) << text.str();
     EXPECT_NE(text.str().find("dataplane.decap_bad_udp_checksum"), std::string::npos);
     EXPECT_NE(text.str().find("fastpath.drop_spoofed_ip"), std::string::npos);
+    EXPECT_NE(text.str().find("nat.stage_drop_no_uplink_next_hop"), std::string::npos);
     EXPECT_EQ(run_drops(true, json_out), 0);
     const auto rows = nlohmann::json::parse(json_out.str());
     ASSERT_EQ(rows.size(), kDropReasons.size());

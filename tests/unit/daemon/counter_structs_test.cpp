@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "daemon/packet_worker.hpp"
 #include "dataplane/counters.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "io/bpf/xdp_stats.hpp"
@@ -18,6 +17,7 @@
 #include "io/xsk/xsk_worker.hpp"
 #include "nat/counters.hpp"
 #include "util/counters.hpp"
+#include "worker/packet_worker.hpp"
 
 namespace andromeda {
 namespace {
@@ -61,7 +61,7 @@ TEST(CounterStructs, EveryWordIsSummedAndNamedOnce) {
     expect_counter_struct<nat::NatCounters>();
     expect_counter_struct<io::WorkerCounters>();
     expect_counter_struct<io::SocketStatistics>();
-    expect_counter_struct<daemon::GlueCounters>();
+    expect_counter_struct<worker::GlueCounters>();
     expect_counter_struct<andromeda_xdp_stats>([](const andromeda_xdp_stats& s, auto&& f) {
         io::XdpStats(std::span(&s, 1)).for_each([&](std::string_view name, std::uint64_t v) { f(std::string(name), v); });
     });

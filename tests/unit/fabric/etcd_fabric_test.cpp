@@ -356,5 +356,68 @@ TEST(EtcdFabric, ChangesAppliedInPlaceGiveExactlyWhatAFreshBuildGives) {
     EXPECT_GT(nodes_in_place, 10u) << "nodes joined and moved in place too";
 }
 
+// Every reason plan_change() hands a change to build() is named, and counted by name.
+TEST(EtcdFabric, EachReasonAChangeIsNotAppliedInPlaceIsNamedAndCounted) {
+    const std::string root = kLayout.root();
+    const auto base = import_of(
+        test_support::two_node_blue("node1")
+            .nat("node2", "203.0.113.10", "forward = [{protocol = \"tcp\", nat_port = 8080, to = \"10.0.0.20:80\"}]\n")
+            .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap1")
+            .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+            .vpc("green", 200, "10.0.0.0/24", "10.0.0.1")
+            .toml());
+    const std::string node2_endpoint = R"({"mac": "02:00:00:00:00:55", "node": "node2"})";
+    struct Case {
+        InPlaceDecline expected;
+        EtcdChanges changes;
+        std::string local = kLocal;
+        std::map<std::string, std::string> extra_keys = {};  // in the base build
+    };
+    const std::vector<Case> cases = {
+        {InPlaceDecline::none, {{root + "endpoints/blue/10.0.0.5", node2_endpoint}}},
+        {InPlaceDecline::keys_rejected,
+         {{root + "endpoints/blue/10.0.0.5", node2_endpoint}},
+         kLocal,
+         {{root + "endpoints/blue/10.0.0.99", R"({"mac": "zz", "node": "node2"})"}}},
+        {InPlaceDecline::node_deleted, {{root + "nodes/node2", std::nullopt}}},
+        {InPlaceDecline::own_node_key, {{root + "nodes/node1", R"({"address": "192.168.1.1"})"}}},
+        {InPlaceDecline::node_unparsed, {{root + "nodes/node3", "{not json"}}},
+        {InPlaceDecline::node_encap, {{root + "nodes/node3", R"({"address": "192.168.1.3", "encap": "vxlan"})"}}},
+        {InPlaceDecline::local_toml_unparsed, {{root + "nodes/node3", R"({"address": "192.168.1.3"})"}}, "[node\n"},
+        {InPlaceDecline::nodes_invalid, {{root + "nodes/node3", R"({"address": "192.168.1.2"})"}}},
+        {InPlaceDecline::not_endpoint_key,
+         {{root + "vpcs/green", R"({"vni": 200, "cidr": "10.0.0.0/24", "gateway": "10.0.0.1", "mtu": 1300})"}}},
+        {InPlaceDecline::endpoint_address, {{root + "endpoints/blue/10.0.0.05", node2_endpoint}}},
+        {InPlaceDecline::vpc_not_running, {{root + "endpoints/red/10.0.0.5", node2_endpoint}}},
+        {InPlaceDecline::local_endpoint, {{root + "endpoints/blue/10.0.0.10", node2_endpoint}}},
+        {InPlaceDecline::local_endpoint,
+         {{root + "endpoints/blue/10.0.0.5", R"({"mac": "02:00:00:00:00:55", "node": "node1", "port": "tap5"})"}}},
+        {InPlaceDecline::forward_target_removed, {{root + "endpoints/blue/10.0.0.20", std::nullopt}}},
+        {InPlaceDecline::endpoint_unparsed, {{root + "endpoints/blue/10.0.0.5", "{not json"}}},
+        {InPlaceDecline::endpoint_invalid, {{root + "endpoints/blue/10.0.1.5", node2_endpoint}}},
+        {InPlaceDecline::mac_taken,
+         {{root + "endpoints/blue/10.0.0.5", R"({"mac": "02:00:00:00:00:20", "node": "node2"})"}}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::string(to_string(c.expected)) + ": " + c.changes.begin()->first);
+        auto kvs = base;
+        kvs.insert(c.extra_keys.begin(), c.extra_keys.end());
+        EtcdFabricBuilder builder(kLayout);
+        builder.update(kvs);
+        const EtcdFabric first = builder.build(kLocal, "node.toml", LoadOptions{1, {}});
+        ASSERT_TRUE(first.loaded.ok());
+        EXPECT_EQ(first.rejected.size(), c.extra_keys.size());
+        builder.update(c.changes);
+        const PlannedChange planned = builder.plan_change(*first.loaded.snapshot, c.changes, c.local, "node.toml");
+        EXPECT_EQ(planned.declined, c.expected) << to_string(planned.declined) << ": " << describe(planned.declined);
+        EXPECT_EQ(planned.plan.has_value(), c.expected == InPlaceDecline::none);
+        std::map<std::string, std::uint64_t> counted;
+        builder.for_each_decline([&](std::string_view name, std::uint64_t n) { counted.emplace(name, n); });
+        EXPECT_EQ(counted.size(), kInPlaceDeclineCount);
+        for (const auto& [name, n] : counted)
+            EXPECT_EQ(n, name == "declined_" + std::string(to_string(c.expected)) ? 1u : 0u) << name;
+    }
+}
+
 }  // namespace
 }  // namespace andromeda::fabric

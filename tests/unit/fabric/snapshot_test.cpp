@@ -57,6 +57,26 @@ TEST(FabricSnapshot, NodeLookups) {
     EXPECT_EQ(fabric->find_node_by_address(ip("192.168.1.3")), nullptr);
 }
 
+// Who translates a VPC is asked of the snapshot: the same file read as node2 and as node1.
+TEST(FabricSnapshot, TheNatGatewayIsTheNodeTheVpcNames) {
+    const auto text = [](const std::string& local) {
+        auto fabric = test_support::two_node_blue(local);
+        if (local == "node2") fabric.uplink("eth2", "203.0.113.7");  // a NAT gateway needs one
+        return fabric.nat("node2", "203.0.113.7").vpc("green", 200, "10.1.0.0/24", "10.1.0.1").toml();
+    };
+    const auto node2 = load_fabric_string(text("node2"), "t.toml").snapshot;
+    const auto node1 = load_fabric_string(text("node1"), "t.toml").snapshot;
+    ASSERT_TRUE(node2);
+    ASSERT_TRUE(node1);
+    EXPECT_EQ(&node2->local_node(), &node2->nodes()[kLocalNodeIndex]);
+    EXPECT_EQ(node2->local_node().name, "node2");
+    EXPECT_TRUE(FabricSnapshot::translates_here(*node2->find_vpc(100)));
+    EXPECT_FALSE(FabricSnapshot::translates_here(*node2->find_vpc(200)));  // no NAT at all
+    EXPECT_TRUE(node2->serves_nat());
+    EXPECT_FALSE(FabricSnapshot::translates_here(*node1->find_vpc(100)));
+    EXPECT_FALSE(node1->serves_nat());
+}
+
 TEST(SnapshotPublisher, ReaderSeesNothingBeforePublishThenTheCurrentSnapshot) {
     SnapshotPublisher publisher;
     FabricReader reader = publisher.make_reader();

@@ -52,7 +52,7 @@ TEST(ConntrackListing, CountersNameEveryFieldOnce) {
     EXPECT_EQ(named["translated_outbound"], 3u);
     EXPECT_EQ(named["drop_table_full"], 2u);
     EXPECT_EQ(named["drop_stale_flow"], 0u);
-    EXPECT_EQ(named.size(), 19u + kDropReasonCount - 1);
+    EXPECT_EQ(named.size(), 11u + kDropReasonCount);
     EXPECT_EQ(c.total_drops(), 2u);
 }
 

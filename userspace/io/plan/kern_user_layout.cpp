@@ -68,7 +68,7 @@ static_assert(sizeof(andromeda_xdp_stats) == (0 ANDROMEDA_XDP_STATS(ANDROMEDA_ON
 static_assert(sizeof(andromeda_fp_stats) == (0 ANDROMEDA_FP_STATS(ANDROMEDA_ONE, ANDROMEDA_ONE_DROP)) * sizeof(__u64));
 #undef ANDROMEDA_ONE_DROP
 #undef ANDROMEDA_ONE
-static_assert(sizeof(andromeda_daemon_stats) == 18 * sizeof(__u64));
+static_assert(sizeof(andromeda_daemon_stats) == 22 * sizeof(__u64));
 
 }  // namespace
 }  // namespace andromeda::io

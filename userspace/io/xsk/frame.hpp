@@ -9,35 +9,23 @@
 #include <cstdint>
 #include <span>
 
-#include "andromeda_drops.h"
+#include "util/drop_reasons.hpp"
 
 namespace andromeda::io {
 
 // Why the I/O layer let go of a frame without sending it: shared/andromeda_drops.h, ANDROMEDA_DROPS_IO.
-enum class DropReason : std::uint8_t {
-#define ANDROMEDA_IO_DROP_ENUM(name, id, description) name,
-    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_ENUM)
-#undef ANDROMEDA_IO_DROP_ENUM
-};
-inline constexpr std::size_t kDropReasonCount = 0
-#define ANDROMEDA_IO_DROP_COUNT(name, id, description) +1
-    ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_COUNT)
-#undef ANDROMEDA_IO_DROP_COUNT
-    ;
-[[nodiscard]] constexpr const char* to_string(DropReason reason) noexcept {
-    switch (reason) {
-#define ANDROMEDA_IO_DROP_NAME(name, id, description) \
-    case DropReason::name: return #name;
-        ANDROMEDA_DROPS_IO(ANDROMEDA_IO_DROP_NAME)
-#undef ANDROMEDA_IO_DROP_NAME
-    }
-    return "?";
-}
+ANDROMEDA_DEFINE_DROP_REASONS(DropReason, kDropReasonCount, none, "not dropped", ANDROMEDA_DROPS_IO)
 
 inline constexpr std::uint32_t kNoSocket = 0xFFFFFFFF;
 
 class Frame {
 public:
+    Frame() = default;
+    // Bytes [offset, offset + length) of `chunk`: how XskWorker hands out a UMEM frame, and how
+    // a handler's unit test makes one (only a fake FrameOutput may take such a frame).
+    Frame(std::uint8_t* chunk, std::uint32_t chunk_size, std::uint32_t offset, std::uint32_t length) noexcept
+        : chunk_(chunk), chunk_size_(chunk_size), offset_(offset), length_(length) {}
+
     [[nodiscard]] std::uint8_t* data() const noexcept { return chunk_ + offset_; }
     [[nodiscard]] std::uint32_t length() const noexcept { return length_; }
     [[nodiscard]] std::span<std::uint8_t> bytes() const noexcept { return {data(), length_}; }

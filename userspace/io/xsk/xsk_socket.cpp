@@ -35,8 +35,8 @@ SocketStatistics XskSocket::statistics() const noexcept {
     s.rx_invalid_descs = raw.rx_invalid_descs;
     s.tx_invalid_descs = raw.tx_invalid_descs;
     s.rx_ring_full = raw.rx_ring_full;
-    s.rx_fill_ring_empty_descs = raw.rx_fill_ring_empty_descs;
-    s.tx_ring_empty_descs = raw.tx_ring_empty_descs;
+    s.rx_fill_ring_empty = raw.rx_fill_ring_empty_descs;
+    s.tx_ring_empty = raw.tx_ring_empty_descs;
     return s;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/plan/config.hpp"
+#include "util/counters.hpp"
 
 namespace andromeda::io {
 
@@ -28,24 +29,22 @@ struct SocketReport {
     [[nodiscard]] std::string message() const;
 };
 
-// The kernel's counters for one socket (XDP_STATISTICS).
+// The kernel's counters for one socket (XDP_STATISTICS; the two *_empty ones are its *_empty_descs).
+#define ANDROMEDA_SOCKET_STATISTICS(X) \
+    X(rx_dropped)                      \
+    X(rx_invalid_descs)                \
+    X(tx_invalid_descs)                \
+    X(rx_ring_full)                    \
+    X(rx_fill_ring_empty)              \
+    X(tx_ring_empty)
+
 struct SocketStatistics {
-    std::uint64_t rx_dropped = 0;
-    std::uint64_t rx_invalid_descs = 0;
-    std::uint64_t tx_invalid_descs = 0;
-    std::uint64_t rx_ring_full = 0;
-    std::uint64_t rx_fill_ring_empty_descs = 0;
-    std::uint64_t tx_ring_empty_descs = 0;
+    ANDROMEDA_SOCKET_STATISTICS(ANDROMEDA_COUNTER_FIELD)
 
     // Calls f(name, value) for every counter (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const {
-        f("rx_dropped", rx_dropped);
-        f("rx_invalid_descs", rx_invalid_descs);
-        f("tx_invalid_descs", tx_invalid_descs);
-        f("rx_ring_full", rx_ring_full);
-        f("rx_fill_ring_empty", rx_fill_ring_empty_descs);
-        f("tx_ring_empty", tx_ring_empty_descs);
+        ANDROMEDA_SOCKET_STATISTICS(ANDROMEDA_COUNTER_VISIT)
     }
 };
 

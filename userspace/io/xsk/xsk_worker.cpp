@@ -44,9 +44,10 @@ std::string bind_hint(int error, BindMode mode, const SocketSpec& spec) {
 }  // namespace
 
 struct XskWorker::AtomicCounters {
-    std::atomic<std::uint64_t> rx_frames{0}, rx_batches{0}, tx_frames{0}, tx_completed{0}, allocated{0}, released{0},
-        alloc_failed{0}, tx_wakeups{0}, ledger_violations{0}, fate_errors{0};
-    std::array<std::atomic<std::uint64_t>, kDropReasonCount> drops{};
+#define ANDROMEDA_ATOMIC_COUNTER(name) std::atomic<std::uint64_t> name{0};
+    ANDROMEDA_WORKER_COUNTERS(ANDROMEDA_ATOMIC_COUNTER)
+#undef ANDROMEDA_ATOMIC_COUNTER
+    std::array<std::atomic<std::uint64_t>, kDropReasonCount> drops{};  // by util::drop_slot
     std::array<std::atomic<std::uint32_t>, kFrameOwnerCount> owners{};
 };
 
@@ -244,7 +245,7 @@ void XskWorker::release_frame(std::uint32_t index) noexcept {
 }
 
 void XskWorker::count_drop(DropReason reason, std::uint64_t n) noexcept {
-    bump(counters_->drops[static_cast<std::size_t>(reason)], n);
+    bump(counters_->drops[util::drop_slot(reason)], n);
 }
 
 void XskWorker::reclaim_completions() noexcept {
@@ -488,16 +489,9 @@ void XskWorker::publish_ledger() noexcept {
 WorkerCounters XskWorker::counters() const noexcept {
     const AtomicCounters& c = *counters_;
     WorkerCounters out;
-    out.rx_frames = c.rx_frames.load(kRelaxed);
-    out.rx_batches = c.rx_batches.load(kRelaxed);
-    out.tx_frames = c.tx_frames.load(kRelaxed);
-    out.tx_completed = c.tx_completed.load(kRelaxed);
-    out.allocated = c.allocated.load(kRelaxed);
-    out.released = c.released.load(kRelaxed);
-    out.alloc_failed = c.alloc_failed.load(kRelaxed);
-    out.tx_wakeups = c.tx_wakeups.load(kRelaxed);
-    out.fate_errors = c.fate_errors.load(kRelaxed);
-    out.ledger_violations = c.ledger_violations.load(kRelaxed);
+#define ANDROMEDA_LOAD_COUNTER(name) out.name = c.name.load(kRelaxed);
+    ANDROMEDA_WORKER_COUNTERS(ANDROMEDA_LOAD_COUNTER)
+#undef ANDROMEDA_LOAD_COUNTER
     for (std::size_t i = 0; i < kDropReasonCount; ++i) out.drops[i] = c.drops[i].load(kRelaxed);
     for (std::size_t i = 0; i < kFrameOwnerCount; ++i) out.frames_by_owner[i] = c.owners[i].load(kRelaxed);
     return out;

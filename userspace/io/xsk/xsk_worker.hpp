@@ -7,6 +7,8 @@
 // everything in copy mode; the per-socket reports say what each achieved (XDP_OPTIONS).
 #pragma once
 
+#include <poll.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -17,52 +19,50 @@
 #include <string>
 #include <vector>
 
-#include <poll.h>
-
 #include "io/plan/config.hpp"
 #include "io/xsk/frame.hpp"
 #include "io/xsk/frame_ledger.hpp"
 #include "io/xsk/xsk_socket.hpp"
+#include "util/counters.hpp"
+#include "util/drop_reasons.hpp"
 
 struct xsk_umem;
 
 namespace andromeda::io {
 
+#define ANDROMEDA_WORKER_COUNTERS(X)                                      \
+    X(rx_frames)                                                          \
+    X(rx_batches)                                                         \
+    X(tx_frames)    /* put on a TX ring */                                \
+    X(tx_completed) /* returned by the kernel after sending */            \
+    X(allocated)    /* frames handed to the handler by allocate() */      \
+    X(released)     /* frames the handler gave back unused (release()) */ \
+    X(alloc_failed) /* allocate() found the pool empty */                 \
+    X(tx_wakeups)   /* sendto() kicks for need_wakeup */                  \
+    X(ledger_violations)                                                  \
+    X(fate_errors) /* a frame given a second fate (a handler bug); the first stands */
+
 // Readable from any thread while the worker runs.
 struct WorkerCounters {
-    std::uint64_t rx_frames = 0;
-    std::uint64_t rx_batches = 0;
-    std::uint64_t tx_frames = 0;      // put on a TX ring
-    std::uint64_t tx_completed = 0;   // returned by the kernel after sending
-    std::uint64_t allocated = 0;      // frames handed to the handler by allocate()
-    std::uint64_t released = 0;       // frames the handler gave back unused (release())
-    std::uint64_t alloc_failed = 0;   // allocate() found the pool empty
-    std::uint64_t tx_wakeups = 0;     // sendto() kicks for need_wakeup
-    std::array<std::uint64_t, kDropReasonCount> drops{};
+    ANDROMEDA_WORKER_COUNTERS(ANDROMEDA_COUNTER_FIELD)
+    std::array<std::uint64_t, kDropReasonCount> drops{};            // by util::drop_slot(DropReason)
     std::array<std::uint64_t, kFrameOwnerCount> frames_by_owner{};  // the ledger, per pass
-    std::uint64_t ledger_violations = 0;
-    std::uint64_t fate_errors = 0;  // a frame given a second fate (a handler bug); the first stands
 
     [[nodiscard]] std::uint64_t dropped() const noexcept;
     // Calls f(name, value) for every counter (util/counters.hpp): "drop_<reason>", "frames_<owner>".
     template <class F>
     void for_each(F&& f) const {
-        f("rx_frames", rx_frames);
-        f("rx_batches", rx_batches);
-        f("tx_frames", tx_frames);
-        f("tx_completed", tx_completed);
-        f("allocated", allocated);
-        f("released", released);
-        f("alloc_failed", alloc_failed);
-        f("tx_wakeups", tx_wakeups);
-        for (std::size_t i = 0; i < kDropReasonCount; ++i)
-            f(std::string("drop_") + to_string(static_cast<DropReason>(i)), drops[i]);
+        ANDROMEDA_WORKER_COUNTERS(ANDROMEDA_COUNTER_VISIT)
+#define ANDROMEDA_WORKER_DROP_VISIT(name, id, description) f("drop_" #name, drop(DropReason::name));
+        ANDROMEDA_DROPS_IO(ANDROMEDA_WORKER_DROP_VISIT)
+#undef ANDROMEDA_WORKER_DROP_VISIT
         for (std::size_t i = 0; i < kFrameOwnerCount; ++i)
             f(std::string("frames_") + to_string(static_cast<FrameOwner>(i)), frames_by_owner[i]);
-        f("ledger_violations", ledger_violations);
-        f("fate_errors", fate_errors);
     }
-    [[nodiscard]] std::uint64_t drop(DropReason r) const noexcept { return drops[static_cast<std::size_t>(r)]; }
+    [[nodiscard]] std::uint64_t drop(DropReason r) const noexcept {
+        const std::size_t slot = util::drop_slot(r);
+        return slot < drops.size() ? drops[slot] : 0;
+    }
 };
 
 class XskWorker final : private FrameOutput {

@@ -1,7 +1,7 @@
 // Published<T>, the sequence lock the packet workers publish their counters with: a reader never
 // sees a torn value (every word from the same store), and never waits for a lock. Also run
 // under ThreadSanitizer (scripts/test.sh).
-#include "daemon/published.hpp"
+#include "worker/published.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <thread>
 
-namespace andromeda::daemon {
+namespace andromeda::worker {
 namespace {
 
 struct Wide {
@@ -55,4 +55,4 @@ TEST(Published, StartsZeroAndReturnsWhatWasStored) {
 }
 
 }  // namespace
-}  // namespace andromeda::daemon
+}  // namespace andromeda::worker

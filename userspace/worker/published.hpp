@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace andromeda::daemon {
+namespace andromeda::worker {
 
 template <class T>
 class Published {
@@ -49,4 +49,4 @@ private:
     alignas(std::atomic_ref<std::uint64_t>::required_alignment) mutable std::array<std::uint64_t, kWords> words_{};
 };
 
-}  // namespace andromeda::daemon
+}  // namespace andromeda::worker

@@ -1,11 +1,11 @@
-// The glue between one AF_XDP worker and one dataplane pipeline: a batch of frames from one
-// socket goes through the pipeline (with its NAT stage, dataplane::NatPipeline) in place, and
-// each emission leaves on the socket of its port — or, when this worker has no socket on that
-// port (a single-queue tenant veth on a multi-queue underlay), as a copy through a packet
-// socket. Spare frames are taken from the UMEM only when the pipeline asks for one; ports are
-// resolved to sockets once, when the sockets are set. One PacketWorker per worker thread;
-// everything but the counter getters is that thread's alone (the setters' callers pause the
-// thread first), and the counters are published without a lock (Published<T>).
+// One AF_XDP worker's frames through one dataplane pipeline: a batch of frames from one socket
+// goes through the pipeline (with its NAT stage, dataplane::NatPipeline) in place, and each
+// emission (turned back into a frame by FrameEmitter) leaves on the socket of its port, or, when
+// this worker has no socket on that port (a single-queue tenant veth on a multi-queue underlay),
+// as a copy through a packet socket. Spare frames are taken from the UMEM only when the pipeline
+// asks for one; ports are resolved to sockets once, when the sockets are set. One PacketWorker
+// per worker thread; everything but the counter getters is that thread's alone (the setters'
+// callers pause the thread first), and the counters are published without a lock (Published<T>).
 #pragma once
 
 #include <array>
@@ -14,40 +14,41 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/published.hpp"
 #include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
 #include "fabric/publisher.hpp"
 #include "io/xsk/frame.hpp"
 #include "io/xsk/packet_socket.hpp"
 #include "nat/nat_engine.hpp"
+#include "util/counters.hpp"
 #include "util/flat_table.hpp"
 #include "wire/addresses.hpp"
+#include "worker/frame_emitter.hpp"
+#include "worker/published.hpp"
 
-namespace andromeda::daemon {
+namespace andromeda::worker {
 
-// What the glue itself did, next to the pipeline's counters.
+// What the worker did besides the pipeline, next to the pipeline's counters.
+#define ANDROMEDA_GLUE_COUNTERS(X)                                                 \
+    X(batches)                                                                     \
+    X(no_fabric)      /* frames dropped before the first snapshot was published */ \
+    X(tx_copied)      /* sent through the packet socket: no AF_XDP socket here */  \
+    X(tx_copy_failed) /* ... and the kernel refused it */                          \
+    X(tx_no_port)     /* an emission for a port this node does not own */
+
 struct GlueCounters {
-    std::uint64_t batches = 0;
-    std::uint64_t no_fabric = 0;        // frames dropped before the first snapshot was published
-    std::uint64_t spare_shortfall = 0;  // times the pipeline asked for spare frames and the UMEM had none
-    std::uint64_t tx_copied = 0;        // sent through the packet socket: no AF_XDP socket here
-    std::uint64_t tx_copy_failed = 0;   // ... and the kernel refused it
-    std::uint64_t tx_no_port = 0;       // an emission for a port this node does not own
+    ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_FIELD)
+    EmitterCounters emitter;
 
     // Calls f(name, value) for every counter (util/counters.hpp).
     template <class F>
     void for_each(F&& f) const {
-        f("batches", batches);
-        f("no_fabric", no_fabric);
-        f("spare_shortfall", spare_shortfall);
-        f("tx_copied", tx_copied);
-        f("tx_copy_failed", tx_copy_failed);
-        f("tx_no_port", tx_no_port);
+        ANDROMEDA_GLUE_COUNTERS(ANDROMEDA_COUNTER_VISIT)
+        emitter.for_each(f);
     }
 };
 
-class PacketWorker final : public io::FrameHandler, private dataplane::SpareSupply {
+class PacketWorker final : public io::FrameHandler {
 public:
     // `nat` may be null (this node is no NAT gateway). Opens the packet socket used for ports
     // this worker has no AF_XDP socket on; throws io::IoError when it cannot.
@@ -71,16 +72,11 @@ public:
     [[nodiscard]] dataplane::NatStageCounters nat_stage_counters() const;
 
 private:
-    static constexpr std::size_t kMaxSpares = dataplane::kMaxBatch + 4;
     static constexpr std::size_t kMaxEmissions = 4 * dataplane::kMaxBatch;
 
     void process(std::span<io::Frame> frames, const fabric::FabricSnapshot& fabric, io::FrameOutput& out) noexcept;
-    // dataplane::SpareSupply: frames from the UMEM, while a batch runs (out_ is set).
-    std::size_t supply(std::span<dataplane::PacketBuffer> into) noexcept override;
-    // Gives back the spares from index `used` on: those no emission went into.
-    void release_spares(std::size_t used, io::FrameOutput& out) noexcept;
-    void emit_all(const dataplane::FrameSink& sink, std::span<io::Frame> inputs, io::FrameOutput& out) noexcept;
     void send(io::Frame& frame, dataplane::PortId port, io::FrameOutput& out) noexcept;
+    void send_copy(const dataplane::Emission& emission, io::FrameOutput& out) noexcept;
     // The socket (index in this worker) a port's frames leave on, or kNoSocket.
     [[nodiscard]] std::uint32_t socket_of(dataplane::PortId port) const noexcept { return socket_of_port_.find(port); }
     void publish_counters() noexcept;
@@ -99,16 +95,13 @@ private:
     // Per-batch scratch, sized once: the per-packet path never allocates.
     std::array<dataplane::RxFrame, dataplane::kMaxBatch> rx_{};
     std::array<dataplane::NatFrameResult, dataplane::kMaxBatch> results_{};
-    std::array<bool, dataplane::kMaxBatch> fated_{};
     std::array<dataplane::Emission, kMaxEmissions> emissions_{};
-    std::array<dataplane::PacketBuffer, kMaxSpares> spare_buffers_{};
-    std::array<io::Frame*, kMaxSpares> spare_frames_{};
-    std::size_t spare_count_ = 0;
-    io::FrameOutput* out_ = nullptr;  // while a batch runs: where supply() takes frames from
+    std::array<dataplane::PacketBuffer, FrameEmitter::kMaxSpares> spare_buffers_{};
+    FrameEmitter emitter_;
 
     Published<dataplane::PipelineCounters> published_pipeline_;
     Published<GlueCounters> published_glue_;
     Published<dataplane::NatStageCounters> published_stage_;
 };
 
-}  // namespace andromeda::daemon
+}  // namespace andromeda::worker

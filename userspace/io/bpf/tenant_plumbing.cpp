@@ -1,0 +1,60 @@
+#include "io/bpf/tenant_plumbing.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "io/netlink/interfaces.hpp"
+
+namespace andromeda::io {
+
+TenantPlumbing::~TenantPlumbing() {
+    while (!ports_.empty()) {
+        const std::string name = ports_.begin()->second.first;  // unplumb() erases the entry
+        unplumb(name, ports_.begin()->first);
+    }
+}
+
+const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t ifindex, std::string& note) {
+    const InterfaceInfo link = require_interface(name);
+    auto pair = std::make_unique<PuntPair>(ifindex, std::max<std::uint32_t>(link.mtu, 1500));
+    const PuntDevices& devices = pair->devices();
+    try {
+        const AttachReport& report = bpf_.attach(devices.steering);  // logs what it achieved
+        bpf_.attach_tc(devices.visible, BpfInstance::TcProgram::punt);
+        bpf_.attach_tc(name, BpfInstance::TcProgram::tenant);
+        note = "tc ingress (fast path, punt via " + devices.visible + "), " + report.message();
+    } catch (...) {
+        bpf_.detach_tc(name);
+        bpf_.detach_tc(devices.visible);
+        bpf_.detach(devices.steering);
+        throw;
+    }
+    auto& slot = ports_[ifindex];
+    slot = {name, std::move(pair)};
+    return slot.second->devices();
+}
+
+void TenantPlumbing::unplumb(const std::string& name, std::uint32_t ifindex) noexcept {
+    try {
+        bpf_.detach_tc(name);
+        const auto it = ports_.find(ifindex);
+        if (it == ports_.end()) return;
+        const PuntDevices& devices = it->second.second->devices();
+        bpf_.detach_tc(devices.visible);
+        bpf_.detach(devices.steering);
+        ports_.erase(it);  // deletes the pair
+    } catch (const std::exception& e) {
+        spdlog::warn("tenant port {}: {}", name, e.what());
+        ports_.erase(ifindex);
+    }
+}
+
+PortTable TenantPlumbing::with_punt_devices(PortTable table) const {
+    std::map<std::uint32_t, PuntDevices> devices;
+    for (const auto& [ifindex, port] : ports_) devices.emplace(ifindex, port.second->devices());
+    add_punt_ports(table, devices);
+    return table;
+}
+
+}  // namespace andromeda::io

@@ -1,0 +1,42 @@
+// The kernel side of every tenant port: its punt pair (io/netlink/punt_pair.hpp), XDP on the
+// pair's steering end (into the tenant's AF_XDP sockets, which bind there), tc on the pair's
+// visible end (the pipeline's frames into the tenant) and on the port itself (port security,
+// fast path, punt). The daemon decides which ports; this holds their plumbing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "io/bpf/bpf_instance.hpp"
+#include "io/netlink/punt_pair.hpp"
+#include "io/plan/port_table.hpp"
+
+namespace andromeda::io {
+
+class TenantPlumbing {
+public:
+    // Borrows `bpf`, which must outlive this.
+    explicit TenantPlumbing(BpfInstance& bpf) noexcept : bpf_(bpf) {}
+    // Unplumbs every port still plumbed: after the workers closed their sockets.
+    ~TenantPlumbing();
+    TenantPlumbing(const TenantPlumbing&) = delete;
+    TenantPlumbing& operator=(const TenantPlumbing&) = delete;
+
+    // Plumbs tenant port `name` (`ifindex`): returns its punt devices and sets `note` to what was
+    // attached. Throws, leaving nothing of the port behind.
+    const PuntDevices& plumb(const std::string& name, std::uint32_t ifindex, std::string& note);
+    // Undoes plumb() once no socket binds on the port's steering end; a port not plumbed is
+    // skipped. Errors are logged, not thrown.
+    void unplumb(const std::string& name, std::uint32_t ifindex) noexcept;
+
+    // `table` with every plumbed port's punt devices added (io::add_punt_ports).
+    [[nodiscard]] PortTable with_punt_devices(PortTable table) const;
+
+private:
+    BpfInstance& bpf_;
+    std::map<std::uint32_t, std::pair<std::string, std::unique_ptr<PuntPair>>> ports_;  // by tenant ifindex
+};
+
+}  // namespace andromeda::io

@@ -7,8 +7,9 @@
 
 #include "andromeda_kern_user.h"
 
-/* Two entries per flow, one per direction. Full: the daemon's install fails and the flow stays
- * with the pipeline (counted as nat_install_full), which translates it as before. */
+/* Two entries per flow, one per direction: the default size (andromedad sizes the map from
+ * [node.uplink] kernel_flows before loading it). Full: the daemon's install fails and the flow
+ * stays with the pipeline (counted as nat_offload.install_full), which translates it as before. */
 #define ANDROMEDA_MAX_NAT_FLOWS 262144
 
 enum andromeda_nat_direction {

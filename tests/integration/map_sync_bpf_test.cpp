@@ -49,7 +49,7 @@ TEST(MapSyncBpf, ReloadWritesOnlyTheDiffToThePinnedMaps) {
     auto first = fabric::load_fabric_string(fabric_text(node, false), "a.toml");
     ASSERT_TRUE(first.ok()) << fabric::to_string(first.errors);
     const auto start = sync.reconcile(plan_full(*first.snapshot, local));
-    EXPECT_EQ(start.total().writes(), 5u) << start.summary();  // 1 peer, 1 VNI, 3 endpoints
+    EXPECT_EQ(start.total().writes(), 6u) << start.summary();  // 1 peer, 1 VNI, its prefix, 3 endpoints
     EXPECT_EQ(entries(bpf.map_fd(MapId::fabric), sizeof(andromeda_fabric_key)), 3u);
 
     auto second = fabric::load_fabric_string(fabric_text(node, true), "b.toml");
@@ -59,7 +59,7 @@ TEST(MapSyncBpf, ReloadWritesOnlyTheDiffToThePinnedMaps) {
     EXPECT_EQ(reload.total().writes(), 1u) << reload.summary();
     EXPECT_EQ(reload[MapId::fabric].upserts, 1u);
     EXPECT_EQ(entries(bpf.map_fd(MapId::fabric), sizeof(andromeda_fabric_key)), 4u);
-    EXPECT_EQ(sync.totals().total().writes(), 6u);
+    EXPECT_EQ(sync.totals().total().writes(), 7u);
 
     andromeda_fabric_key key{100, htonl(0x0a000028)};
     andromeda_fabric_entry entry{};

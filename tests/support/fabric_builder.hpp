@@ -28,9 +28,11 @@ public:
     }
 
     // [node.uplink]; address and next hop are optional.
-    FabricBuilder& uplink(const std::string& interface, const std::string& address = "", const std::string& next_hop = "") {
+    // [node.uplink]; `extra`: more of its keys, as TOML lines ("kernel_flows = 1").
+    FabricBuilder& uplink(const std::string& interface, const std::string& address = "", const std::string& next_hop = "",
+                          const std::string& extra = "") {
         uplink_ = "[node.uplink]\ninterface = " + quote(interface) + "\n" + optional_key("address", address) +
-                  optional_key("next_hop", next_hop);
+                  optional_key("next_hop", next_hop) + (extra.empty() ? "" : extra + "\n");
         return *this;
     }
 

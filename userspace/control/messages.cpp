@@ -77,7 +77,7 @@ ANDROMEDA_CONTROL_FIELDS(FabricVpc, name, vni, cidr, gateway, gateway_mac, mtu, 
 ANDROMEDA_CONTROL_FIELDS(FabricReply, generation, source, local_node, nodes, vpcs)
 ANDROMEDA_CONTROL_FIELDS(FlowTuple, source, source_port, destination, destination_port)
 ANDROMEDA_CONTROL_FIELDS(ConntrackFlow, vni, protocol, origin, state, port_forward, original, translated, age_seconds,
-                         expires_in_seconds)
+                         expires_in_seconds, kernel, kernel_packets, kernel_bytes)
 ANDROMEDA_CONTROL_FIELDS(ConntrackReply, nat_gateway, count, flows, total, in_table, offset, limit)
 ANDROMEDA_CONTROL_FIELDS(ReloadReply, generation, summary)
 ANDROMEDA_CONTROL_FIELDS(LogLevelReply, level, previous)

@@ -195,6 +195,11 @@ struct ConntrackFlow {
     FlowTuple translated;
     double age_seconds = 0;
     double expires_in_seconds = 0;
+    // Whether the kernel fast path translates it (docs/nat.md, "Offload to the kernel"), and what
+    // it counted in each direction (as of its last sync, at most a second ago).
+    bool kernel = false;
+    std::uint64_t kernel_packets = 0;
+    std::uint64_t kernel_bytes = 0;
 };
 
 struct ConntrackReply {

@@ -175,8 +175,10 @@ std::string render_conntrack(const control::ConntrackReply& r) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : r.flows)
         rows.push_back({f.protocol, tuple(f.original), tuple(f.translated), f.state, whole(f.age_seconds),
-                        whole(f.expires_in_seconds)});
-    std::string s = table({"PROTO", "ORIGINAL", "TRANSLATED", "STATE", "AGE", "EXPIRES"}, rows);
+                        whole(f.expires_in_seconds), f.kernel ? "kernel" : "pipeline",
+                        f.kernel ? fmt::format("{}/{}", f.kernel_packets, f.kernel_bytes) : "-"});
+    std::string s =
+        table({"PROTO", "ORIGINAL", "TRANSLATED", "STATE", "AGE", "EXPIRES", "PATH", "KERNEL PKTS/BYTES"}, rows);
     if (!r.nat_gateway) return s + "not a NAT gateway: no flows\n";
     // Never a page that looks like the whole: the total, and where the next page starts.
     // A daemon older than the paging says neither total: what it sent is all there is to say.

@@ -95,7 +95,9 @@ std::variant<control::ConntrackReply, std::string> select_flows(std::vector<nat:
         const nat::FlowInfo& f = flows[i];
         reply.flows.push_back({f.vni, std::string(nat::to_string(f.protocol)), std::string(nat::to_string(f.origin)),
                                std::string(nat::to_string(f.state)), f.port_forward, tuple_of(f.original),
-                               tuple_of(f.translated), seconds(f.age), seconds(f.expires_in)});
+                               tuple_of(f.translated), seconds(f.age), seconds(f.expires_in), f.offloaded,
+                               f.kernel_original.packets + f.kernel_reply.packets,
+                               f.kernel_original.bytes + f.kernel_reply.bytes});
     }
     reply.count = reply.flows.size();
     return reply;

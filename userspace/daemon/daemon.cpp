@@ -82,8 +82,10 @@ Daemon::~Daemon() {
     }
     etcd.reset();
     control_.stop();
-    pool_.reset();     // threads joined, sockets closed
-    tenants_.reset();  // tenant ports' programs detached, punt pairs deleted
+    pool_.reset();         // threads joined, sockets closed
+    nat_offload_.reset();  // its thread joined; the kernel's flows go with the maps below
+    tenants_.reset();      // tenant ports' programs detached, punt pairs deleted
+    gateway_.reset();      // the uplink's (and underlay's) punt pairs likewise
     nat_.reset();
     sync_.reset();
     if (bpf_) {
@@ -126,11 +128,24 @@ std::uint32_t Daemon::random_handoff_cookie() {
 }
 
 // The fast path serves an untagged underlay (the tc programs write untagged outer headers) on a
-// node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline.
+// node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline. On a NAT
+// gateway with the fast path on, the kernel also translates the NAT's established flows.
 void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
-    andromeda_fp_config config{};
     const auto& local = snapshot.local();
     fast_path_ = local.fastpath && local.underlay_vlan == 0;
+    kernel_nat_ = fast_path_ && snapshot.serves_nat() && host_.uplink.has_value();
+    write_fast_path_config();
+    if (fast_path_)
+        spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel{}",
+                     kernel_nat_ ? ", and so do the NAT's established flows" : "");
+    else
+        spdlog::info("kernel fast path off ({}): every tenant frame goes through the AF_XDP pipeline",
+                     !local.fastpath ? "[node] fastpath = false" : "a tagged underlay (underlay_vlan)");
+}
+
+void Daemon::write_fast_path_config() {
+    const auto& local = store_.current()->local();
+    andromeda_fp_config config{};
     config.enabled = fast_path_ ? 1 : 0;
     config.underlay_ifindex = host_.underlay.ifindex;
     config.underlay_ip = htonl(host_.underlay_address.value());
@@ -142,28 +157,55 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     // front of a small frame. A NIC's receiver runs XDP on its own buffers; there the room
     // would only cost the sender a larger allocation.
     config.encap_headroom = host_.underlay.driver == "veth" ? ANDROMEDA_ENCAP_HEADROOM : 0;
+    // The kernel NAT sends what it translated out of the uplink, to its router: only once the
+    // underlay's punt pair is there for what it does not translate (the XDP program checks).
+    if (kernel_nat_ && gateway_ && gateway_->underlay_pair() != nullptr) {
+        config.uplink_ifindex = host_.uplink->ifindex;
+        host_.uplink->mac.copy_to(config.uplink_mac);
+        if (uplink_.next_hop_mac) {
+            uplink_.next_hop_mac->copy_to(config.uplink_next_hop_mac);
+            config.uplink_next_hop_known = 1;
+        }
+    } else if (kernel_nat_ && !gateway_) {
+        // Starting after a predecessor that left the kernel NAT running (its punt pairs stay
+        // until start_gateway_ports takes them over): its uplink fields stay, so the flows the
+        // kernel translates are not sent to sockets that are not bound yet in the meantime.
+        const andromeda_fp_config running = bpf_->fast_path();
+        if (running.uplink_ifindex == host_.uplink->ifindex) {
+            config.uplink_ifindex = running.uplink_ifindex;
+            std::copy(std::begin(running.uplink_mac), std::end(running.uplink_mac), std::begin(config.uplink_mac));
+            std::copy(std::begin(running.uplink_next_hop_mac), std::end(running.uplink_next_hop_mac),
+                      std::begin(config.uplink_next_hop_mac));
+            config.uplink_next_hop_known = running.uplink_next_hop_known;
+        }
+    }
     bpf_->set_fast_path(config);
-    if (fast_path_)
-        spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel");
-    else
-        spdlog::info("kernel fast path off ({}): every tenant frame goes through the AF_XDP pipeline",
-                     !local.fastpath ? "[node] fastpath = false" : "a tagged underlay (underlay_vlan)");
 }
 
 void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
     if (!snapshot.serves_nat()) return;
     nat::NatSettings settings;
     settings.shards = std::max<std::uint32_t>(1, host_.underlay.rx_queues);
-    nat_ = std::make_unique<nat::NatEngine>(settings);  // the workers' NAT stage installs its rules
-    spdlog::info("NAT gateway: {} shard(s), {} VPC(s) translated", settings.shards,
-                 dataplane::nat_rules_for(snapshot)->vpcs().size());
+    settings.offload.enabled = kernel_nat_;
+    nat_ = std::make_unique<nat::NatEngine>(settings);
+    // The workers' NAT stage installs the rules too; here they are needed before any worker runs,
+    // to adopt the flows a killed predecessor left in the kernel.
+    nat_->set_rules(dataplane::nat_rules_for(snapshot));
+    spdlog::info("NAT gateway: {} shard(s), {} VPC(s) translated, established flows in the {}", settings.shards,
+                 dataplane::nat_rules_for(snapshot)->vpcs().size(), kernel_nat_ ? "kernel" : "pipeline");
+    // The kernel's flows outlive a killed daemon: they are rebuilt here, their ports kept, so
+    // the kernel goes on translating them and no port in use is handed out again. Without the
+    // kernel NAT the engine refuses them all, and they are deleted.
+    nat_offload_ = std::make_unique<NatOffloadLoop>(*nat_, bpf_->map_writer());
+    if (const std::size_t adopted = nat_offload_->adopt(nat::Clock::now()); adopted > 0)
+        spdlog::info("NAT: adopted {} flow(s) the kernel was translating", adopted);
+    if (!kernel_nat_) nat_offload_.reset();
 }
 
 // Where translated outbound traffic goes: [node.uplink] next_hop, else the kernel's route.
 void Daemon::start_uplink_route() {
     if (!host_.uplink) return;
-    uplink_.port = host_.uplink->ifindex;
-    uplink_.mac = host_.uplink->mac;
+    uplink_.mac = host_.uplink->mac;  // the port is the uplink punt pair's (start_gateway_ports)
     const auto& uplink = *store_.current()->local().uplink;
     try {
         std::optional<wire::Ipv4Address> gateway = uplink.next_hop;
@@ -190,7 +232,31 @@ io::PortTable Daemon::desired_ports(const fabric::FabricSnapshot& snapshot,
     table[host_.underlay.ifindex] = io::make_port(ANDROMEDA_PORT_UNDERLAY, slots_.slot_for(host_.underlay.name));
     if (host_.uplink)
         table[host_.uplink->ifindex] = io::make_port(ANDROMEDA_PORT_UPLINK, slots_.slot_for(host_.uplink->name));
+    if (gateway_) {
+        const io::PuntDevices* underlay = gateway_->underlay_pair();
+        gateway_->add_ports(table, slots_.slot_for(gateway_->uplink_pair().steering),
+                            underlay != nullptr ? slots_.slot_for(underlay->steering) : 0);
+    }
     return table;
+}
+
+// The uplink carries tc, not XDP: the kernel translates what it can and hands the rest to the
+// pipeline through the uplink's punt pair, whose steering end is the pipeline's uplink port;
+// with the kernel NAT on, the underlay's punt pair's steering end is a receive-only underlay port.
+void Daemon::start_gateway_ports(std::vector<OwnedPort>& owned, io::PortTable& ports) {
+    gateway_ = std::make_unique<io::NatGatewayPlumbing>(*bpf_, *host_.uplink, host_.underlay, kernel_nat_);
+    spdlog::info("{}", gateway_->note());
+    const io::PuntDevices& uplink = gateway_->uplink_pair();
+    const std::uint32_t uplink_slot = slots_.slot_for(uplink.steering);
+    const io::PuntDevices* underlay = gateway_->underlay_pair();
+    const std::uint32_t underlay_slot = underlay != nullptr ? slots_.slot_for(underlay->steering) : 0;
+    gateway_->add_ports(ports, uplink_slot, underlay_slot);
+    owned.push_back({uplink.steering, uplink.steering_ifindex, dataplane::PortRole::uplink, uplink_slot, 1, {}});
+    if (underlay != nullptr)
+        owned.push_back(
+            {underlay->steering, underlay->steering_ifindex, dataplane::PortRole::underlay, underlay_slot, 1, {}});
+    uplink_.port = uplink.steering_ifindex;
+    write_fast_path_config();
 }
 
 OwnedPort Daemon::plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
@@ -213,11 +279,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     if (fast_path_) bpf_->attach_tc(host_.underlay.name, io::BpfInstance::TcProgram::underlay);
     std::vector<OwnedPort> owned{{host_.underlay.name, host_.underlay.ifindex, dataplane::PortRole::underlay,
                                   ports[host_.underlay.ifindex].slot, host_.underlay.rx_queues, {}}};
-    if (host_.uplink) {
-        bpf_->attach(host_.uplink->name);
-        owned.push_back({host_.uplink->name, host_.uplink->ifindex, dataplane::PortRole::uplink,
-                         ports[host_.uplink->ifindex].slot, host_.uplink->rx_queues, {}});
-    }
+    if (host_.uplink) start_gateway_ports(owned, ports);
     std::vector<std::string> notes;
     for (auto it = ports.begin(); it != ports.end();) {
         const fabric::Endpoint* e = it->second.role == ANDROMEDA_PORT_TENANT
@@ -253,6 +315,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     // A killed predecessor's tc links on ports this fabric no longer has (their port entries
     // are gone, so those programs would only drop).
     bpf_->release_unclaimed_tc_links();
+    if (nat_offload_) nat_offload_->start();
 }
 
 void Daemon::start_control() {
@@ -311,6 +374,7 @@ void Daemon::tick() {
         if (uplink_.next_hop_mac) {
             const PausedWorkers paused(*pool_);
             pool_->set_uplink_next_hop(*uplink_.next_hop_mac);
+            write_fast_path_config();
         }
     }
     const auto failures = pool_->failures();

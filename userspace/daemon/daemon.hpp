@@ -28,9 +28,11 @@
 #include "daemon/etcd_sync.hpp"
 #include "daemon/host_checks.hpp"
 #include "daemon/next_hops.hpp"
+#include "daemon/nat_offload.hpp"
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
+#include "io/bpf/nat_gateway_plumbing.hpp"
 #include "io/bpf/tenant_plumbing.hpp"
 #include "io/plan/map_sync.hpp"
 #include "io/plan/port_table.hpp"
@@ -86,8 +88,12 @@ private:
     // pair's steering end). Throws, leaving nothing of the port behind.
     OwnedPort plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
                            std::vector<std::string>& notes);
-    // The fast path's view of this node, written into andromeda_fp_config.
+    // The fast path's view of this node, written into andromeda_fp_config (again whenever the
+    // uplink or its next hop changes).
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
+    void write_fast_path_config();
+    // A NAT gateway's uplink: its punt pair and tc program; the pipeline's uplink port.
+    void start_gateway_ports(std::vector<OwnedPort>& owned, io::PortTable& ports);
     static std::uint32_t random_handoff_cookie();
     [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
     void reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_changed, std::vector<std::string>& notes);
@@ -147,9 +153,15 @@ private:
     NextHopTable next_hops_;
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
+    // A NAT gateway's uplink (and, with the kernel NAT, underlay) punt pairs and programs: undone
+    // after the workers, like the tenants'.
+    std::unique_ptr<io::NatGatewayPlumbing> gateway_;
+    // The kernel's NAT flows, kept by their own thread (nat_offload.hpp); with the kernel NAT only.
+    std::unique_ptr<NatOffloadLoop> nat_offload_;
     // Tenant ports' punt pairs and programs: undone after the workers (their sockets bind there).
     std::unique_ptr<io::TenantPlumbing> tenants_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
+    bool kernel_nat_ = false;  // the fast path translates this node's NAT flows (andromeda_nat_flows)
     // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).
     std::uint32_t handoff_cookie_ = random_handoff_cookie();
     std::unique_ptr<WorkerPool> pool_;

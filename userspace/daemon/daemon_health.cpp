@@ -27,17 +27,14 @@ void check_program(std::optional<bool> attached, const std::string& port, const 
 
 std::vector<std::string> Daemon::detached_programs() const {
     std::vector<std::string> problems;
-    for (const OwnedPort& port : pool_->ports()) {
+    for (const OwnedPort& port : pool_->ports())
         for (const io::AttachReport& a : bpf_->attachments())
             if (a.ifname == port.socket_device())
                 check_program(xdp_attached_now(a.ifindex), port.name, a.ifname, "its XDP program", problems);
-        std::vector<std::pair<std::string, std::uint32_t>> tc_devices{{port.name, port.ifindex}};
-        if (const auto punt = punts_.find(port.ifindex); punt != punts_.end())
-            tc_devices.emplace_back(punt->second->devices().visible, punt->second->devices().visible_ifindex);
-        for (const auto& [device, ifindex] : tc_devices)
-            if (!bpf_->tc_program_on(device).empty())
-                check_program(tc_ingress_attached_now(ifindex), port.name, device, "its tc program", problems);
-    }
+    // Every tc program the daemon attached: tenant ports and their punt devices, the underlay,
+    // a NAT gateway's uplink and its punt device.
+    for (const auto& [device, ifindex] : bpf_->tc_devices())
+        check_program(tc_ingress_attached_now(ifindex), device, device, "its tc program", problems);
     return problems;
 }
 

@@ -205,10 +205,16 @@ void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::Fa
             notes.push_back("! this node became a VPC's NAT gateway: restart andromedad to start translating");
         return;
     }
-    // The workers' NAT stage installs the new rules itself when it sees the new generation.
-    std::size_t expired = 0;
+    // The workers' NAT stage installs the new rules too when it sees the new generation; here
+    // they go in at once, so the flows they no longer allow end now (remove_stale), and leave
+    // the kernel before the reload reports success.
+    const nat::TimePoint now = nat::Clock::now();
+    nat_->set_rules(dataplane::nat_rules_for(snapshot));
+    std::size_t expired = nat_->remove_stale(now);
     for (const fabric::Endpoint& e : diff.endpoints_removed) expired += nat_->expire_endpoint(e.vni, e.ip);
-    if (expired > 0) notes.push_back(fmt::format("nat: expired {} flow(s) of removed endpoints", expired));
+    if (nat_offload_) nat_offload_->flush(now);
+    if (expired > 0)
+        notes.push_back(fmt::format("nat: ended {} flow(s) of removed rules, forwards or endpoints", expired));
 }
 
 // Tenant ports the snapshot no longer has (by ifindex: a recreated interface is a new port), and

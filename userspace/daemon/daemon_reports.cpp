@@ -149,6 +149,11 @@ control::StatsReply Daemon::stats() const {
         n["mappings"] = nat_->mapping_count();
     }
     c.nat_stage.for_each([&](std::string_view name, std::uint64_t v) { n["stage_" + std::string(name)] = v; });
+    // The kernel's NAT flows: installs, removals, full-map refusals, syncs (nat_offload.hpp).
+    if (nat_offload_) {
+        auto& o = out.groups["nat_offload"];
+        nat_offload_->counters().for_each([&](std::string_view name, std::uint64_t v) { o[std::string(name)] = v; });
+    }
     out.groups["io"] = io_group(c);
     auto& daemon = out.groups["daemon"];
     const andromeda_daemon_stats d = daemon_stats(c);

@@ -216,11 +216,16 @@ private:
         const TomlNode* table = fields_.table(node_table, "node", "uplink", false);
         if (table == nullptr) return;
         out_.source.local.uplink = table->line;
-        fields_.reject_unknown_keys(*table, "node.uplink", {"interface", "address", "next_hop"});
+        fields_.reject_unknown_keys(*table, "node.uplink", {"interface", "address", "next_hop", "kernel_flows"});
         Uplink uplink;
         uplink.interface = interface(*table, "node.uplink", "interface", true).value_or("");
         uplink.address = fields_.ipv4(*table, "node.uplink", "address", false);
         uplink.next_hop = fields_.ipv4(*table, "node.uplink", "next_hop", false);
+        uplink.kernel_flows = static_cast<std::uint32_t>(
+            fields_
+                .integer(*table, "node.uplink", "kernel_flows", false,
+                         {1, kMaxKernelNatFlows, kDefaultKernelNatFlows, "NAT flows the kernel translates at most"})
+                .value_or(kDefaultKernelNatFlows));
         out_.config.local.uplink = std::move(uplink);
     }
 

@@ -44,10 +44,16 @@ inline constexpr std::uint32_t kNoIndex = 0xFFFFFFFF;
 inline constexpr std::uint32_t kLocalNodeIndex = 0;
 
 // The NAT gateway's outside port: where translated traffic leaves for the Internet.
+// How many NAT flows the kernel fast path translates at most (two map entries each); the rest
+// stay with the pipeline. A start-time setting: the map is sized when the object is loaded.
+inline constexpr std::uint32_t kDefaultKernelNatFlows = 131072;
+inline constexpr std::uint32_t kMaxKernelNatFlows = 1u << 20;
+
 struct Uplink {
     std::string interface;
     std::optional<Ipv4Address> address;   // unset: the interface's own address
     std::optional<Ipv4Address> next_hop;  // unset: the kernel's route
+    std::uint32_t kernel_flows = kDefaultKernelNatFlows;
 
     friend bool operator==(const Uplink&, const Uplink&) = default;
 };

@@ -152,8 +152,8 @@ TEST(CtlRender, ConntrackAndReloadAndFabric) {
     c.flows.push_back({100, "tcp", "outbound", "established", false, {"10.0.0.10", 40000, "203.0.113.7", 443},
                        {"198.51.100.1", 40000, "203.0.113.7", 443}, 12.7, 7427.2});
     EXPECT_EQ(render_conntrack(c),
-              "PROTO  ORIGINAL                            TRANSLATED                             STATE        AGE  EXPIRES\n"
-              "tcp    10.0.0.10:40000 -> 203.0.113.7:443  198.51.100.1:40000 -> 203.0.113.7:443  established  12   7427\n"
+              "PROTO  ORIGINAL                            TRANSLATED                             STATE        AGE  EXPIRES  PATH      KERNEL PKTS/BYTES\n"
+              "tcp    10.0.0.10:40000 -> 203.0.113.7:443  198.51.100.1:40000 -> 203.0.113.7:443  established  12   7427     pipeline  -\n"
               "1 flows\n");
     EXPECT_EQ(render_reload({4, ""}), "reloaded: fabric generation 4\nno changes\n");
     EXPECT_EQ(render_reload({5, "endpoints: +1\n"}), "reloaded: fabric generation 5\nendpoints: +1\n");

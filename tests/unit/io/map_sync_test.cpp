@@ -106,8 +106,9 @@ TEST(FabricMapSync, FirstSyncWritesEveryEntryWithItsValue) {
     EXPECT_EQ(counts[MapId::vnis].upserts, 2u);
     EXPECT_EQ(counts[MapId::fabric].upserts, 4u);
     EXPECT_EQ(counts[MapId::nat_addrs].upserts, 1u);
+    EXPECT_EQ(counts[MapId::vpc_cidrs].upserts, 2u);
     EXPECT_EQ(counts.total().erases, 0u);
-    EXPECT_EQ(s.writer.calls(), 9u);
+    EXPECT_EQ(s.writer.calls(), 11u);
 
     const auto* local = s.writer.find<andromeda_fabric_key, andromeda_fabric_entry>(MapId::fabric, fkey(100, 0x0a00000a));
     ASSERT_NE(local, nullptr);
@@ -139,7 +140,7 @@ TEST(FabricMapSync, UnchangedReloadWritesNothing) {
     EXPECT_EQ(s.reload(kHead + kBlue + kGreen).total().writes(), 0u);
     const auto again = s.sync.reconcile(plan_full(*s.current, kLocal));
     EXPECT_EQ(again.total().writes(), 0u);
-    EXPECT_EQ(again.total().unchanged, 9u);
+    EXPECT_EQ(again.total().unchanged, 11u);
     EXPECT_EQ(s.writer.calls(), before);
 }
 
@@ -232,7 +233,8 @@ TEST(FabricMapSync, VpcAndNatChangesTouchTheirEntries) {
     EXPECT_EQ(counts[MapId::vnis].erases, 1u);
     EXPECT_EQ(counts[MapId::fabric].erases, 1u);
     EXPECT_EQ(counts[MapId::nat_addrs].writes(), 2u);
-    EXPECT_EQ(counts.total().writes(), 4u) << counts.summary();
+    EXPECT_EQ(counts[MapId::vpc_cidrs].erases, 1u);  // green's prefix
+    EXPECT_EQ(counts.total().writes(), 5u) << counts.summary();
 }
 
 // Random fabrics, one after another: each diff-driven reload must write exactly the entries
@@ -303,7 +305,7 @@ TEST(FabricMapSync, RandomReloadsWriteExactlyTheDifference) {
         const auto counts = s.reload(text);
         ++reloads;
         std::size_t expected = 0;
-        for (const MapId id : {MapId::peers, MapId::vnis, MapId::fabric, MapId::nat_addrs}) {
+        for (const MapId id : {MapId::peers, MapId::vnis, MapId::fabric, MapId::nat_addrs, MapId::vpc_cidrs}) {
             EXPECT_EQ(s.writer.table(id), fresh_writer.table(id)) << "map " << pin_name(id) << " after reload " << i;
             expected += expected_writes(before[static_cast<std::size_t>(id)], fresh_writer.table(id));
         }

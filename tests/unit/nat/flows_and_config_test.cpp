@@ -52,7 +52,10 @@ TEST(ConntrackListing, CountersNameEveryFieldOnce) {
     EXPECT_EQ(named["translated_outbound"], 3u);
     EXPECT_EQ(named["drop_table_full"], 2u);
     EXPECT_EQ(named["drop_stale_flow"], 0u);
-    EXPECT_EQ(named.size(), 11u + kDropReasonCount);
+#define ANDROMEDA_TEST_ONE(name) +1
+    constexpr std::size_t kVerdictsAndLifecycle = 0 ANDROMEDA_NAT_COUNTERS(ANDROMEDA_TEST_ONE);
+#undef ANDROMEDA_TEST_ONE
+    EXPECT_EQ(named.size(), kVerdictsAndLifecycle + kDropReasonCount);
     EXPECT_EQ(c.total_drops(), 2u);
 }
 

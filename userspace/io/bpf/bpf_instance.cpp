@@ -177,6 +177,8 @@ void BpfInstance::load_and_pin() {
     if (!skel_) throw IoError("opening the andromeda_xdp BPF object", errno);
     skel_->rodata->overlay_port = config_.overlay_port;
     skel_->rodata->encap_kind = config_.encap_kind;
+    if (const int rc = bpf_map__set_max_entries(skel_->maps.andromeda_nat_flows, config_.nat_flow_entries); rc != 0)
+        throw IoError("sizing andromeda_nat_flows", -rc);
     for (const MapId id : kAllMaps)
         if (const int rc = bpf_map__set_pin_path(map_of(*skel_, id), pin_path(id).c_str()); rc != 0)
             throw IoError("setting the pin path of " + std::string(bpf_name(id)), -rc);
@@ -236,9 +238,10 @@ const TcAttachment& BpfInstance::attach_tc(std::string_view ifname, TcProgram pr
     for (const auto& tc : tc_)
         if (tc->ifname() == ifname) return *tc;
     const InterfaceInfo link = require_interface(ifname);
-    const bpf_program* prog = program == TcProgram::tenant ? skel_->progs.andromeda_tc_tenant
-                              : program == TcProgram::punt ? skel_->progs.andromeda_tc_punt
-                                                           : skel_->progs.andromeda_tc_underlay;
+    const bpf_program* prog = program == TcProgram::tenant   ? skel_->progs.andromeda_tc_tenant
+                              : program == TcProgram::punt   ? skel_->progs.andromeda_tc_punt
+                              : program == TcProgram::uplink ? skel_->progs.andromeda_tc_uplink
+                                                             : skel_->progs.andromeda_tc_underlay;
     tc_.push_back(std::make_unique<TcAttachment>(bpf_program__fd(prog), link.ifindex, link.name, bpf_program__name(prog),
                                                  config_.tc_attach, tc_link_pin(link.name)));
     const auto pin = tc_link_pin(link.name).filename().string();
@@ -278,6 +281,12 @@ std::string BpfInstance::tc_program_on(std::string_view ifname) const {
     return {};
 }
 
+std::vector<std::pair<std::string, std::uint32_t>> BpfInstance::tc_devices() const {
+    std::vector<std::pair<std::string, std::uint32_t>> out;
+    for (const auto& tc : tc_) out.emplace_back(tc->ifname(), tc->ifindex());
+    return out;
+}
+
 std::vector<std::string> BpfInstance::tc_attachments() const {
     std::vector<std::string> out;
     for (const auto& tc : tc_) out.push_back(tc->message());
@@ -288,6 +297,14 @@ void BpfInstance::set_fast_path(const andromeda_fp_config& config) {
     const __u32 key = 0;
     if (bpf_map_update_elem(map_fd(MapId::fp_config), &key, &config, BPF_ANY) != 0)
         throw IoError("writing andromeda_fp_config", errno);
+}
+
+andromeda_fp_config BpfInstance::fast_path() const {
+    const __u32 key = 0;
+    andromeda_fp_config config{};
+    if (bpf_map_lookup_elem(map_fd(MapId::fp_config), &key, &config) != 0)
+        throw IoError("reading andromeda_fp_config", errno);
+    return config;
 }
 
 void BpfInstance::register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd) {

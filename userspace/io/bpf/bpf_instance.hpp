@@ -76,7 +76,7 @@ public:
     [[nodiscard]] std::vector<AttachReport> attachments() const;
 
     // The kernel fast path's tc programs (bpf/tc_*.bpf.c).
-    enum class TcProgram : std::uint8_t { tenant, punt, underlay };
+    enum class TcProgram : std::uint8_t { tenant, punt, underlay, uplink };
     // Attaches `program` to the tc ingress of `ifname` (this thread's namespace), replacing a
     // previous instance's; attaching a port twice keeps the first. Throws IoError.
     const TcAttachment& attach_tc(std::string_view ifname, TcProgram program);
@@ -87,11 +87,15 @@ public:
     // Detaches the tc program from `ifname`; false when none of ours was there.
     bool detach_tc(std::string_view ifname);
     [[nodiscard]] std::vector<std::string> tc_attachments() const;
+    // (name, ifindex) of every device carrying one of this instance's tc programs.
+    [[nodiscard]] std::vector<std::pair<std::string, std::uint32_t>> tc_devices() const;
     // The tc program on `ifname`'s ingress and how it is attached ("andromeda_tc_tenant (tcx)"),
     // or empty.
     [[nodiscard]] std::string tc_program_on(std::string_view ifname) const;
     // Writes andromeda_fp_config: the fast path runs while `config.enabled` is set. Throws IoError.
     void set_fast_path(const andromeda_fp_config& config);
+    // What andromeda_fp_config holds now (a predecessor's, on a restart that adopted the maps).
+    [[nodiscard]] andromeda_fp_config fast_path() const;
     [[nodiscard]] FastPathStats read_fast_path_stats() const { return io::read_fast_path_stats(map_fd(MapId::fp_stats)); }
 
     // XSKMAP entry for (port slot, RX queue): where the XDP program redirects that queue.

@@ -95,6 +95,7 @@ InstanceConfig instance_config_from(const fabric::LocalNodeSettings& local) {
     InstanceConfig config;
     config.node_name = local.name;
     config.pin_dir = local.pin_dir.empty() ? default_pin_dir(local.name) : std::filesystem::path(local.pin_dir);
+    if (local.uplink) config.nat_flow_entries = 2 * local.uplink->kernel_flows;
     if (local.encap == fabric::Encap::vxlan) {
         config.encap_kind = ANDROMEDA_ENCAP_VXLAN;
         config.overlay_port = local.vxlan_port;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "andromeda_nat_kern_user.h"
 #include "fabric/model.hpp"
 
 namespace andromeda::io {
@@ -103,6 +104,9 @@ struct InstanceConfig {
     TcAttachPreference tc_attach = TcAttachPreference::best;
     // An XDP program that is not Andromeda's already on a port: refuse (default) or replace.
     bool replace_foreign_xdp = false;
+    // andromeda_nat_flows' size: two entries per NAT flow the kernel translates ([node.uplink]
+    // kernel_flows). A pinned map of another size is not adopted.
+    std::uint32_t nat_flow_entries = ANDROMEDA_MAX_NAT_FLOWS;
 };
 
 inline constexpr std::string_view kDefaultPinRoot = "/sys/fs/bpf/andromeda";

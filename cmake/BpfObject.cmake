@@ -1,5 +1,6 @@
-# andromeda_bpf_object(NAME SOURCE [HEADERS...])
-# Compiles SOURCE with clang -target bpf into NAME.bpf.o and generates NAME.skel.h with
+# andromeda_bpf_object(NAME SOURCE)
+# Compiles SOURCE with clang -target bpf into NAME.bpf.o (rebuilt when any header of SOURCE's
+# folder or of shared/ changes) and generates NAME.skel.h with
 # `bpftool gen skeleton`. Defines the INTERFACE target NAME_skel: link it to include the skeleton
 # (and libbpf).
 find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)

@@ -82,7 +82,6 @@ public:
     std::vector<std::string> release_unclaimed_tc_links();
     // Detaches the tc program from `ifname`; false when none of ours was there.
     bool detach_tc(std::string_view ifname);
-    [[nodiscard]] std::vector<std::string> tc_attachments() const;
     // The tc program on `ifname`'s ingress and how it is attached ("andromeda_tc_tenant (tcx)"),
     // or empty.
     [[nodiscard]] std::string tc_program_on(std::string_view ifname) const;

@@ -1,5 +1,5 @@
 /* Types and constants shared by the XDP programs (bpf/) and the daemon (userspace/).
- * Fixed-width types only; userspace/io/kern_user_layout.cpp static_asserts the size and field
+ * Fixed-width types only; userspace/io/plan/kern_user_layout.cpp static_asserts the size and field
  * offsets of every struct here, so a change that moves a field breaks the build, not the maps.
  * Addresses in map keys and values are in network byte order, as they sit in packets. */
 #ifndef ANDROMEDA_KERN_USER_H
@@ -221,7 +221,7 @@ struct andromeda_fp_stats {
 
 /* Per-CPU XDP counters: one named field per verdict and drop reason, so that
  * `bpftool map dump` prints them by name. Every field counts packets. The C++ list of the fields
- * (userspace/io/xdp_stats.hpp) comes from this X-macro too. */
+ * (userspace/io/bpf/xdp_stats.hpp) comes from this X-macro too. */
 #define ANDROMEDA_XDP_STATS(X, D) \
 	X(rx_packets)              /* every packet the program saw */ \
 	X(pass_host)               /* handed to the kernel untouched: not ours */ \

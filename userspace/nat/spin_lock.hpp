@@ -23,9 +23,6 @@ public:
             }
         }
     }
-    bool try_lock() noexcept {
-        return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
-    }
     void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
 private:

@@ -57,7 +57,6 @@ public:
     [[nodiscard]] View& operator*() noexcept { return *view_; }
     [[nodiscard]] const View* operator->() const noexcept { return &*view_; }
     [[nodiscard]] View* operator->() noexcept { return &*view_; }
-    [[nodiscard]] const std::optional<View>& as_optional() const noexcept { return view_; }
 
 private:
     std::optional<View> view_;

@@ -54,96 +54,96 @@ dataplane::NatFrameResult result(dataplane::Verdict verdict) {
     return r;
 }
 
-TEST(FrameEmitter, AnInputsFirstEmissionIsTheInputFramePlacedWhereItSays) {
-    FakeOutput out(0);
-    std::vector<io::Frame> inputs{out.make_frame(256, 100), out.make_frame(256, 100)};
+// A batch begun: `inputs` frames of 100 bytes, and `pool` free frames to lend as spares.
+struct Batch {
+    Batch(std::size_t input_count, std::size_t pool) : out(pool) {
+        for (std::size_t i = 0; i < input_count; ++i) inputs.push_back(out.make_frame(256, 100));
+        emitter.begin(inputs, out);
+    }
+    // What the pipeline asks for: `count` spares (the pool may have fewer).
+    std::vector<dataplane::PacketBuffer> lend(std::size_t count) {
+        std::vector<dataplane::PacketBuffer> spares(count);
+        spares.resize(emitter.supply(spares));
+        return spares;
+    }
+    FakeOutput out;
+    std::vector<io::Frame> inputs;
     FrameEmitter emitter;
-    emitter.begin(inputs, out);
-    const auto placed = emitter.place(emission(inputs[0].chunk(), 206, 150, 0));  // 50 bytes pushed in front
-    ASSERT_EQ(placed.frame, &inputs[0]);
-    EXPECT_EQ(placed.frame->data(), inputs[0].chunk() + 206);
+};
+
+TEST(FrameEmitter, AnInputsFirstEmissionIsTheInputFramePlacedWhereItSays) {
+    Batch b(2, 0);
+    const auto placed = b.emitter.place(emission(b.inputs[0].chunk(), 206, 150, 0));  // 50 bytes pushed in front
+    ASSERT_EQ(placed.frame, &b.inputs[0]);
+    EXPECT_EQ(placed.frame->data(), b.inputs[0].chunk() + 206);
     EXPECT_EQ(placed.frame->length(), 150u);
     // A second output of the same input chunk goes as a copy.
-    const auto second = emitter.place(emission(inputs[0].chunk(), 206, 150, 0));
+    const auto second = b.emitter.place(emission(b.inputs[0].chunk(), 206, 150, 0));
     EXPECT_EQ(second.frame, nullptr);
     EXPECT_TRUE(second.copy);
     // The other input emitted nothing: its result decides.
     const std::array results{result(dataplane::Verdict::forward), result(dataplane::Verdict::drop)};
-    emitter.end(results);
-    EXPECT_EQ(out.dropped, std::vector<std::uint8_t*>{inputs[1].chunk()});
-    EXPECT_TRUE(out.released.empty());
+    b.emitter.end(results);
+    EXPECT_EQ(b.out.dropped, std::vector<std::uint8_t*>{b.inputs[1].chunk()});
+    EXPECT_TRUE(b.out.released.empty());
 }
 
 TEST(FrameEmitter, AnInputWhoseOutputWentIntoSparesIsReleasedNotDropped) {
-    FakeOutput out(0);
-    std::vector<io::Frame> inputs{out.make_frame(256, 100)};
-    FrameEmitter emitter;
-    emitter.begin(inputs, out);
+    Batch b(1, 0);
     const std::array results{result(dataplane::Verdict::reply)};
-    emitter.end(results);
-    EXPECT_EQ(out.released, std::vector<std::uint8_t*>{inputs[0].chunk()});
-    EXPECT_TRUE(out.dropped.empty());
+    b.emitter.end(results);
+    EXPECT_EQ(b.out.released, std::vector<std::uint8_t*>{b.inputs[0].chunk()});
+    EXPECT_TRUE(b.out.dropped.empty());
 }
 
 TEST(FrameEmitter, SparesAreFoundByTheirChunkAndTheUnusedOnesGoBack) {
-    FakeOutput out(3);
-    FrameEmitter emitter;
-    emitter.begin({}, out);
-    std::array<dataplane::PacketBuffer, 3> spares{};
-    ASSERT_EQ(emitter.supply(spares), 3u);
-    const auto first = emitter.place(emission(spares[0].chunk, 320, 60));
-    const auto third = emitter.place(emission(spares[2].chunk, 320, 1400));
+    Batch b(0, 3);
+    const auto spares = b.lend(3);
+    ASSERT_EQ(spares.size(), 3u);
+    const auto first = b.emitter.place(emission(spares[0].chunk, 320, 60));
+    const auto third = b.emitter.place(emission(spares[2].chunk, 320, 1400));
     ASSERT_NE(first.frame, nullptr);
     ASSERT_NE(third.frame, nullptr);
     EXPECT_EQ(first.frame->chunk(), spares[0].chunk);
     EXPECT_EQ(third.frame->chunk(), spares[2].chunk);
     EXPECT_EQ(third.frame->length(), 1400u);
-    emitter.end({});
-    EXPECT_EQ(out.released, std::vector<std::uint8_t*>{spares[1].chunk});
-    EXPECT_EQ(emitter.counters().emission_unmatched, 0u);
+    b.emitter.end({});
+    EXPECT_EQ(b.out.released, std::vector<std::uint8_t*>{spares[1].chunk});
+    EXPECT_EQ(b.emitter.counters().emission_unmatched, 0u);
 }
 
 TEST(FrameEmitter, AnEmissionInNoFrameOfTheBatchIsCountedNotSent) {
-    FakeOutput out(1);
-    FrameEmitter emitter;
-    emitter.begin({}, out);
-    std::array<dataplane::PacketBuffer, 1> spares{};
-    ASSERT_EQ(emitter.supply(spares), 1u);
+    Batch b(0, 1);
+    const auto spares = b.lend(1);
+    ASSERT_EQ(spares.size(), 1u);
     std::array<std::uint8_t, kChunk> elsewhere{};
-    const auto placed = emitter.place(emission(elsewhere.data(), 0, 60));
+    const auto placed = b.emitter.place(emission(elsewhere.data(), 0, 60));
     EXPECT_EQ(placed.frame, nullptr);
     EXPECT_FALSE(placed.copy);
-    EXPECT_EQ(emitter.counters().emission_unmatched, 1u);
+    EXPECT_EQ(b.emitter.counters().emission_unmatched, 1u);
     // The spare stays there for the emission that really is in it.
-    const auto late = emitter.place(emission(spares[0].chunk, 0, 60));
-    ASSERT_NE(late.frame, nullptr);
-    emitter.end({});
-    EXPECT_TRUE(out.released.empty());
+    EXPECT_NE(b.emitter.place(emission(spares[0].chunk, 0, 60)).frame, nullptr);
+    b.emitter.end({});
+    EXPECT_TRUE(b.out.released.empty());
 }
 
 TEST(FrameEmitter, AnEmissionBeyondItsChunkDropsTheFrameAndIsCounted) {
-    FakeOutput out(0);
-    std::vector<io::Frame> inputs{out.make_frame(256, 100)};
-    FrameEmitter emitter;
-    emitter.begin(inputs, out);
-    const auto placed = emitter.place(emission(inputs[0].chunk(), kChunk - 10, 60, 0));
+    Batch b(1, 0);
+    const auto placed = b.emitter.place(emission(b.inputs[0].chunk(), kChunk - 10, 60, 0));
     EXPECT_EQ(placed.frame, nullptr);
-    EXPECT_EQ(emitter.counters().emission_out_of_chunk, 1u);
-    EXPECT_EQ(out.dropped, std::vector<std::uint8_t*>{inputs[0].chunk()});
+    EXPECT_EQ(b.emitter.counters().emission_out_of_chunk, 1u);
+    EXPECT_EQ(b.out.dropped, std::vector<std::uint8_t*>{b.inputs[0].chunk()});
     const std::array results{result(dataplane::Verdict::forward)};
-    emitter.end(results);
-    EXPECT_EQ(out.dropped.size(), 1u) << "one fate per frame";
+    b.emitter.end(results);
+    EXPECT_EQ(b.out.dropped.size(), 1u) << "one fate per frame";
 }
 
 TEST(FrameEmitter, AnEmptyPoolIsAShortfall) {
-    FakeOutput out(1);
-    FrameEmitter emitter;
-    emitter.begin({}, out);
-    std::array<dataplane::PacketBuffer, 2> spares{};
-    EXPECT_EQ(emitter.supply(spares), 1u);
-    EXPECT_EQ(emitter.counters().spare_shortfall, 1u);
-    emitter.end({});
-    EXPECT_EQ(out.released.size(), 1u);
+    Batch b(0, 1);
+    EXPECT_EQ(b.lend(2).size(), 1u);
+    EXPECT_EQ(b.emitter.counters().spare_shortfall, 1u);
+    b.emitter.end({});
+    EXPECT_EQ(b.out.released.size(), 1u);
 }
 
 }  // namespace

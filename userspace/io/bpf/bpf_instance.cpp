@@ -287,12 +287,6 @@ std::vector<std::pair<std::string, std::uint32_t>> BpfInstance::tc_devices() con
     return out;
 }
 
-std::vector<std::string> BpfInstance::tc_attachments() const {
-    std::vector<std::string> out;
-    for (const auto& tc : tc_) out.push_back(tc->message());
-    return out;
-}
-
 void BpfInstance::set_fast_path(const andromeda_fp_config& config) {
     const __u32 key = 0;
     if (bpf_map_update_elem(map_fd(MapId::fp_config), &key, &config, BPF_ANY) != 0)

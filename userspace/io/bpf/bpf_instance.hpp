@@ -86,7 +86,6 @@ public:
     std::vector<std::string> release_unclaimed_tc_links();
     // Detaches the tc program from `ifname`; false when none of ours was there.
     bool detach_tc(std::string_view ifname);
-    [[nodiscard]] std::vector<std::string> tc_attachments() const;
     // (name, ifindex) of every device carrying one of this instance's tc programs.
     [[nodiscard]] std::vector<std::pair<std::string, std::uint32_t>> tc_devices() const;
     // The tc program on `ifname`'s ingress and how it is attached ("andromeda_tc_tenant (tcx)"),

@@ -31,7 +31,6 @@ public:
     [[nodiscard]] std::span<std::uint8_t> bytes() const noexcept { return {data(), length_}; }
     // Bytes free in front of data(): at least the UMEM's frame headroom.
     [[nodiscard]] std::uint32_t headroom() const noexcept { return offset_; }
-    [[nodiscard]] std::uint32_t tailroom() const noexcept { return chunk_size_ - offset_ - length_; }
     // The socket (index in the worker) the frame arrived on; kNoSocket for allocated frames.
     [[nodiscard]] std::uint32_t socket() const noexcept { return socket_; }
     // The whole UMEM chunk the frame lives in, for code that works on (chunk, offset, length)
@@ -46,14 +45,7 @@ public:
         length_ += n;
         return true;
     }
-    // Removes `n` leading bytes (decapsulation); false when the frame is shorter.
-    bool pull_front(std::uint32_t n) noexcept {
-        if (n > length_) return false;
-        offset_ += n;
-        length_ -= n;
-        return true;
-    }
-    // Sets the length (trim, or grow into the tailroom); false when the chunk is too small.
+    // Sets the length (trim, or grow towards the chunk's end); false when the chunk is too small.
     bool set_length(std::uint32_t n) noexcept {
         if (offset_ + n > chunk_size_) return false;
         length_ = n;

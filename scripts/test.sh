@@ -40,9 +40,10 @@ DAEMON_TSAN_RUNS=(
   "daemon_lifecycle_test:TwoNodes.ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing:TwoNodes.BadReloadChangesNothingAndSaysWhy"
   "daemon_overlay_test:TwoNodesTwoQueues.*"
   "daemon_nat_test:NatGateway.TenantsFetchOverTcpAndQueryUdpAsTheNatAddress"
+  "daemon_nat_kernel_test:NatSmallMapFastPath.*"
   "service_test:Service.*"
 )
-DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test service_test)
+DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test daemon_nat_kernel_test service_test)
 
 configure_and_build() {
   local dir=$1; shift
@@ -118,7 +119,8 @@ done
 # The daemon's own threads (packet workers, the control server, reloads that pause the workers,
 # the NAT engine shared by workers) under TSan: instrumented andromedad instances carry real
 # traffic; the fixtures fail a test whose daemon printed a sanitizer report. Slow path, so the
-# workers carry every packet.
+# workers carry every packet, except in the *FastPath fixtures, which force it on (there the NAT
+# engine's offload loop runs beside the workers).
 step "the daemon under TSan: ${DAEMON_TSAN_RUNS[*]}"
 for run in "${DAEMON_TSAN_RUNS[@]}"; do
   ANDROMEDA_TEST_FASTPATH=off "$(tsan_exe "${run%%:*}")" --gtest_filter="${run#*:}"

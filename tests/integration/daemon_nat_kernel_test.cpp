@@ -113,12 +113,12 @@ TEST_F(NatKernel, ConntrackSaysWhichFlowsTheKernelCarries) {
 // 5-second ping -i 0.01 from t10 through the NAT, and a new one started while the ping runs.
 // The kernel translated the echo flow throughout; the new daemon adopts it (and a TCP
 // connection, which goes on carrying data), handing out neither of their ports again.
-class NatKernelKilled : public NatGateway {
+class NatKilledFastPath : public NatGateway {
 protected:
     bool fast_path() const override { return true; }
 };
 
-TEST_F(NatKernelKilled, TheGatewaysDaemonKilledMidPingLosesNothingAndTheNextAdoptsItsFlows) {
+TEST_F(NatKilledFastPath, TheGatewaysDaemonKilledMidPingLosesNothingAndTheNextAdoptsItsFlows) {
     start();
     ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
         << logs();
@@ -211,7 +211,7 @@ TEST_F(NatKernel, AReloadThatRemovesTheNatEndsItsFlows) {
 
 // The kernel translates at most [node.uplink] kernel_flows flows; here one. The second
 // connection's install is refused (the map is full) and the pipeline carries it, byte for byte.
-class NatKernelSmallMap : public NatGateway {
+class NatSmallMapFastPath : public NatGateway {
 protected:
     bool fast_path() const override { return true; }
     void SetUp() override {
@@ -224,7 +224,7 @@ protected:
     }
 };
 
-TEST_F(NatKernelSmallMap, AFullMapLeavesTheRestWithThePipelineAndLosesNoFlow) {
+TEST_F(NatSmallMapFastPath, AFullMapLeavesTheRestWithThePipelineAndLosesNoFlow) {
     start();
     ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
         << logs();  // the echo flow takes the kernel's one place

@@ -28,6 +28,15 @@ void transfer(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>&
     EXPECT_TRUE(received == bytes) << what << ": the bytes differ";
 }
 
+// The same, the connection left open.
+void exchange(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>& bytes, const std::string& what) {
+    std::thread sender([&] { from.send_all(bytes.data(), bytes.size(), 60s); });
+    const auto received = to.receive_all(bytes.size(), 60s);
+    sender.join();
+    EXPECT_EQ(received.size(), bytes.size()) << what;
+    EXPECT_TRUE(received == bytes) << what << ": the bytes differ";
+}
+
 class NatKernel : public NatGateway {};
 
 TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
@@ -67,6 +76,36 @@ TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
     } else {
         EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
         EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
+    }
+}
+
+// A port forward's connection, opened from the outside, is translated in the kernel once
+// established, both ways: 20 MB in and 20 MB out, byte for byte.
+TEST_F(NatKernel, APortForwardedConnectionFromOutsideMovesTwentyMegabytesEachWay) {
+    start();
+    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+        << logs();
+    InetSocket service(*tenant_, SOCK_STREAM, "10.0.0.10", 80);
+    service.listen_now();
+    InetSocket client(*outside_, SOCK_STREAM);
+    ASSERT_TRUE(client.connect_to("203.0.113.10", 8080, 10s)) << logs();
+    InetAddress peer;
+    InetSocket served = service.accept_one(10s, &peer);
+    ASSERT_TRUE(served.valid());
+    EXPECT_EQ(peer.ip, "203.0.113.1") << "the tenant sees the outside client's own address";
+    const auto before = ctl_json(1, "stats");
+    constexpr std::size_t kForwarded = 20u << 20;
+    // No FIN until both directions are done: a FIN takes the flow out of the kernel.
+    exchange(client, served, random_bytes(kForwarded, 31), "outside -> forward");
+    exchange(served, client, random_bytes(kForwarded, 32), "forward -> outside");
+    const auto after = ctl_json(1, "stats");
+    const auto moved = [&](const char* counter) { return stat(after, counter) - stat(before, counter); };
+    if (fast_path()) {
+        EXPECT_GT(moved("/fastpath/nat_in_bytes"), kForwarded / 2) << after.dump(2);
+        EXPECT_GT(moved("/fastpath/nat_out_bytes"), kForwarded / 2) << after.dump(2);
+    } else {
+        EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
+        EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
     }
 }
 

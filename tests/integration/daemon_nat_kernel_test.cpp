@@ -4,7 +4,7 @@
 // 50 MB cross the NAT each way byte for byte, from a tenant behind node1 and from one on the
 // gateway node; with the fast path, the kernel translates the established flows (the fastpath
 // counters, conntrack's PATH). The gateway's daemon killed mid-ping loses no ping; a reload that
-// removes the NAT ends a flow at once; a kernel map too small for every flow leaves the rest with
+// removes the NAT ends a flow at once; UDP exchanges and a port forward's connection cross it too; a kernel map too small for every flow leaves the rest with
 // the pipeline, and none is lost.
 #include <sys/socket.h>
 
@@ -73,6 +73,43 @@ TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
         EXPECT_GT(moved("/fastpath/nat_in_bytes"), kBulk) << after.dump(2);
         EXPECT_GE(stat(after, "/nat_offload/installs"), 4u) << after.dump(2);
         EXPECT_GE(stat(after, "/nat_offload/removals"), 4u) << "each connection's FIN took it out of the kernel";
+    } else {
+        EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
+        EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
+    }
+}
+
+// UDP request/response, 300 exchanges from each tenant, every answer back in order; with the
+// fast path all but a flow's first few cross the kernel's NAT both ways.
+TEST_F(NatKernel, UdpRequestsAndAnswersCrossTheKernelsNatBothWays) {
+    start();
+    for (Netns* t : {tenant_, tenant20_})
+        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+            << t->name() << "\n" << logs();
+    InetSocket server(*outside_, SOCK_DGRAM, "203.0.113.1", 5300);
+    constexpr int kExchanges = 300;
+    const auto before = ctl_json(1, "stats");
+    for (Netns* t : {tenant_, tenant20_}) {
+        SCOPED_TRACE(t->name());
+        InetSocket client(*t, SOCK_DGRAM, "0.0.0.0", 0);
+        for (int i = 0; i < kExchanges; ++i) {
+            const std::string request = "request " + std::to_string(i) + std::string(1000, 'q');
+            ASSERT_TRUE(client.send_datagram(request, "203.0.113.1", 5300));
+            std::string got;
+            InetAddress from;
+            ASSERT_TRUE(server.receive_datagram(got, from, 5s)) << "request " << i << logs();
+            ASSERT_EQ(got, request);
+            EXPECT_EQ(from.ip, "203.0.113.10");
+            ASSERT_TRUE(server.send_datagram("answer " + std::to_string(i), from.ip, from.port));
+            ASSERT_TRUE(client.receive_datagram(got, from, 5s)) << "answer " << i << logs();
+            ASSERT_EQ(got, "answer " + std::to_string(i));
+        }
+    }
+    const auto after = ctl_json(1, "stats");
+    const auto moved = [&](const char* counter) { return stat(after, counter) - stat(before, counter); };
+    if (fast_path()) {
+        EXPECT_GE(moved("/fastpath/nat_out_packets"), 2u * kExchanges - 20) << after.dump(2);
+        EXPECT_GE(moved("/fastpath/nat_in_packets"), 2u * kExchanges - 20) << after.dump(2);
     } else {
         EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
         EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);

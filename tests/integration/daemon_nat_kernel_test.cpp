@@ -4,8 +4,8 @@
 // 50 MB cross the NAT each way byte for byte, from a tenant behind node1 and from one on the
 // gateway node; with the fast path, the kernel translates the established flows (the fastpath
 // counters, conntrack's PATH). The gateway's daemon killed mid-ping loses no ping; a reload that
-// removes the NAT ends a flow at once; UDP exchanges and a port forward's connection cross it too; a kernel map too small for every flow leaves the rest with
-// the pipeline, and none is lost.
+// removes the NAT ends a flow at once; UDP exchanges and a port forward's connection cross it
+// too; a kernel map too small for every flow leaves the rest with the pipeline, and none is lost.
 #include <sys/socket.h>
 
 #include "nat_fixture.hpp"

@@ -37,55 +37,53 @@ void exchange(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>&
     EXPECT_TRUE(received == bytes) << what << ": the bytes differ";
 }
 
-class NatKernel : public NatGateway {};
-
-TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
-    start();
-    for (Netns* t : {tenant_, tenant20_})
-        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-            << t->name() << "\n" << logs();
-    EXPECT_TRUE(contains(outside_->run({"ethtool", "-k", "eth0"}), "tx-checksumming: on"))
-        << "the outside must run at the kernel's defaults";
-    const auto before = ctl_json(1, "stats");
-    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
-    server.listen_now();
-    const auto up = random_bytes(kBulk, 21);
-    const auto down = random_bytes(kBulk, 22);
-    for (Netns* t : {tenant_, tenant20_}) {
-        SCOPED_TRACE(t->name());
-        for (const bool upload : {true, false}) {
-            InetSocket client(*t, SOCK_STREAM);
-            ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-            InetAddress peer;
-            InetSocket served = server.accept_one(10s, &peer);
-            ASSERT_TRUE(served.valid());
-            EXPECT_EQ(peer.ip, "203.0.113.10") << "the outside sees the NAT address";
-            if (upload) transfer(client, served, up, t->name() + " -> outside");
-            else transfer(served, client, down, "outside -> " + t->name());
-        }
-    }
-    const auto after = ctl_json(1, "stats");
-    const auto moved = [&](const char* counter) { return stat(after, counter) - stat(before, counter); };
-    if (fast_path()) {
-        // At least half of each direction's 4 x 50 MB crossed the kernel's NAT (its first packets,
-        // and its FIN, are the pipeline's by design).
-        EXPECT_GT(moved("/fastpath/nat_out_bytes"), kBulk) << after.dump(2);
-        EXPECT_GT(moved("/fastpath/nat_in_bytes"), kBulk) << after.dump(2);
-        EXPECT_GE(stat(after, "/nat_offload/installs"), 4u) << after.dump(2);
-        EXPECT_GE(stat(after, "/nat_offload/removals"), 4u) << "each connection's FIN took it out of the kernel";
+// With the fast path, more than `out` and `in` of the NAT's packets or bytes (`unit`) crossed
+// the kernel's NAT each way; without it, none did.
+void expect_kernel_nat(bool fast_path, const StatsDelta& moved, const std::string& unit, std::uint64_t out,
+                       std::uint64_t in) {
+    if (fast_path) {
+        EXPECT_GT(moved("/fastpath/nat_out_" + unit), out) << moved.after.dump(2);
+        EXPECT_GT(moved("/fastpath/nat_in_" + unit), in) << moved.after.dump(2);
     } else {
         EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
         EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
     }
 }
 
+class NatKernel : public NatGateway {};
+
+TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_, tenant20_}));
+    EXPECT_TRUE(contains(outside_->run({"ethtool", "-k", "eth0"}), "tx-checksumming: on"))
+        << "the outside must run at the kernel's defaults";
+    const auto before = ctl_json(1, "stats");
+    InetSocket server = outside_listener();
+    const auto up = random_bytes(kBulk, 21);
+    const auto down = random_bytes(kBulk, 22);
+    for (Netns* t : {tenant_, tenant20_}) {
+        SCOPED_TRACE(t->name());
+        for (const bool upload : {true, false}) {
+            Connection c = connect_through(*t, server, "203.0.113.1", 8000);
+            ASSERT_TRUE(c.established()) << logs();
+            EXPECT_EQ(c.peer.ip, "203.0.113.10") << "the outside sees the NAT address";
+            if (upload) transfer(c.client, c.served, up, t->name() + " -> outside");
+            else transfer(c.served, c.client, down, "outside -> " + t->name());
+        }
+    }
+    const auto after = ctl_json(1, "stats");
+    // Each tenant's 50 MB each way crossed the kernel's NAT, but for its first packets and its
+    // FIN, which are the pipeline's by design: more than 1.5 x 50 MB each way.
+    expect_kernel_nat(fast_path(), {before, after}, "bytes", kBulk * 3 / 2, kBulk * 3 / 2);
+    if (fast_path()) {
+        EXPECT_GE(stat(after, "/nat_offload/installs"), 4u) << after.dump(2);
+        EXPECT_GE(stat(after, "/nat_offload/removals"), 4u) << "each connection's FIN took it out of the kernel";
+    }
+}
+
 // UDP request/response, 300 exchanges from each tenant, every answer back in order; with the
-// fast path all but a flow's first few cross the kernel's NAT both ways.
+// fast path most of them cross the kernel's NAT both ways.
 TEST_F(NatKernel, UdpRequestsAndAnswersCrossTheKernelsNatBothWays) {
-    start();
-    for (Netns* t : {tenant_, tenant20_})
-        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-            << t->name() << "\n" << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_, tenant20_}));
     InetSocket server(*outside_, SOCK_DGRAM, "203.0.113.1", 5300);
     constexpr int kExchanges = 300;
     const auto before = ctl_json(1, "stats");
@@ -105,59 +103,37 @@ TEST_F(NatKernel, UdpRequestsAndAnswersCrossTheKernelsNatBothWays) {
             ASSERT_EQ(got, "answer " + std::to_string(i));
         }
     }
-    const auto after = ctl_json(1, "stats");
-    const auto moved = [&](const char* counter) { return stat(after, counter) - stat(before, counter); };
-    if (fast_path()) {
-        EXPECT_GE(moved("/fastpath/nat_out_packets"), 2u * kExchanges - 20) << after.dump(2);
-        EXPECT_GE(moved("/fastpath/nat_in_packets"), 2u * kExchanges - 20) << after.dump(2);
-    } else {
-        EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
-        EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
-    }
+    // The first exchanges of each flow go through the pipeline until the offload thread (every
+    // 2 ms) has installed it: how many depends on the machine's load, so "most" is asserted.
+    expect_kernel_nat(fast_path(), {before, ctl_json(1, "stats")}, "packets", kExchanges, kExchanges);
 }
 
 // A port forward's connection, opened from the outside, is translated in the kernel once
 // established, both ways: 20 MB in and 20 MB out, byte for byte.
 TEST_F(NatKernel, APortForwardedConnectionFromOutsideMovesTwentyMegabytesEachWay) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
     InetSocket service(*tenant_, SOCK_STREAM, "10.0.0.10", 80);
     service.listen_now();
-    InetSocket client(*outside_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("203.0.113.10", 8080, 10s)) << logs();
-    InetAddress peer;
-    InetSocket served = service.accept_one(10s, &peer);
-    ASSERT_TRUE(served.valid());
-    EXPECT_EQ(peer.ip, "203.0.113.1") << "the tenant sees the outside client's own address";
+    Connection c = connect_through(*outside_, service, "203.0.113.10", 8080);
+    ASSERT_TRUE(c.established()) << logs();
+    EXPECT_EQ(c.peer.ip, "203.0.113.1") << "the tenant sees the outside client's own address";
     const auto before = ctl_json(1, "stats");
     constexpr std::size_t kForwarded = 20u << 20;
     // No FIN until both directions are done: a FIN takes the flow out of the kernel.
-    exchange(client, served, random_bytes(kForwarded, 31), "outside -> forward");
-    exchange(served, client, random_bytes(kForwarded, 32), "forward -> outside");
-    const auto after = ctl_json(1, "stats");
-    const auto moved = [&](const char* counter) { return stat(after, counter) - stat(before, counter); };
-    if (fast_path()) {
-        EXPECT_GT(moved("/fastpath/nat_in_bytes"), kForwarded / 2) << after.dump(2);
-        EXPECT_GT(moved("/fastpath/nat_out_bytes"), kForwarded / 2) << after.dump(2);
-    } else {
-        EXPECT_EQ(moved("/fastpath/nat_in_packets"), 0u);
-        EXPECT_EQ(moved("/fastpath/nat_out_packets"), 0u);
-    }
+    exchange(c.client, c.served, random_bytes(kForwarded, 31), "outside -> forward");
+    exchange(c.served, c.client, random_bytes(kForwarded, 32), "forward -> outside");
+    expect_kernel_nat(fast_path(), {before, ctl_json(1, "stats")}, "bytes", kForwarded / 2, kForwarded / 2);
 }
 
 // An established connection is in the kernel (conntrack's PATH) while it lives, with the
 // packets the kernel translated, and out of it after its FIN.
 TEST_F(NatKernel, ConntrackSaysWhichFlowsTheKernelCarries) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
-    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
-    server.listen_now();
-    InetSocket client(*tenant_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-    InetSocket served = server.accept_one(10s);
-    ASSERT_TRUE(served.valid());
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
+    InetSocket server = outside_listener();
+    Connection c = connect_through(*tenant_, server, "203.0.113.1", 8000);
+    ASSERT_TRUE(c.established()) << logs();
+    InetSocket& client = c.client;
+    InetSocket& served = c.served;
     const std::string chunk(100000, 'x');
     for (int i = 0; i < 10; ++i) {
         ASSERT_TRUE(client.send_all(chunk.data(), chunk.size(), 5s));
@@ -195,15 +171,12 @@ protected:
 };
 
 TEST_F(NatKilledFastPath, TheGatewaysDaemonKilledMidPingLosesNothingAndTheNextAdoptsItsFlows) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
-    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
-    server.listen_now();
-    InetSocket client(*tenant_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-    InetSocket served = server.accept_one(10s);
-    ASSERT_TRUE(served.valid());
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
+    InetSocket server = outside_listener();
+    Connection c = connect_through(*tenant_, server, "203.0.113.1", 8000);
+    ASSERT_TRUE(c.established()) << logs();
+    InetSocket& client = c.client;
+    InetSocket& served = c.served;
     ASSERT_TRUE(client.send_all("before", 5s));
     ASSERT_EQ(served.receive_text(6, 5s), "before");
 
@@ -249,15 +222,12 @@ TEST_F(NatKilledFastPath, TheGatewaysDaemonKilledMidPingLosesNothingAndTheNextAd
 // A reload that takes the VPC's NAT away ends its flows at once: they leave the kernel before the
 // reload reports success, and the connection carries nothing more.
 TEST_F(NatKernel, AReloadThatRemovesTheNatEndsItsFlows) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
-    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
-    server.listen_now();
-    InetSocket client(*tenant_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-    InetSocket served = server.accept_one(10s);
-    ASSERT_TRUE(served.valid());
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
+    InetSocket server = outside_listener();
+    Connection c = connect_through(*tenant_, server, "203.0.113.1", 8000);
+    ASSERT_TRUE(c.established()) << logs();
+    InetSocket& client = c.client;
+    InetSocket& served = c.served;
     ASSERT_TRUE(client.send_all("ping", 5s));
     ASSERT_EQ(served.receive_text(4, 5s), "ping");
     if (fast_path()) {
@@ -304,14 +274,13 @@ TEST_F(NatSmallMapFastPath, AFullMapLeavesTheRestWithThePipelineAndLosesNoFlow) 
     start();
     ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
         << logs();  // the echo flow takes the kernel's one place
-    InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
-    server.listen_now();
+    InetSocket server = outside_listener();
     const auto bytes = random_bytes(8u << 20, 31);
     for (int i = 0; i < 2; ++i) {
-        InetSocket client(*tenant_, SOCK_STREAM);
-        ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-        InetSocket served = server.accept_one(10s);
-        ASSERT_TRUE(served.valid());
+        Connection c = connect_through(*tenant_, server, "203.0.113.1", 8000);
+        ASSERT_TRUE(c.established()) << logs();
+        InetSocket& client = c.client;
+        InetSocket& served = c.served;
         transfer(client, served, bytes, "connection " + std::to_string(i));
     }
     const auto stats = ctl_json(1, "stats");

@@ -13,9 +13,7 @@ namespace andromeda::testing {
 namespace {
 
 TEST_F(NatGateway, TenantReachesTheOutsideAsTheNatAddress) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
 
     Process& server = topo_.spawn(*outside_, {"nc", "-l", "-n", "-v", "8080"});
     ASSERT_TRUE(eventually([&] { return contains(outside_->try_run({"ss", "-Hltn", "sport = :8080"}).output, "8080"); }, 5s));
@@ -43,10 +41,7 @@ TEST_F(NatGateway, TenantReachesTheOutsideAsTheNatAddress) {
 // 203.0.113.10. The tenants' interfaces are 1500 bytes, so the server's segments to t10 are too
 // big for the overlay: PMTUD towards the outside must work for the fetch to complete.
 TEST_F(NatGateway, TenantsFetchOverTcpAndQueryUdpAsTheNatAddress) {
-    start();
-    for (Netns* t : {tenant_, tenant20_})
-        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-            << t->name() << "\n" << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_, tenant20_}));
 
     InetSocket tcp_server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
     tcp_server.listen_now();
@@ -100,9 +95,7 @@ TEST_F(NatGateway, TenantsFetchOverTcpAndQueryUdpAsTheNatAddress) {
 // service through the NAT address, data flows both ways, and the tenant sees the client's real
 // address and port.
 TEST_F(NatGateway, PortForwardReachesATenantServiceFromOutside) {
-    start();
-    ASSERT_TRUE(eventually([&] { return tenant_->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-        << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_}));
     InetSocket service(*tenant_, SOCK_STREAM, "10.0.0.10", 80);
     service.listen_now();
 
@@ -133,10 +126,7 @@ TEST_F(NatGateway, PortForwardReachesATenantServiceFromOutside) {
 // server over TCP and UDP: both work, each gets its own answers, and the server sees two
 // different NAT ports on 203.0.113.10.
 TEST_F(NatGateway, TwoTenantsWithTheSameSourcePortGetTwoNatPorts) {
-    start();
-    for (Netns* t : {tenant_, tenant20_})
-        ASSERT_TRUE(eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
-            << t->name() << "\n" << logs();
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_, tenant20_}));
     constexpr std::uint16_t kSourcePort = 25000;
 
     InetSocket tcp_server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <initializer_list>
 #include <random>
 #include <thread>
 
@@ -90,6 +91,22 @@ protected:
         }
     }
 
+    // Starts both daemons and waits until each of `tenants` pings the outside through the NAT.
+    void start_and_reach_outside(std::initializer_list<Netns*> tenants) {
+        start();
+        for (Netns* t : tenants)
+            ASSERT_TRUE(
+                eventually([&] { return t->try_run({"ping", "-c", "1", "-W", "1", "203.0.113.1"}, 5s).ok(); }, 10s))
+                << t->name() << "\n" << logs();
+    }
+
+    // A TCP server on the outside, listening on 203.0.113.1:8000.
+    InetSocket outside_listener() const {
+        InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
+        server.listen_now();
+        return server;
+    }
+
     nlohmann::json ctl_json(int i, const std::string& command) const {
         const auto r = run_command({kCtl, "--node", names_[i], command, "--json"});
         EXPECT_TRUE(r.ok()) << r.output;
@@ -117,6 +134,27 @@ protected:
 inline std::uint64_t stat(const nlohmann::json& stats, const std::string& pointer) {
     return stats.value(nlohmann::json::json_pointer(pointer), std::uint64_t{0});
 }
+
+// One TCP connection through the NAT: `client` connected from `from` to ip:port, `served` the
+// listener's end of it (invalid when either step failed), `peer` the client as the server saw it.
+struct Connection {
+    InetSocket client, served;
+    InetAddress peer;
+    [[nodiscard]] bool established() const { return served.valid(); }
+};
+
+inline Connection connect_through(const Netns& from, InetSocket& listener, const std::string& ip, std::uint16_t port) {
+    Connection c;
+    c.client = InetSocket(from, SOCK_STREAM);
+    if (c.client.connect_to(ip, port, 10s)) c.served = listener.accept_one(10s, &c.peer);
+    return c;
+}
+
+// How much counters moved between two `andromedactl stats --json`.
+struct StatsDelta {
+    nlohmann::json before, after;
+    std::uint64_t operator()(const std::string& pointer) const { return stat(after, pointer) - stat(before, pointer); }
+};
 
 inline std::vector<std::uint8_t> random_bytes(std::size_t size, unsigned seed) {
     std::mt19937 rng(seed);

@@ -144,22 +144,14 @@ static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant
  * cannot size (neither TCP nor UDP) is punted to be segmented. */
 static __always_inline int tenant_check_mtu(struct tenant_frame *f, const struct tenant_route *r)
 {
-	__u32 mtu = overlay_path_mtu(r->cfg, r->vni), l4;
-
-	if (!f->skb->gso_size)
-		return bpf_ntohs(f->ip->tot_len) > mtu ? TENANT_PUNT(f, too_big) : STAGE_CONTINUE;
-	if (f->ip->protocol == IPPROTO_TCP) {
-		__u8 *tcp = cursor_pull(&f->c, 13);
-
-		if (!tcp)
-			return TENANT_PUNT(f, gso);
-		l4 = (tcp[12] >> 4) * 4;
-	} else if (f->ip->protocol == IPPROTO_UDP) {
-		l4 = sizeof(struct udphdr);
-	} else {
+	switch (overlay_fits_mtu(f->skb, f->ip, f->c.end, overlay_path_mtu(r->cfg, r->vni))) {
+	case MTU_FITS:
+		return STAGE_CONTINUE;
+	case MTU_TOO_BIG:
+		return TENANT_PUNT(f, too_big);
+	default:
 		return TENANT_PUNT(f, gso);
 	}
-	return sizeof(struct iphdr) + l4 + f->skb->gso_size > mtu ? TENANT_PUNT(f, too_big) : STAGE_CONTINUE;
 }
 
 /* Into another tenant of this node, as if routed by the gateway. */

@@ -91,23 +91,14 @@ static __always_inline int uplink_flow(struct uplink_packet *u, struct uplink_ta
  * node; what does not is the pipeline's (Fragmentation Needed to the outside, or fragments). */
 static __always_inline int uplink_check_mtu(struct uplink_packet *u, const struct uplink_target *t)
 {
-	__u32 mtu = overlay_path_mtu(t->cfg, t->vni), l4;
-
-	if (!u->skb->gso_size)
-		return bpf_ntohs(u->ip->tot_len) > mtu ? UPLINK_PUNT(u, too_big) : STAGE_CONTINUE;
-	if (u->ip->protocol == IPPROTO_TCP) {
-		struct cursor c = { .pos = (void *)(u->ip + 1), .end = u->c.end };
-		__u8 *tcp = cursor_pull(&c, 13);
-
-		if (!tcp)
-			return UPLINK_PUNT(u, gso);
-		l4 = (tcp[12] >> 4) * 4;
-	} else if (u->ip->protocol == IPPROTO_UDP) {
-		l4 = sizeof(struct udphdr);
-	} else {
+	switch (overlay_fits_mtu(u->skb, u->ip, u->c.end, overlay_path_mtu(t->cfg, t->vni))) {
+	case MTU_FITS:
+		return STAGE_CONTINUE;
+	case MTU_TOO_BIG:
+		return UPLINK_PUNT(u, too_big);
+	default:
 		return UPLINK_PUNT(u, gso);
 	}
-	return sizeof(struct iphdr) + l4 + u->skb->gso_size > mtu ? UPLINK_PUNT(u, too_big) : STAGE_CONTINUE;
 }
 
 /* Translated back, and the Ethernet header the gateway routes it in with (to the endpoint, from

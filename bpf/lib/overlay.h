@@ -65,6 +65,34 @@ static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *
 	return andromeda_inner_ip_mtu(vni->mtu, cfg->underlay_mtu, ETH_HLEN);
 }
 
+/* Whether the plain IPv4 packet `ip` of `skb` (its header checked against `end`), or each
+ * segment of a GSO packet, fits `mtu`. What does not is the pipeline's (ICMP fragmentation needed,
+ * or fragments), and so is a GSO packet whose segments cannot be sized here (neither TCP nor UDP,
+ * or its TCP header out of reach), to be segmented first. */
+enum mtu_fit { MTU_FITS, MTU_TOO_BIG, MTU_GSO_UNSIZED };
+
+static __always_inline enum mtu_fit overlay_fits_mtu(const struct __sk_buff *skb, struct iphdr *ip, void *end,
+						     __u32 mtu)
+{
+	struct cursor c = { .pos = (void *)(ip + 1), .end = end };
+	__u32 l4;
+
+	if (!skb->gso_size)
+		return bpf_ntohs(ip->tot_len) > mtu ? MTU_TOO_BIG : MTU_FITS;
+	if (ip->protocol == IPPROTO_TCP) {
+		__u8 *tcp = cursor_pull(&c, 13);
+
+		if (!tcp)
+			return MTU_GSO_UNSIZED;
+		l4 = (tcp[12] >> 4) * 4;
+	} else if (ip->protocol == IPPROTO_UDP) {
+		l4 = sizeof(struct udphdr);
+	} else {
+		return MTU_GSO_UNSIZED;
+	}
+	return sizeof(struct iphdr) + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
+}
+
 /* The IPv4 ID of the next encapsulated packet: it increments per packet and wraps, as the
  * pipeline's per-template counter does. */
 static __always_inline __u16 overlay_next_ip_id(void)

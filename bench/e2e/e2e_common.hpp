@@ -40,7 +40,9 @@ struct Settings {
     unsigned flows = 16;
     std::string out = "bench/results/e2e.json";
     std::vector<std::string> impls = {"andromeda", "andromeda-slow", "kernel-vxlan"};
-    std::string tests = "generator,pps,cpu,bpf,tcp,latency,latency-fifo";
+    // generator, pps, cpu and bpf are east-west's alone, ping and crr north-south's (north_south.hpp).
+    std::string tests = "generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr";
+    unsigned crr_concurrency = 8;  // connections in flight for the connection rate (crr)
     // Run andromedad, the generator, iperf3 and the latency tool under SCHED_FIFO, so a loaded
     // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
     // ahead of every task, either way). For runs on a shared machine.

@@ -22,6 +22,10 @@
 // interval, plus, for Andromeda, the utime+stime of both andromedad processes (/proc/<pid>/stat).
 // The generator's and the tools' own process time is not counted. With tick-based accounting
 // (no CONFIG_IRQ_TIME_ACCOUNTING) both are sampled at every timer tick.
+//
+// The north-south scenario (ns-kernel, ns-andromeda, ns-andromeda-slow, asked for with --only)
+// builds its own topology, a tenant reaching an "outside" through its VPC's NAT gateway: see
+// north_south.hpp.
 #include <signal.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -47,6 +51,7 @@
 
 #include "e2e_common.hpp"
 #include "netns_topology.hpp"
+#include "north_south.hpp"
 
 namespace {
 
@@ -421,10 +426,22 @@ json machine() {
     return m;
 }
 
+// A developer's pause: the testbed stays up (namespaces in the log) until the file named by
+// ANDROMEDA_E2E_HOLD is removed.
+void hold_if_asked(const std::string& impl, const std::string& description) {
+    const char* hold = std::getenv("ANDROMEDA_E2E_HOLD");
+    if (hold == nullptr || *hold == '\0') return;
+    std::ofstream(hold) << description << "\n";
+    log(impl + ": holding until " + std::string(hold) + " is removed: " + description);
+    while (std::filesystem::exists(hold)) std::this_thread::sleep_for(200ms);
+}
+
 [[noreturn]] void usage() {
-    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S]\n"
-                 "                     [--only andromeda|andromeda-slow|kernel-vxlan|ceiling|ceiling-xdp[,...]]\n"
-                 "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
+    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
+                 "                     [--only andromeda|andromeda-slow|kernel-vxlan|ceiling|ceiling-xdp|\n"
+                 "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
+                 "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
+                 "                     [--check]\n";
     std::exit(2);
 }
 
@@ -432,6 +449,7 @@ json machine() {
 
 int main(int argc, char** argv) {
     Settings s;
+    bool check = false;  // exit 1 when a north-south figure shows a datapath not doing its job
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&] {
@@ -446,6 +464,7 @@ int main(int argc, char** argv) {
         else if (a == "--runs") s.runs = std::stoi(value());
         else if (a == "--seconds") s.pps_seconds = s.tcp_seconds = s.latency_seconds = std::stod(value());
         else if (a == "--rate") s.rate = std::stod(value());
+        else if (a == "--crr-concurrency") s.crr_concurrency = static_cast<unsigned>(std::stoul(value()));
         else if (a == "--only") {
             s.impls.clear();
             std::istringstream list(value());
@@ -453,6 +472,7 @@ int main(int argc, char** argv) {
         }
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
+        else if (a == "--check") check = true;
         else if (a == "--daemon") kDaemon = value();
         else usage();
     }
@@ -475,12 +495,15 @@ int main(int argc, char** argv) {
         "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
         "(tick-sampled, indicative only)";
     std::vector<json> gens, pps, cpu, bpf, tcp, latency;
+    std::vector<json> ns_tcp, ns_ping, ns_udp_rr, ns_connections;  // north-south (north_south.hpp)
+    const bool any_north_south = std::any_of(s.impls.begin(), s.impls.end(), is_north_south);
+    const bool any_east_west = !std::all_of(s.impls.begin(), s.impls.end(), is_north_south);
     try {
         for (int run = 0; run < s.runs; ++run) {
             // The generator alone first: its rate, and its own cost per frame, which the
             // datapath figures below subtract.
             std::map<std::pair<int, long>, double> generator_ns;
-            const bool need_generator = s.wants("generator") || s.wants("pps") || s.wants("cpu");
+            const bool need_generator = any_east_west && (s.wants("generator") || s.wants("pps") || s.wants("cpu"));
             for (const auto& [bytes, rate] : {std::pair{64, 0.0}, std::pair{1500, 0.0}, std::pair{64, s.cpu_rate}}) {
                 if (!need_generator) break;
                 json g = measure_generator(s, bytes, rate);
@@ -491,14 +514,18 @@ int main(int argc, char** argv) {
             if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
-                Testbed bed(impl, s);
-                if (const char* hold = std::getenv("ANDROMEDA_E2E_HOLD"); hold != nullptr && *hold != '\0') {
-                    // A developer's pause: the testbed stays up (namespaces in the log) until the
-                    // file named by ANDROMEDA_E2E_HOLD is removed.
-                    std::ofstream(hold) << bed.describe() << "\n";
-                    log(impl + ": holding until " + std::string(hold) + " is removed: " + bed.describe());
-                    while (std::filesystem::exists(hold)) std::this_thread::sleep_for(200ms);
+                if (is_north_south(impl)) {
+                    NorthSouthBed bed(impl, s);
+                    hold_if_asked(impl, bed.describe());
+                    if (s.wants("tcp"))
+                        for (const int streams : {1, 4}) ns_tcp.push_back(bed.measure_tcp(streams));
+                    if (s.wants("ping")) ns_ping.push_back(bed.measure_ping());
+                    if (s.wants("latency")) ns_udp_rr.push_back(bed.measure_udp_rr());
+                    if (s.wants("crr")) ns_connections.push_back(bed.measure_connections());
+                    continue;
                 }
+                Testbed bed(impl, s);
+                hold_if_asked(impl, bed.describe());
                 if (s.wants("pps"))
                     for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes, 0, generator_ns[{bytes, 0}]));
                 if (s.wants("cpu"))
@@ -572,6 +599,7 @@ int main(int argc, char** argv) {
     };
     result["ratios_andromeda_over_kernel"] = ratios_of("andromeda");
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
+    if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
     for (const std::string impl : {"ceiling", "ceiling-xdp"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
@@ -580,5 +608,10 @@ int main(int argc, char** argv) {
     std::ofstream(s.out) << result.dump(2) << "\n";
     std::cout << result.dump(2) << std::endl;
     log("wrote " + s.out);
+    if (check && any_north_south) {
+        const auto problems = north_south_problems(result["north_south"]);
+        for (const auto& p : problems) std::cerr << "andromeda-e2e --check: " << p << std::endl;
+        if (!problems.empty()) return 1;
+    }
     return 0;
 }

@@ -98,6 +98,12 @@ void NorthSouthBed::build_kernel() {
         throw std::runtime_error("ns-kernel needs nftables' nft (apt-get install nftables, or scripts/install-deps.sh)");
     for (int i = 0; i < 2; ++i) {
         const Netns& h = i == 0 ? *host1_ : *gw_;
+        // Bridged frames skip iptables/nftables, as on a router without br_netfilter: where the
+        // module is loaded (Docker loads it), each namespace starts with it on, and it would tax
+        // only this datapath's bridges (Andromeda's hosts have none).
+        if (std::filesystem::exists("/proc/sys/net/bridge"))
+            h.run({"sysctl", "-q", "-w", "net.bridge.bridge-nf-call-iptables=0", "net.bridge.bridge-nf-call-arptables=0",
+                   "net.bridge.bridge-nf-call-ip6tables=0"});
         const std::string local = i == 0 ? "192.168.1.1" : "192.168.1.2";
         const std::string remote = i == 0 ? "192.168.1.2" : "192.168.1.1";
         const std::string remote_mac = i == 0 ? kGatewayMac : kTenantMac;

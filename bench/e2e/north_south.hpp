@@ -18,10 +18,9 @@
 // (andromeda-udprr) and new TCP connections per second (andromeda-tcpcrr).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "e2e_common.hpp"
 #include "netns_topology.hpp"

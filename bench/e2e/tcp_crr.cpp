@@ -74,7 +74,7 @@ int server(const Options& o) {
         std::fprintf(stderr, "andromeda-tcpcrr server: cannot listen on port %u: %s\n", o.port, std::strerror(errno));
         return 1;
     }
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;  // no SA_RESTART: epoll_wait returns EINTR
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
@@ -94,7 +94,8 @@ int server(const Options& o) {
             const int fd = events[i].data.fd;
             if (fd == listener) {
                 for (int c; (c = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
-                    if (static_cast<std::size_t>(c) >= received.size()) received.resize(static_cast<std::size_t>(c) + 1024);
+                    if (static_cast<std::size_t>(c) >= received.size())
+                        received.resize(static_cast<std::size_t>(c) + 1024);
                     received[static_cast<std::size_t>(c)] = 0;
                     epoll_event cev{EPOLLIN, {.fd = c}};
                     epoll_ctl(ep, EPOLL_CTL_ADD, c, &cev);
@@ -108,12 +109,16 @@ int server(const Options& o) {
             if (r > 0 && got < o.request) continue;
             // The whole request (answer and close: the server's FIN first), or EOF or an error
             // before it (a failure).
-            if (r > 0 && got == o.request && send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(reply.size())) ++served;
-            else ++failed;
+            if (r > 0 && got == o.request &&
+                send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(reply.size()))
+                ++served;
+            else
+                ++failed;
             close(fd);  // also leaves the epoll set
         }
     }
-    std::printf("{\"served\":%llu,\"failed\":%llu}\n", static_cast<unsigned long long>(served), static_cast<unsigned long long>(failed));
+    std::printf("{\"served\":%llu,\"failed\":%llu}\n", static_cast<unsigned long long>(served),
+                static_cast<unsigned long long>(failed));
     return 0;
 }
 
@@ -190,12 +195,14 @@ public:
         std::sort(times_us_.begin(), times_us_.end());
         const double seconds = static_cast<double>(measured_ns_) / 1e9;
         std::printf(
-            "{\"concurrency\":%u,\"started\":%llu,\"connections\":%llu,\"failed\":%llu,\"unfinished\":%llu,\"seconds\":%.3f,"
-            "\"per_second\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"first_error\":\"%s\"}\n",
+            "{\"concurrency\":%u,\"started\":%llu,\"connections\":%llu,\"failed\":%llu,\"unfinished\":%llu,\"seconds\":"
+            "%.3f,"
+            "\"per_second\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"first_error\":\"%"
+            "s\"}\n",
             o_.concurrency, static_cast<unsigned long long>(started_), static_cast<unsigned long long>(completed_),
             static_cast<unsigned long long>(failed_), static_cast<unsigned long long>(unfinished_), seconds,
-            seconds > 0 ? static_cast<double>(completed_) / seconds : 0.0, percentile(times_us_, 0.5), percentile(times_us_, 0.9),
-            percentile(times_us_, 0.99), percentile(times_us_, 1), first_error_.c_str());
+            seconds > 0 ? static_cast<double>(completed_) / seconds : 0.0, percentile(times_us_, 0.5),
+            percentile(times_us_, 0.9), percentile(times_us_, 0.99), percentile(times_us_, 1), first_error_.c_str());
     }
 
     [[nodiscard]] const std::string& first_error() const { return first_error_; }
@@ -207,7 +214,8 @@ private:
         return now_ns() < end_ns_;
     }
     std::size_t in_flight() const {
-        return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.fd >= 0; }));
+        return static_cast<std::size_t>(
+            std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.fd >= 0; }));
     }
 
     void start(std::size_t i) {
@@ -219,7 +227,8 @@ private:
         if (s.fd < 0) return fail(i, "socket");
         const int one = 1;
         setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (connect(s.fd, reinterpret_cast<const sockaddr*>(&to_), sizeof to_) != 0 && errno != EINPROGRESS) return fail(i, "connect");
+        if (connect(s.fd, reinterpret_cast<const sockaddr*>(&to_), sizeof to_) != 0 && errno != EINPROGRESS)
+            return fail(i, "connect");
         epoll_event ev{EPOLLOUT, {.u64 = i}};
         epoll_ctl(ep_, EPOLL_CTL_ADD, s.fd, &ev);
     }
@@ -255,7 +264,8 @@ private:
             }
             s.connected = true;
             const std::vector<char> request(o_.request, 'q');
-            if (send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return fail(i, "send");
+            if (send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+                return fail(i, "send");
             epoll_event ev{EPOLLIN, {.u64 = i}};
             epoll_ctl(ep_, EPOLL_CTL_MOD, s.fd, &ev);
             return;
@@ -268,9 +278,11 @@ private:
             }
             if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
             if (r < 0) return fail(i, "recv");
-            if (s.got != o_.reply) {
-                errno = EPROTO;
-                return fail(i, "short reply");
+            if (s.got != o_.reply) {  // the server's --reply differs from ours
+                if (first_error_.empty())
+                    first_error_ =
+                        "a reply of " + std::to_string(s.got) + " bytes, expected " + std::to_string(o_.reply);
+                return fail(i, "reply");
             }
             const std::int64_t t = now_ns();
             if (t <= end_ns_) {  // a connection that ends after the measured time is the tail, not counted
@@ -315,8 +327,8 @@ int client(const Options& o) {
         if (!warm) usleep(100'000);
     }
     if (!warm) {
-        std::printf("{\"error\":\"no connection to %s:%u completed within 5 s (%s)\",\"connections\":0}\n", o.to.c_str(), o.port,
-                    c.first_error().c_str());
+        std::printf("{\"error\":\"no connection to %s:%u completed within 5 s (%s)\",\"connections\":0}\n",
+                    o.to.c_str(), o.port, c.first_error().c_str());
         return 1;
     }
     c.run(o.count, o.count > 0 ? 0 : o.duration);
@@ -334,17 +346,26 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         if (i + 1 >= argc) usage(a + " needs a value");
         const char* v = argv[++i];
-        if (a == "--to") o.to = v;
-        else if (a == "--port") o.port = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
-        else if (a == "--duration") o.duration = std::strtod(v, nullptr);
-        else if (a == "--count") o.count = std::strtoull(v, nullptr, 10);
-        else if (a == "--concurrency") o.concurrency = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
-        else if (a == "--request") o.request = std::strtoul(v, nullptr, 10);
-        else if (a == "--reply") o.reply = std::strtoul(v, nullptr, 10);
-        else usage("unknown option " + a);
+        if (a == "--to")
+            o.to = v;
+        else if (a == "--port")
+            o.port = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+        else if (a == "--duration")
+            o.duration = std::strtod(v, nullptr);
+        else if (a == "--count")
+            o.count = std::strtoull(v, nullptr, 10);
+        else if (a == "--concurrency")
+            o.concurrency = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+        else if (a == "--request")
+            o.request = std::strtoul(v, nullptr, 10);
+        else if (a == "--reply")
+            o.reply = std::strtoul(v, nullptr, 10);
+        else
+            usage("unknown option " + a);
     }
     if (o.port == 0 || o.port > 65535) usage("--port must be 1..65535");
-    if (o.request == 0 || o.request > 65536 || o.reply > 65536) usage("--request must be 1..65536 bytes, --reply 0..65536");
+    if (o.request == 0 || o.request > 65536 || o.reply > 65536)
+        usage("--request must be 1..65536 bytes, --reply 0..65536");
     if (mode == "server") return server(o);
     if (mode != "client") usage("the first argument is server or client");
     if (o.to.empty()) usage("client needs --to");

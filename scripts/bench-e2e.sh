@@ -9,13 +9,18 @@
 #   --build DIR   the build directory to use (default build/, configured Release if new)
 #   --ceiling     also measure the topology's ceiling: plain tc redirects over the fast path's
 #                 hops, without and with an empty XDP program on the underlays (docs/performance.md)
+#   --north-south instead, the north-south scenario (issue 28): a tenant reaching an "outside"
+#                 namespace through its VPC's NAT gateway, the kernel (VXLAN + bridge, nftables
+#                 `snat to`) against two andromedad, fast path on and off: TCP 1 and 4 streams,
+#                 ping RTT, UDP request/response, new TCP connections per second
+#                 (default --out bench/results/e2e-north-south.json; needs nftables' nft)
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ARGS=()
-OUT=bench/results/e2e.json
+OUT=
 BUILD=build
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,11 +29,16 @@ while [ $# -gt 0 ]; do
     --runs) ARGS+=(--runs "$2"); shift ;;
     --build) BUILD=$2; shift ;;
     --ceiling) ARGS+=(--only andromeda,andromeda-slow,kernel-vxlan,ceiling,ceiling-xdp) ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --north-south) ARGS+=(--only ns-kernel,ns-andromeda,ns-andromeda-slow); NORTH_SOUTH=1 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+
+if [ -z "$OUT" ]; then
+  if [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json; else OUT=bench/results/e2e.json; fi
+fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "SKIP: bench-e2e.sh needs root (network namespaces, XDP, AF_XDP)"
@@ -36,6 +46,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 if ! ip netns list >/dev/null 2>&1 || ! command -v iperf3 >/dev/null; then
   echo "SKIP: bench-e2e.sh needs iproute2 network namespaces and iperf3"
+  exit 0
+fi
+if [ -n "${NORTH_SOUTH:-}" ] && ! command -v nft >/dev/null; then
+  echo "SKIP: bench-e2e.sh --north-south needs nftables' nft for the kernel's NAT (scripts/install-deps.sh)"
   exit 0
 fi
 

@@ -20,7 +20,7 @@ DEMO_PACKAGES=(
 )
 TEST_PACKAGES=(
   libclang-rt-14-dev dpkg-dev systemd util-linux etcd-server etcd-client
-  python3-scapy python3-matplotlib iputils-tracepath ethtool netcat-openbsd tshark
+  python3-scapy python3-matplotlib iputils-tracepath ethtool netcat-openbsd tshark nftables
   emscripten chromium
 )
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -22,6 +22,10 @@
 // interval, plus, for Andromeda, the utime+stime of both andromedad processes (/proc/<pid>/stat).
 // The generator's and the tools' own process time is not counted. With tick-based accounting
 // (no CONFIG_IRQ_TIME_ACCOUNTING) both are sampled at every timer tick.
+//
+// The north-south scenario (ns-kernel, ns-andromeda, ns-andromeda-slow, asked for with --only)
+// builds its own topology, a tenant reaching an "outside" through its VPC's NAT gateway: see
+// north_south.hpp.
 #include <signal.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -45,159 +49,16 @@
 #include <bpf/bpf.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_common.hpp"
 #include "netns_topology.hpp"
+#include "north_south.hpp"
 
 namespace {
 
 using namespace andromeda::testing;
+using namespace andromeda::e2e;
 using namespace std::chrono_literals;
 using nlohmann::json;
-
-std::string kDaemon = ANDROMEDAD_PATH;  // --daemon replaces it (A/B runs of two builds)
-const std::string kGen = XSKGEN_PATH;
-const std::string kSink = XDPSINK_PATH;
-const std::string kRr = UDPRR_PATH;
-const std::string kForward = FORWARD_PATH;
-
-struct Settings {
-    bool quick = false;
-    int runs = 3;
-    double pps_seconds = 8, tcp_seconds = 8, latency_seconds = 8;
-    double rate = 10000;       // latency requests per second
-    double cpu_rate = 50000;   // the fixed offered load for the CPU-per-packet comparison
-    unsigned flows = 16;
-    std::string out = "bench/results/e2e.json";
-    std::vector<std::string> impls = {"andromeda", "andromeda-slow", "kernel-vxlan"};
-    std::string tests = "generator,pps,cpu,bpf,tcp,latency,latency-fifo";
-    // Run andromedad, the generator, iperf3 and the latency tool under SCHED_FIFO, so a loaded
-    // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
-    // ahead of every task, either way). For runs on a shared machine.
-    bool realtime = false;
-    [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
-    [[nodiscard]] std::vector<std::string> prefix() const {
-        return realtime ? std::vector<std::string>{"chrt", "-f", "20"} : std::vector<std::string>{};
-    }
-};
-
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-void log(const std::string& line) { std::cerr << "e2e: " << line << std::endl; }
-
-// Jiffies (USER_HZ) to nanoseconds.
-double ticks_ns(double ticks) { return ticks * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK)); }
-
-// The "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal.
-std::vector<double> proc_stat_cpu() {
-    std::istringstream in(read_file("/proc/stat"));
-    std::string label;
-    in >> label;
-    std::vector<double> v;
-    double x = 0;
-    for (int i = 0; i < 8 && in >> x; ++i) v.push_back(x);
-    v.resize(8, 0);
-    return v;
-}
-
-// utime + stime of a process (all its threads), in ticks.
-double process_ticks(pid_t pid) {
-    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) return 0;
-    std::istringstream in(text.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && in >> field; ++i) {  // field 3 is the state
-        if (i == 14) utime = std::stod(field);
-        if (i == 15) stime = std::stod(field);
-    }
-    return utime + stime;
-}
-
-// Run time of every ksoftirqd thread (/proc/<pid>/schedstat, nanoseconds): softirq work the
-// kernel deferred out of the context that raised it.
-double ksoftirqd_ns() {
-    double sum = 0;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (read_file(entry.path().string() + "/comm").rfind("ksoftirqd/", 0) != 0) continue;
-        std::istringstream in(read_file(entry.path().string() + "/schedstat"));
-        double runtime = 0;
-        if (in >> runtime) sum += runtime;
-    }
-    return sum;
-}
-
-struct CpuSnapshot {
-    std::vector<double> stat;
-    double processes = 0;
-    double ksoftirqd = 0;
-    std::chrono::steady_clock::time_point at;
-};
-
-CpuSnapshot snapshot(const std::vector<pid_t>& pids) {
-    CpuSnapshot s;
-    s.stat = proc_stat_cpu();
-    for (const pid_t p : pids) s.processes += process_ticks(p);
-    s.ksoftirqd = ksoftirqd_ns();
-    s.at = std::chrono::steady_clock::now();
-    return s;
-}
-
-struct CpuDelta {
-    // softirq_ns: /proc/stat's softirq column, sampled at each timer tick (indicative only);
-    // process_ns: utime+stime of the andromedad processes (the kernel scales them to the
-    // scheduler's exact run time); ksoftirqd_ns: exact.
-    double softirq_ns = 0, process_ns = 0, ksoftirqd_ns = 0, system_ns = 0, busy_ns = 0, seconds = 0;
-    [[nodiscard]] double datapath_ns() const { return softirq_ns + process_ns; }
-};
-
-CpuDelta delta(const CpuSnapshot& a, const CpuSnapshot& b) {
-    CpuDelta d;
-    d.softirq_ns = ticks_ns(b.stat[6] - a.stat[6]);
-    d.system_ns = ticks_ns(b.stat[2] - a.stat[2]);
-    d.busy_ns = ticks_ns((b.stat[0] + b.stat[1] + b.stat[2] + b.stat[5] + b.stat[6]) -
-                         (a.stat[0] + a.stat[1] + a.stat[2] + a.stat[5] + a.stat[6]));
-    d.process_ns = ticks_ns(b.processes - a.processes);
-    d.ksoftirqd_ns = b.ksoftirqd - a.ksoftirqd;
-    d.seconds = std::chrono::duration<double>(b.at - a.at).count();
-    return d;
-}
-
-// The last line of `text` that parses as a JSON object.
-json last_json(const std::string& text) {
-    std::istringstream in(text);
-    std::string line;
-    json found = json::object();
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] != '{') continue;
-        auto j = json::parse(line, nullptr, false);
-        if (!j.is_discarded()) found = j;
-    }
-    return found;
-}
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
-}
-
-std::uint64_t rx_packets(const Netns& ns, const std::string& ifname) {
-    const auto r = ns.try_run({"ip", "-s", "-j", "link", "show", ifname});
-    const auto j = json::parse(r.output, nullptr, false);
-    if (j.is_discarded() || !j.is_array() || j.empty()) return 0;
-    return j[0].value(json::json_pointer("/stats64/rx/packets"), std::uint64_t{0});
-}
 
 // 64 bytes on the wire = a 60-byte frame + FCS; "1500" = an MTU-sized IP packet, a 1514-byte frame.
 std::uint32_t frame_length(int frame_bytes) { return frame_bytes == 64 ? 60 : 1514; }
@@ -544,47 +405,6 @@ json measure_generator(const Settings& settings, int frame_bytes, double rate = 
     return r;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Rows with the same `keys` across runs -> one row: the median of every numeric field, and
-// <field>_min / <field>_max for the headline ones.
-json aggregate(const std::vector<json>& rows, const std::vector<std::string>& keys, const std::vector<std::string>& headline) {
-    std::map<std::string, std::vector<json>> groups;
-    std::vector<std::string> order;
-    for (const auto& r : rows) {
-        std::string id;
-        for (const auto& k : keys) id += r[k].dump() + "|";
-        if (!groups.count(id)) order.push_back(id);
-        groups[id].push_back(r);
-    }
-    json out = json::array();
-    for (const auto& id : order) {
-        const auto& g = groups[id];
-        json row = json::object();
-        for (const auto& [k, v] : g.front().items()) {
-            if (!v.is_number() || std::find(keys.begin(), keys.end(), k) != keys.end()) {
-                row[k] = v;
-                continue;
-            }
-            std::vector<double> values;
-            for (const auto& r : g) values.push_back(r[k].get<double>());
-            row[k] = median(values);
-            if (std::find(headline.begin(), headline.end(), k) != headline.end()) {
-                row[k + "_min"] = *std::min_element(values.begin(), values.end());
-                row[k + "_max"] = *std::max_element(values.begin(), values.end());
-            }
-        }
-        row["runs"] = g.size();
-        out.push_back(row);
-    }
-    return out;
-}
-
 json machine() {
     json m;
     std::istringstream cpu(read_file("/proc/cpuinfo"));
@@ -606,10 +426,22 @@ json machine() {
     return m;
 }
 
+// A developer's pause: the testbed stays up (namespaces in the log) until the file named by
+// ANDROMEDA_E2E_HOLD is removed.
+void hold_if_asked(const std::string& impl, const std::string& description) {
+    const char* hold = std::getenv("ANDROMEDA_E2E_HOLD");
+    if (hold == nullptr || *hold == '\0') return;
+    std::ofstream(hold) << description << "\n";
+    log(impl + ": holding until " + std::string(hold) + " is removed: " + description);
+    while (std::filesystem::exists(hold)) std::this_thread::sleep_for(200ms);
+}
+
 [[noreturn]] void usage() {
-    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S]\n"
-                 "                     [--only andromeda|andromeda-slow|kernel-vxlan|ceiling|ceiling-xdp[,...]]\n"
-                 "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo] [--realtime] [--daemon PATH]\n";
+    std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
+                 "                     [--only andromeda|andromeda-slow|kernel-vxlan|ceiling|ceiling-xdp|\n"
+                 "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
+                 "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
+                 "                     [--check]\n";
     std::exit(2);
 }
 
@@ -617,6 +449,7 @@ json machine() {
 
 int main(int argc, char** argv) {
     Settings s;
+    bool check = false;  // exit 1 when a north-south figure shows a datapath not doing its job
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&] {
@@ -631,6 +464,7 @@ int main(int argc, char** argv) {
         else if (a == "--runs") s.runs = std::stoi(value());
         else if (a == "--seconds") s.pps_seconds = s.tcp_seconds = s.latency_seconds = std::stod(value());
         else if (a == "--rate") s.rate = std::stod(value());
+        else if (a == "--crr-concurrency") s.crr_concurrency = static_cast<unsigned>(std::stoul(value()));
         else if (a == "--only") {
             s.impls.clear();
             std::istringstream list(value());
@@ -638,6 +472,7 @@ int main(int argc, char** argv) {
         }
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
+        else if (a == "--check") check = true;
         else if (a == "--daemon") kDaemon = value();
         else usage();
     }
@@ -660,12 +495,15 @@ int main(int argc, char** argv) {
         "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
         "(tick-sampled, indicative only)";
     std::vector<json> gens, pps, cpu, bpf, tcp, latency;
+    std::vector<json> ns_tcp, ns_ping, ns_udp_rr, ns_connections;  // north-south (north_south.hpp)
+    const bool any_north_south = std::any_of(s.impls.begin(), s.impls.end(), is_north_south);
+    const bool any_east_west = !std::all_of(s.impls.begin(), s.impls.end(), is_north_south);
     try {
         for (int run = 0; run < s.runs; ++run) {
             // The generator alone first: its rate, and its own cost per frame, which the
             // datapath figures below subtract.
             std::map<std::pair<int, long>, double> generator_ns;
-            const bool need_generator = s.wants("generator") || s.wants("pps") || s.wants("cpu");
+            const bool need_generator = any_east_west && (s.wants("generator") || s.wants("pps") || s.wants("cpu"));
             for (const auto& [bytes, rate] : {std::pair{64, 0.0}, std::pair{1500, 0.0}, std::pair{64, s.cpu_rate}}) {
                 if (!need_generator) break;
                 json g = measure_generator(s, bytes, rate);
@@ -676,14 +514,18 @@ int main(int argc, char** argv) {
             if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
-                Testbed bed(impl, s);
-                if (const char* hold = std::getenv("ANDROMEDA_E2E_HOLD"); hold != nullptr && *hold != '\0') {
-                    // A developer's pause: the testbed stays up (namespaces in the log) until the
-                    // file named by ANDROMEDA_E2E_HOLD is removed.
-                    std::ofstream(hold) << bed.describe() << "\n";
-                    log(impl + ": holding until " + std::string(hold) + " is removed: " + bed.describe());
-                    while (std::filesystem::exists(hold)) std::this_thread::sleep_for(200ms);
+                if (is_north_south(impl)) {
+                    NorthSouthBed bed(impl, s);
+                    hold_if_asked(impl, bed.describe());
+                    if (s.wants("tcp"))
+                        for (const int streams : {1, 4}) ns_tcp.push_back(bed.measure_tcp(streams));
+                    if (s.wants("ping")) ns_ping.push_back(bed.measure_ping());
+                    if (s.wants("latency")) ns_udp_rr.push_back(bed.measure_udp_rr());
+                    if (s.wants("crr")) ns_connections.push_back(bed.measure_connections());
+                    continue;
                 }
+                Testbed bed(impl, s);
+                hold_if_asked(impl, bed.describe());
                 if (s.wants("pps"))
                     for (const int bytes : {64, 1500}) pps.push_back(bed.measure_pps(bytes, 0, generator_ns[{bytes, 0}]));
                 if (s.wants("cpu"))
@@ -757,6 +599,7 @@ int main(int argc, char** argv) {
     };
     result["ratios_andromeda_over_kernel"] = ratios_of("andromeda");
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
+    if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
     for (const std::string impl : {"ceiling", "ceiling-xdp"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
@@ -765,5 +608,10 @@ int main(int argc, char** argv) {
     std::ofstream(s.out) << result.dump(2) << "\n";
     std::cout << result.dump(2) << std::endl;
     log("wrote " + s.out);
+    if (check && any_north_south) {
+        const auto problems = north_south_problems(result["north_south"]);
+        for (const auto& p : problems) std::cerr << "andromeda-e2e --check: " << p << std::endl;
+        if (!problems.empty()) return 1;
+    }
     return 0;
 }

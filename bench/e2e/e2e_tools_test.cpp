@@ -1,6 +1,7 @@
 // The end-to-end harness's tools, briefly and functionally (never timing): the AF_XDP generator
 // sends the frames it was asked for, the XDP sink counts exactly those, the kernel accepts their
-// checksums, and the latency tool returns one sample per request.
+// checksums, the latency tool returns one sample per request, and the connection-rate tool
+// completes every connection it starts.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -114,6 +115,34 @@ TEST_F(E2eTools, LatencyToolReturnsOneSamplePerRequest) {
     EXPECT_GT(j.value("p50_us", 0.0), 0.0);
     EXPECT_LE(j.value("p50_us", 0.0), j.value("p99_us", 0.0));
     EXPECT_LE(j.value("p99_us", 0.0), j.value("p999_us", 0.0));
+}
+
+// The connection-rate tool: every connection it starts completes (request and reply whole, the
+// server's FIN), and the server counts the same ones, the warm-up's included.
+TEST_F(E2eTools, ConnectionRateToolCompletesEveryConnectionItStarts) {
+    Process& server = topo_.spawn(*b_, {TCPCRR_PATH, "server", "--port", "7800", "--request", "100", "--reply", "3000"});
+    ASSERT_TRUE(server.wait_for_output("ready:", 10s)) << server.output();
+    const auto c = a_->try_run({TCPCRR_PATH, "client", "--to", "10.9.0.2", "--port", "7800", "--count", "300", "--concurrency", "4",
+                                "--request", "100", "--reply", "3000"},
+                               30s);
+    ASSERT_TRUE(c.ok()) << c.output;
+    const json j = last_json(c.output);
+    EXPECT_EQ(j.value("started", 0), 300) << c.output;
+    EXPECT_EQ(j.value("connections", 0), 300) << c.output;
+    EXPECT_EQ(j.value("failed", 1), 0) << c.output;
+    EXPECT_GT(j.value("per_second", 0.0), 0.0) << c.output;
+    EXPECT_LE(j.value("p50_us", 0.0), j.value("p99_us", 0.0));
+    EXPECT_EQ(server.stop(), 0);
+    const json s = last_json(server.output());
+    EXPECT_EQ(s.value("served", 0), 301) << "the warm-up connection and the 300: " << server.output();
+    EXPECT_EQ(s.value("failed", 1), 0) << server.output();
+}
+
+TEST_F(E2eTools, ConnectionRateToolFailsClearlyWithoutAServer) {
+    const auto c = a_->try_run({TCPCRR_PATH, "client", "--to", "10.9.0.2", "--port", "7801", "--count", "10"}, 30s);
+    EXPECT_FALSE(c.ok()) << c.output;
+    EXPECT_NE(c.output.find("no connection to 10.9.0.2:7801 completed within 5 s (connect: Connection refused)"), std::string::npos)
+        << c.output;
 }
 
 // The ceiling datapath's forwarder: every frame arriving on its input leaves by its output

@@ -1,7 +1,9 @@
 // Keeps the BPF maps equal to the fabric while writing only what changed. A shadow of each
 // map remembers what was last written; an upsert whose value is already there and an erase of
 // an absent key are skipped and counted as such, so a test (or `andromedactl stats`) can prove
-// that a reload adding one endpoint wrote one entry.
+// that a reload adding one endpoint wrote one entry. A write the kernel refuses fails the call
+// that made it with the maps as they were before that call (its earlier writes undone), so a
+// failed reload never leaves half of itself behind.
 #pragma once
 
 #include <array>
@@ -108,7 +110,7 @@ struct RollbackResult {
     std::string first_failure;
 
     [[nodiscard]] bool complete() const noexcept { return failed == 0; }
-    // "the 3 entries written before it were put back", or what could not be.
+    // "put back the 3 map entries already written", or what could not be.
     [[nodiscard]] std::string describe() const;
 };
 

@@ -40,7 +40,8 @@ protected:
     std::string config_with_red_on_node3() const {
         return base_config(0) + "\n[[nodes]]\nname = \"" + node3() +
                "\"\naddress = \"192.168.1.3\"\n\n[[vpc]]\nname = \"red\"\nvni = 300\ncidr = \"10.3.0.0/24\"\n"
-               "gateway = \"10.3.0.1\"\n\n[[vpc.endpoint]]\nip = \"10.3.0.30\"\nmac = \"02:00:00:00:03:30\"\nnode = \"" +
+               "gateway = \"10.3.0.1\"\n\n[[vpc.endpoint]]\nip = \"10.3.0.30\"\nmac = \"02:00:00:00:03:30\"\n"
+               "node = \"" +
                node3() + "\"\n";
     }
     std::string node3() const { return "t" + std::to_string(getpid()) + "-node3"; }

@@ -226,12 +226,13 @@ TEST_F(EtcdFabric, AFabricBeyondTheMapsIsRefusedAndTheLastOneThatFitForwardsOn) 
     ASSERT_TRUE(imported.ok()) << imported.output;
 
     ASSERT_TRUE(eventually([&] { return counter(0, "etcd", "apply_failures") >= 1; }, 30s)) << logs();
-    EXPECT_TRUE(eventually([&] { return contains(nodes_[0].daemon->output(), "but andromeda_vnis holds at most 4096"); }, 5s))
-        << logs();
+    const auto logged = [&] { return contains(nodes_[0].daemon->output(), "but andromeda_vnis holds at most 4096"); };
+    EXPECT_TRUE(eventually(logged, 5s)) << logs();
     EXPECT_TRUE(nodes_[0].daemon->running()) << logs();
     // The watch may have applied the first of the import's transactions before the VPCs
     // overfilled the map: what runs is the last fabric that fit, and the map holds it.
-    const std::size_t vpcs = ctl_json(0, "fabric").value("vpcs", nlohmann::json::array()).size();
+    const auto vpcs_now = [&] { return ctl_json(0, "fabric").value("vpcs", nlohmann::json::array()).size(); };
+    const std::size_t vpcs = vpcs_now();
     EXPECT_GE(vpcs, 1u);
     EXPECT_LE(vpcs, 4096u);
     PinnedMap vnis("/sys/fs/bpf/andromeda/" + nodes_[0].name + "/vnis");
@@ -247,8 +248,7 @@ TEST_F(EtcdFabric, AFabricBeyondTheMapsIsRefusedAndTheLastOneThatFitForwardsOn) 
     const auto deleted =
         underlay_->try_run({"etcdctl", "--endpoints", etcd_->endpoint(), "del", "--prefix", "/andromeda/v1/vpcs/x"});
     ASSERT_TRUE(deleted.ok()) << deleted.output;
-    EXPECT_TRUE(eventually([&] { return ctl_json(0, "fabric").value("vpcs", nlohmann::json::array()).size() == 1; }, 30s))
-        << logs();
+    EXPECT_TRUE(eventually([&] { return vpcs_now() == 1; }, 30s)) << logs();
     EXPECT_TRUE(eventually([&] { return ctl(0, {"health"}).exit_code == 0; }, 10s)) << ctl(0, {"health"}).output;
     EXPECT_EQ(vnis.keys<std::uint32_t>().size(), 1u);
     EXPECT_TRUE(ping_once(*endpoints_[0].ns, "10.0.0.20"));

@@ -362,8 +362,8 @@ void Daemon::run() {
             }
             tick();
         } catch (const std::exception& e) {
-            spdlog::error("{}: {}; forwarding goes on, the tick runs again in a second", s == SIGHUP ? "SIGHUP" : "tick",
-                          e.what());
+            spdlog::error("{}: {}; forwarding goes on, the tick runs again in a second",
+                          s == SIGHUP ? "SIGHUP" : "tick", e.what());
         }
         const std::string problem = liveness_problem();
         watchdog.ping(problem.empty(), problem);

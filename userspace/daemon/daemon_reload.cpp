@@ -262,14 +262,14 @@ fabric::ReloadResult Daemon::build_etcd_change(const EtcdUpdate& update, EtcdApp
             std::min(running->endpoints().size(), d.endpoints_removed.size());
         if (d.nodes_added.empty() && d.nodes_changed.empty() && endpoints <= io::kMapCapacities.fabric)
             ahead = sync_->apply(io::plan_endpoint_changes(plan->nodes, d, local_));
-        result = store_.derive(
-            [&](const fabric::FabricSnapshot& now, const fabric::LoadOptions& o) -> std::optional<fabric::DerivedFabric> {
-                // The store changes only under mutex_, held here: `now` is what the plan was made
-                // against. Checked all the same; a mismatch builds in full instead.
-                if (now.generation() != plan->base_generation) return std::nullopt;
-                return etcd_builder_->apply_change(now, std::move(*plan), o);
-            },
-            before_publish);
+        const auto derive = [&](const fabric::FabricSnapshot& now,
+                                const fabric::LoadOptions& o) -> std::optional<fabric::DerivedFabric> {
+            // The store changes only under mutex_, held here: `now` is what the plan was made
+            // against. Checked all the same; a mismatch builds in full instead.
+            if (now.generation() != plan->base_generation) return std::nullopt;
+            return etcd_builder_->apply_change(now, std::move(*plan), o);
+        };
+        result = store_.derive(derive, before_publish);
     }
     applied.incremental = result.has_value();
     if (!result) result = build_etcd_fabric(etcd_config_text_, &applied.rejected, before_publish);

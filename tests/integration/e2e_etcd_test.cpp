@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fabric_fixture.hpp"
+#include "pinned_map.hpp"
 #include "support/etcd_server.hpp"
 
 namespace andromeda::testing {
@@ -207,6 +208,50 @@ TEST_F(EtcdFabric, ANodeWhoseLeaseExpiresDisappearsFromItsPeers) {
     start_daemon(1);
     EXPECT_TRUE(eventually([&] { return has_node2(); }, 10s)) << logs();
     EXPECT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.20"); }, 10s)) << logs();
+}
+
+// More VPCs put into etcd than andromeda_vnis holds: each change that would overfill it is
+// refused, logged and counted, the last fabric that fit keeps forwarding, and the maps hold
+// exactly that fabric. Put right in etcd, the fabric applies again.
+TEST_F(EtcdFabric, AFabricBeyondTheMapsIsRefusedAndTheLastOneThatFitForwardsOn) {
+    ASSERT_TRUE(eventually([&] { return ping_once(*endpoints_[0].ns, "10.0.0.20"); }, 10s)) << logs();
+    std::string big = config_text(0);
+    for (int v = 0; v < 4999; ++v)
+        big += "\n[[vpc]]\nname = \"x" + std::to_string(v) + "\"\nvni = " + std::to_string(1000 + v) +
+               "\ncidr = \"10.200.0.0/24\"\ngateway = \"10.200.0.1\"\n";
+    const std::string big_file = "/tmp/" + topo_.prefix() + "fabric-5000.toml";
+    std::ofstream(big_file) << big;
+    files_.push_back(big_file);
+    const auto imported = ctl_in_underlay({"fabric", "import", "--etcd", etcd_->endpoint(), big_file});
+    ASSERT_TRUE(imported.ok()) << imported.output;
+
+    ASSERT_TRUE(eventually([&] { return counter(0, "etcd", "apply_failures") >= 1; }, 30s)) << logs();
+    const auto logged = [&] { return contains(nodes_[0].daemon->output(), "but andromeda_vnis holds at most 4096"); };
+    EXPECT_TRUE(eventually(logged, 5s)) << logs();
+    EXPECT_TRUE(nodes_[0].daemon->running()) << logs();
+    // The watch may have applied the first of the import's transactions before the VPCs
+    // overfilled the map: what runs is the last fabric that fit, and the map holds it.
+    const auto vpcs_now = [&] { return ctl_json(0, "fabric").value("vpcs", nlohmann::json::array()).size(); };
+    const std::size_t vpcs = vpcs_now();
+    EXPECT_GE(vpcs, 1u);
+    EXPECT_LE(vpcs, 4096u);
+    PinnedMap vnis("/sys/fs/bpf/andromeda/" + nodes_[0].name + "/vnis");
+    ASSERT_TRUE(vnis.ok());
+    EXPECT_EQ(vnis.keys<std::uint32_t>().size(), vpcs);
+    const auto pings = endpoints_[0].ns->try_run({"ping", "-c", "20", "-i", "0.02", "-W", "1", "10.0.0.20"});
+    EXPECT_TRUE(contains(pings.output, " 0% packet loss")) << pings.output;
+    const auto health = ctl(0, {"health"});
+    EXPECT_EQ(health.exit_code, 3) << health.output;
+    EXPECT_TRUE(contains(health.output, "etcd: ")) << health.output;
+
+    // The extra VPCs (x0 ... x4998) deleted in one go.
+    const auto deleted =
+        underlay_->try_run({"etcdctl", "--endpoints", etcd_->endpoint(), "del", "--prefix", "/andromeda/v1/vpcs/x"});
+    ASSERT_TRUE(deleted.ok()) << deleted.output;
+    EXPECT_TRUE(eventually([&] { return vpcs_now() == 1; }, 30s)) << logs();
+    EXPECT_TRUE(eventually([&] { return ctl(0, {"health"}).exit_code == 0; }, 10s)) << ctl(0, {"health"}).output;
+    EXPECT_EQ(vnis.keys<std::uint32_t>().size(), 1u);
+    EXPECT_TRUE(ping_once(*endpoints_[0].ns, "10.0.0.20"));
 }
 
 }  // namespace

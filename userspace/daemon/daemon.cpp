@@ -46,7 +46,7 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)), started_(std::chrono::steady_clock::now()), store_(interface_resolver()) {
     options_.config_path = absolute_path(options_.config_path);
     if (const auto problem = privilege_problem(); !problem.empty()) throw StartupError(problem);
-    auto loaded = store_.load_file(options_.config_path);
+    auto loaded = store_.load_file(options_.config_path, fits_maps);
     if (!loaded.applied) throw StartupError("invalid configuration, nothing started:\n" + loaded.message());
     if (loaded.snapshot->local().etcd) start_from_etcd_cache(loaded);
     const fabric::FabricSnapshot& snapshot = *loaded.snapshot;
@@ -352,12 +352,19 @@ void Daemon::run() {
             service::notify_stopping();
             return;
         }
-        if (s == SIGHUP) {
-            spdlog::info("SIGHUP: reloading {}", options_.config_path);
-            const auto outcome = reload(std::nullopt);
-            if (outcome.applied) spdlog::info("{}", outcome.message);  // a refusal is logged by reload()
+        // Whatever a reload or a tick meets, the daemon goes on forwarding with what it has: it
+        // stops on SIGTERM and SIGINT alone.
+        try {
+            if (s == SIGHUP) {
+                spdlog::info("SIGHUP: reloading {}", options_.config_path);
+                const auto outcome = reload(std::nullopt);
+                if (outcome.applied) spdlog::info("{}", outcome.message);  // a refusal is logged by reload()
+            }
+            tick();
+        } catch (const std::exception& e) {
+            spdlog::error("{}: {}; forwarding goes on, the tick runs again in a second",
+                          s == SIGHUP ? "SIGHUP" : "tick", e.what());
         }
-        tick();
         const std::string problem = liveness_problem();
         watchdog.ping(problem.empty(), problem);
     }

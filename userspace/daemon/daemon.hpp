@@ -103,9 +103,18 @@ private:
                     std::vector<std::string>& notes);
     void apply_next_hops(const std::vector<dataplane::NextHop>& hops);
     ReloadOutcome reload_locked(const std::optional<std::string>& file);
-    // What follows a fabric the store applied, whatever its source: maps, NAT, ports.
-    // `written_ahead`: map entries of this change already written (etcd's in-place path).
-    std::string finish_reload(const fabric::ReloadResult& result, const io::SyncCounts& written_ahead = {});
+    // Whether a fabric fits the BPF maps (io/plan/map_capacity.hpp): every load checks it.
+    static fabric::ValidationErrors fits_maps(const fabric::FabricSnapshot& next, const fabric::FabricDiff& diff);
+    // A reload's fabric fits the maps and is written into them before it is published (into
+    // `written`, what was written): a write the kernel refuses throws io::MapSyncError having
+    // put the maps back, and nothing is published.
+    fabric::BeforePublish write_maps_first(io::SyncCounts& written);
+    // What follows a fabric the store applied, whatever its source: NAT, ports. `written`: its
+    // map writes; `written_ahead`: those of this change written earlier (etcd's in-place path).
+    std::string finish_reload(const fabric::ReloadResult& result, io::SyncCounts written,
+                              const io::SyncCounts& written_ahead = {});
+    // What a reload whose finish_reload() threw reports: the fabric runs, what follows lags.
+    static std::string unfinished_reload(std::uint64_t generation, const std::exception& e);
     // The fabric in etcd (etcd_sync.hpp): node.toml's own part and the keys, applied as a reload.
     void start_etcd(const fabric::FabricSnapshot& snapshot);
     // [etcd] at start: node.toml's text kept for the etcd builds, and the fabric a previous run
@@ -113,11 +122,17 @@ private:
     void start_from_etcd_cache(fabric::ReloadResult& loaded);
     // A watch's changes: endpoint changes applied to the running fabric where that is exactly
     // what a build gives (fabric::EtcdFabricBuilder::derive), the whole fabric built otherwise.
+    // A change refused (or whose map writes failed) leaves the running fabric and the maps as
+    // they were, and throws.
     EtcdApplied apply_etcd(const EtcdUpdate& update);
+    fabric::ReloadResult build_etcd_change(const EtcdUpdate& update, EtcdApplied& applied, io::SyncCounts& ahead,
+                                           const fabric::BeforePublish& before_publish);
     fabric::ReloadResult load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
-                                          std::vector<fabric::RejectedKey>* rejected);
+                                          std::vector<fabric::RejectedKey>* rejected,
+                                          const fabric::BeforePublish& before_publish);
     // The fabric built from node.toml's part and the keys the builder holds, applied as a reload.
-    fabric::ReloadResult build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected);
+    fabric::ReloadResult build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected,
+                                           const fabric::BeforePublish& before_publish);
     void tick();
     void publish_stats();
 
@@ -170,7 +185,7 @@ private:
     std::string etcd_config_text_;  // node.toml as last loaded: its [node] part of every etcd build
     std::unique_ptr<EtcdSync> etcd_;  // [etcd] only; stopped first
 
-    std::optional<std::string> last_reload_error_;  // set by a refused reload, cleared by an applied one
+    std::optional<std::string> last_reload_error_;  // set by a refused reload or etcd change, cleared by an applied one
     std::uint64_t reloads_ok_ = 0;
     std::uint64_t reloads_failed_ = 0;
     std::uint64_t stats_published_ = 0;

@@ -16,6 +16,7 @@
 #include "daemon/daemon.hpp"
 #include "daemon/daemon_support.hpp"
 #include "io/netlink/interfaces.hpp"
+#include "io/plan/map_capacity.hpp"
 #include "daemon/service_manager.hpp"
 
 namespace andromeda::daemon {
@@ -31,45 +32,89 @@ constexpr auto kReloadResolveTimeout = 1000ms;
 ReloadOutcome Daemon::reload(const std::optional<std::string>& file) {
     std::lock_guard lock(mutex_);
     service::notify_reloading();
-    ReloadOutcome outcome = reload_locked(file);
+    ReloadOutcome outcome;
+    try {
+        outcome = reload_locked(file);
+    } catch (const std::exception& e) {  // nothing a reload meets may stop the daemon
+        outcome = {false, store_.current()->generation(), std::string("reload failed: ") + e.what() + "\n"};
+    }
     (outcome.applied ? reloads_ok_ : reloads_failed_)++;
     if (outcome.applied) {
         last_reload_error_.reset();
     } else {
         last_reload_error_ = outcome.message;
         // Whoever asked (SIGHUP, andromedactl, systemctl reload), the journal has it at err.
-        spdlog::error("reload of {} refused, nothing changed:\n{}", file.value_or(options_.config_path), outcome.message);
+        spdlog::error("reload of {} refused:\n{}", file.value_or(options_.config_path), outcome.message);
     }
-    publish_stats();
+    try {
+        publish_stats();
+    } catch (const std::exception& e) {
+        spdlog::warn("after the reload: {}", e.what());
+    }
     service::notify_ready(outcome.applied ? fmt::format("fabric generation {}", outcome.generation)
                                           : "reload refused, running the previous fabric");
     return outcome;
 }
 
-ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
-    const std::string path = file.value_or(options_.config_path);
-    fabric::ReloadResult result;
-    if (etcd_) {  // node.toml holds this node's part; the fabric is etcd's, as last seen
-        auto text = fabric::read_text_file(path);
-        if (!text) return {false, store_.current()->generation(), "cannot read " + path + "\n"};
-        result = load_etcd_fabric(*text, etcd_->keys(), nullptr);
-        if (result.applied) etcd_config_text_ = std::move(*text);
-    } else {
-        result = store_.load_file(path);
-    }
-    if (!result.applied) return {false, store_.current()->generation(), result.message()};
-    if (file) options_.config_path = absolute_path(*file);  // later reloads (SIGHUP) read the new file
-    const std::string message = finish_reload(result);
-    spdlog::info("reloaded {}: {}", path, message);
-    return {true, result.snapshot->generation(), message};
+fabric::ValidationErrors Daemon::fits_maps(const fabric::FabricSnapshot& next, const fabric::FabricDiff&) {
+    return io::capacity_errors(next);
 }
 
-std::string Daemon::finish_reload(const fabric::ReloadResult& result, const io::SyncCounts& written_ahead) {
+// The maps are written before the snapshot is published, so a write the kernel refuses leaves
+// the running fabric as it was: FabricMapSync has undone the writes made before it.
+fabric::BeforePublish Daemon::write_maps_first(io::SyncCounts& written) {
+    return [this, &written](const fabric::FabricSnapshot& next, const fabric::FabricDiff& diff) {
+        fabric::ValidationErrors errors = fits_maps(next, diff);
+        if (!errors.empty()) return errors;
+        // After an undo the kernel refused, the maps hold part of a change given up: only a
+        // whole reconcile puts them right.
+        written = sync_->diverged() ? sync_->reconcile(io::plan_full(next, local_))
+                                    : sync_->apply(io::plan_diff(next, diff, local_));
+        return errors;
+    };
+}
+
+ReloadOutcome Daemon::reload_locked(const std::optional<std::string>& file) {
+    const std::string path = file.value_or(options_.config_path);
+    const std::uint64_t running = store_.current()->generation();
+    fabric::ReloadResult result;
+    io::SyncCounts written;
+    try {
+        if (etcd_) {  // node.toml holds this node's part; the fabric is etcd's, as last seen
+            auto text = fabric::read_text_file(path);
+            if (!text) return {false, running, "cannot read " + path + "\n"};
+            result = load_etcd_fabric(*text, etcd_->keys(), nullptr, write_maps_first(written));
+            if (result.applied) etcd_config_text_ = std::move(*text);
+        } else {
+            result = store_.load_file(path, write_maps_first(written));
+        }
+    } catch (const io::MapSyncError& e) {
+        return {false, running, std::string("writing the BPF maps failed: ") + e.what() + "\nfabric not changed\n"};
+    }
+    if (!result.applied) return {false, running, result.message()};
+    if (file) options_.config_path = absolute_path(*file);  // later reloads (SIGHUP) read the new file
+    const std::uint64_t generation = result.snapshot->generation();
+    try {
+        const std::string message = finish_reload(result, written);
+        spdlog::info("reloaded {}: {}", path, message);
+        return {true, generation, message};
+    } catch (const std::exception& e) {
+        return {false, generation, unfinished_reload(generation, e)};
+    }
+}
+
+std::string Daemon::unfinished_reload(std::uint64_t generation, const std::exception& e) {
+    return fmt::format("fabric generation {} runs and its map entries are written, but setting up what follows from it "
+                       "failed: {}\nfix the cause and reload\n",
+                       generation, e.what());
+}
+
+std::string Daemon::finish_reload(const fabric::ReloadResult& result, io::SyncCounts written,
+                                  const io::SyncCounts& written_ahead) {
     const fabric::FabricSnapshot& snapshot = *result.snapshot;
     std::vector<std::string> notes;
     if (result.diff.local_settings_changed)
         notes.push_back("! [node] settings changed: they take effect when andromedad restarts");
-    io::SyncCounts written = sync_->apply(io::plan_diff(snapshot, result.diff, local_));
     // What was written ahead now counts as unchanged here: it was written, once.
     for (std::size_t m = 0; m < written.maps.size(); ++m) {
         const std::uint64_t ahead = written_ahead.maps[m].writes();
@@ -89,17 +134,22 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result, const io::
 }
 
 fabric::ReloadResult Daemon::load_etcd_fabric(const std::string& config_text, const std::map<std::string, std::string>& kvs,
-                                              std::vector<fabric::RejectedKey>* rejected) {
+                                              std::vector<fabric::RejectedKey>* rejected,
+                                              const fabric::BeforePublish& before_publish) {
     etcd_builder_->update(kvs);
-    return build_etcd_fabric(config_text, rejected);
+    return build_etcd_fabric(config_text, rejected, before_publish);
 }
 
-fabric::ReloadResult Daemon::build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected) {
-    return store_.load_with([&](const fabric::LoadOptions& o) {
-        fabric::EtcdFabric built = etcd_builder_->build(config_text, options_.config_path, o);
-        if (rejected != nullptr) *rejected = std::move(built.rejected);
-        return std::move(built.loaded);
-    });
+fabric::ReloadResult Daemon::build_etcd_fabric(const std::string& config_text,
+                                               std::vector<fabric::RejectedKey>* rejected,
+                                               const fabric::BeforePublish& before_publish) {
+    return store_.load_with(
+        [&](const fabric::LoadOptions& o) {
+            fabric::EtcdFabric built = etcd_builder_->build(config_text, options_.config_path, o);
+            if (rejected != nullptr) *rejected = std::move(built.rejected);
+            return std::move(built.loaded);
+        },
+        before_publish);
 }
 
 void Daemon::start_etcd(const fabric::FabricSnapshot& snapshot) {
@@ -136,7 +186,7 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
     if (!cache) return;
     etcd_builder_ = std::make_unique<fabric::EtcdFabricBuilder>(layout);
     etcd_builder_->update(cache->kvs);
-    fabric::ReloadResult cached = build_etcd_fabric(etcd_config_text_, nullptr);
+    fabric::ReloadResult cached = build_etcd_fabric(etcd_config_text_, nullptr, fits_maps);
     if (!cached.applied) {
         spdlog::warn("etcd: the cached fabric {} does not build; starting without it:\n{}", path, cached.message());
         return;
@@ -148,47 +198,36 @@ void Daemon::start_from_etcd_cache(fabric::ReloadResult& loaded) {
 
 EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     std::lock_guard lock(mutex_);
-    // node.toml as last loaded (at start or by a reload), not as it may have been edited since.
     EtcdApplied applied;
     std::optional<fabric::ReloadResult> result;
     io::SyncCounts ahead;  // map entries written before the snapshot (the in-place path)
+    io::SyncCounts written;
     const auto start = std::chrono::steady_clock::now();
-    if (update.full) {
-        result = load_etcd_fabric(etcd_config_text_, update.kvs, &applied.rejected);
-    } else {
-        etcd_builder_->update(update.changes);
-        const auto running = store_.current();
-        fabric::PlannedChange planned =
-            etcd_builder_->plan_change(*running, update.changes, etcd_config_text_, options_.config_path);
-        std::optional<fabric::EtcdChangePlan>& plan = planned.plan;
-        if (!plan)
-            spdlog::debug("etcd: {} change(s) built in full, not in place: {} ({})", update.changes.size(),
-                          fabric::describe(planned.declined), fabric::to_string(planned.declined));
-        if (plan) {
-            // Endpoints only: the fast path's entries first, valued from the change itself, so
-            // the kernel forwards by it (and a removed endpoint is no longer forwarded) while the
-            // workers' snapshot is built; finish_reload() then finds them written.
-            const fabric::FabricDiff& d = plan->diff;
-            if (d.nodes_added.empty() && d.nodes_changed.empty())
-                ahead = sync_->apply(io::plan_endpoint_changes(plan->nodes, d, local_));
-            result = store_.derive([&](const fabric::FabricSnapshot& now, const fabric::LoadOptions& o)
-                                       -> std::optional<fabric::DerivedFabric> {
-                // The store changes only under mutex_, held here: `now` is what the plan was made
-                // against. Checked all the same; a mismatch builds in full instead.
-                if (now.generation() != plan->base_generation) return std::nullopt;
-                return etcd_builder_->apply_change(now, std::move(*plan), o);
-            });
-        }
-        applied.incremental = result.has_value();
-        if (!result) result = build_etcd_fabric(etcd_config_text_, &applied.rejected);
-    }
-    if (!result->applied) {
+    // The entries written ahead and the snapshot's are one change: undone together if refused.
+    sync_->begin();
+    try {
+        result = build_etcd_change(update, applied, ahead, write_maps_first(written));
+        if (!result->applied) throw std::runtime_error(result->message());
+    } catch (const std::exception& e) {
+        const io::RollbackResult undone = sync_->rollback();
         ++reloads_failed_;
-        throw std::runtime_error(result->message());
+        std::string why = e.what();
+        if (undone.undone + undone.failed > 0) why += "\nthe change's map entries written ahead: " + undone.describe();
+        last_reload_error_ = "etcd: " + why;
+        throw std::runtime_error(why);
+    }
+    sync_->commit();
+    const auto built = std::chrono::steady_clock::now();
+    std::string message;
+    try {
+        message = finish_reload(*result, written, ahead);
+    } catch (const std::exception& e) {
+        ++reloads_failed_;
+        last_reload_error_ = "etcd: " + unfinished_reload(result->snapshot->generation(), e);
+        throw std::runtime_error(*last_reload_error_);
     }
     ++reloads_ok_;
-    const auto built = std::chrono::steady_clock::now();
-    const std::string message = finish_reload(*result, ahead);
+    last_reload_error_.reset();
     const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
     if (update.full)
         spdlog::info("etcd: {} keys built in {} ms, maps and ports in {} ms", update.kvs.size(), ms(built - start),
@@ -196,6 +235,45 @@ EtcdApplied Daemon::apply_etcd(const EtcdUpdate& update) {
     if (!result->diff.empty()) spdlog::info("etcd: fabric generation {}: {}", result->snapshot->generation(), message);
     publish_stats();
     return applied;
+}
+
+// The fabric of a watch's changes (node.toml as last loaded, at start or by a reload, not as it
+// may have been edited since), published through `before_publish`.
+fabric::ReloadResult Daemon::build_etcd_change(const EtcdUpdate& update, EtcdApplied& applied, io::SyncCounts& ahead,
+                                               const fabric::BeforePublish& before_publish) {
+    if (update.full) return load_etcd_fabric(etcd_config_text_, update.kvs, &applied.rejected, before_publish);
+    etcd_builder_->update(update.changes);
+    const auto running = store_.current();
+    fabric::PlannedChange planned =
+        etcd_builder_->plan_change(*running, update.changes, etcd_config_text_, options_.config_path);
+    std::optional<fabric::EtcdChangePlan>& plan = planned.plan;
+    std::optional<fabric::ReloadResult> result;
+    if (!plan)
+        spdlog::debug("etcd: {} change(s) built in full, not in place: {} ({})", update.changes.size(),
+                      fabric::describe(planned.declined), fabric::to_string(planned.declined));
+    if (plan) {
+        // Endpoints only: the fast path's entries first, valued from the change itself, so
+        // the kernel forwards by it (and a removed endpoint is no longer forwarded) while the
+        // workers' snapshot is built; before_publish then finds them written. Not when they would
+        // overfill andromeda_fabric: the snapshot's capacity check refuses the change instead.
+        const fabric::FabricDiff& d = plan->diff;
+        const std::size_t endpoints =
+            running->endpoints().size() + d.endpoints_added.size() -
+            std::min(running->endpoints().size(), d.endpoints_removed.size());
+        if (d.nodes_added.empty() && d.nodes_changed.empty() && endpoints <= io::kMapCapacities.fabric)
+            ahead = sync_->apply(io::plan_endpoint_changes(plan->nodes, d, local_));
+        const auto derive = [&](const fabric::FabricSnapshot& now,
+                                const fabric::LoadOptions& o) -> std::optional<fabric::DerivedFabric> {
+            // The store changes only under mutex_, held here: `now` is what the plan was made
+            // against. Checked all the same; a mismatch builds in full instead.
+            if (now.generation() != plan->base_generation) return std::nullopt;
+            return etcd_builder_->apply_change(now, std::move(*plan), o);
+        };
+        result = store_.derive(derive, before_publish);
+    }
+    applied.incremental = result.has_value();
+    if (!result) result = build_etcd_fabric(etcd_config_text_, &applied.rejected, before_publish);
+    return std::move(*result);
 }
 
 void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::FabricDiff& diff,

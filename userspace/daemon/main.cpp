@@ -14,6 +14,7 @@
 #include "daemon/logging.hpp"
 #include "fabric/loader.hpp"
 #include "io/netlink/interfaces.hpp"
+#include "io/plan/map_capacity.hpp"
 #include "version/version.hpp"
 
 namespace {
@@ -29,8 +30,10 @@ int check_config(const std::string& path) {
     };
     using spdlog::level::err;
     const auto loaded = fabric::load_fabric_file(path, options);
-    if (!loaded.ok()) {
-        std::string errors = fabric::to_string(loaded.errors);
+    // Valid, but more than the BPF maps hold: refused as a reload would be.
+    const auto errors_found = loaded.ok() ? io::capacity_errors(*loaded.snapshot) : loaded.errors;
+    if (!errors_found.empty()) {
+        std::string errors = fabric::to_string(errors_found);
         while (!errors.empty() && errors.back() == '\n') errors.pop_back();
         daemon::print_to_stderr(err, errors);
         daemon::print_to_stderr(err, path + ": invalid configuration");

@@ -24,22 +24,31 @@ struct ReloadResult {
     [[nodiscard]] std::string message() const;
 };
 
+// The last word on a valid fabric before it is published, given it and its diff from the
+// running one (the daemon: whether it fits the BPF maps, then their writes). Errors refuse it as
+// validation errors do; an exception refuses it too and reaches the caller of the load. Either
+// way nothing is published and the next load gets the same generation.
+using BeforePublish = std::function<ValidationErrors(const FabricSnapshot& next, const FabricDiff& diff)>;
+
 class FabricStore {
 public:
     explicit FabricStore(PortResolver ports = {}) : ports_(std::move(ports)) {}
 
     // First load and every reload go through here; concurrent calls are serialized.
-    ReloadResult load_file(const std::string& path);
-    ReloadResult load_string(std::string_view text, const std::string& display_name);
+    ReloadResult load_file(const std::string& path, const BeforePublish& before_publish = {});
+    ReloadResult load_string(std::string_view text, const std::string& display_name,
+                             const BeforePublish& before_publish = {});
     // Any other source (etcd): `build` makes the fabric with the options it is given (the next
     // generation, the port resolver); applied as a reload is.
-    ReloadResult load_with(const std::function<LoadResult(const LoadOptions&)>& build);
+    ReloadResult load_with(const std::function<LoadResult(const LoadOptions&)>& build,
+                           const BeforePublish& before_publish = {});
     // A source that derives the next fabric from the running one (etcd's endpoint changes):
     // `derive` gets the running snapshot and the next generation's options and returns the new
     // snapshot with its diff, or nullopt when it cannot (then nothing changes, and nullopt is
     // returned: the caller builds in full instead).
     std::optional<ReloadResult> derive(
-        const std::function<std::optional<DerivedFabric>(const FabricSnapshot&, const LoadOptions&)>& derive);
+        const std::function<std::optional<DerivedFabric>(const FabricSnapshot&, const LoadOptions&)>& derive,
+        const BeforePublish& before_publish = {});
 
     // One per worker thread, created before the workers start reading.
     [[nodiscard]] FabricReader make_reader() { return publisher_.make_reader(); }
@@ -47,7 +56,9 @@ public:
     SnapshotPublisher& publisher() noexcept { return publisher_; }
 
 private:
-    ReloadResult apply(LoadResult loaded);
+    ReloadResult apply(LoadResult loaded, const BeforePublish& before_publish);
+    // Publishes `result.snapshot` unless `before_publish` refuses it (then `result` says why).
+    void publish(ReloadResult& result, const BeforePublish& before_publish);
     LoadOptions next_options() const;
 
     PortResolver ports_;

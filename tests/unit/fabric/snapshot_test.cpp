@@ -137,5 +137,54 @@ TEST(FabricStore, FailedReloadChangesNothingAndReportsWhy) {
     EXPECT_EQ(again.message(), "fabric generation 2 from t.toml: no changes\n");
 }
 
+// The daemon checks a fabric against the BPF maps and writes them before it is published: a
+// refusal or a failure there leaves the running snapshot and the generation count as they were.
+TEST(FabricStore, BeforePublishRefusesOrFailsAndNothingIsPublished) {
+    FabricStore store;
+    const ReloadResult first = store.load_string(kBaseFabric, "t.toml");
+    ASSERT_TRUE(first.applied) << first.message();
+    const std::string next = replace_once(kBaseFabric, "10.0.0.0/24", "10.0.0.0/23");
+    ASSERT_NE(next, kBaseFabric);
+
+    std::size_t asked = 0;
+    const BeforePublish refuse = [&](const FabricSnapshot& s, const FabricDiff& diff) {
+        ++asked;
+        EXPECT_EQ(s.generation(), 2u);
+        EXPECT_EQ(diff.vpcs_changed.size(), 1u);
+        return ValidationErrors{{"t.toml", 0, "vpc", "too many", "fewer"}};
+    };
+    const ReloadResult refused = store.load_string(next, "t.toml", refuse);
+    EXPECT_EQ(asked, 1u);
+    EXPECT_FALSE(refused.applied);
+    EXPECT_EQ(refused.message(), "t.toml: vpc: too many; fewer\nfabric not changed: 1 error(s)\n");
+    EXPECT_EQ(store.current(), first.snapshot);
+    EXPECT_EQ(refused.snapshot, first.snapshot) << "a refused result names the running snapshot";
+
+    const BeforePublish fail = [](const FabricSnapshot&, const FabricDiff&) -> ValidationErrors {
+        throw std::runtime_error("the map is full");
+    };
+    EXPECT_THROW((void)store.load_string(next, "t.toml", fail), std::runtime_error);
+    EXPECT_EQ(store.current(), first.snapshot);
+    EXPECT_THROW(
+        (void)store.load_with([&](const LoadOptions& o) { return load_fabric_string(next, "t.toml", o); }, fail),
+        std::runtime_error);
+    EXPECT_EQ(store.current(), first.snapshot);
+
+    const auto derive = [&](const FabricSnapshot& now, const LoadOptions& o) -> std::optional<DerivedFabric> {
+        auto built = load_fabric_string(next, "t.toml", o);
+        return DerivedFabric{built.snapshot, diff_fabrics(&now, *built.snapshot)};
+    };
+    const auto derived = store.derive(derive, refuse);
+    ASSERT_TRUE(derived.has_value());
+    EXPECT_FALSE(derived->applied);
+    EXPECT_EQ(store.current(), first.snapshot);
+
+    const BeforePublish accept = [](const FabricSnapshot&, const FabricDiff&) { return ValidationErrors{}; };
+    const ReloadResult applied = store.load_string(next, "t.toml", accept);
+    ASSERT_TRUE(applied.applied) << applied.message();
+    EXPECT_EQ(applied.snapshot->generation(), 2u) << "the refused loads used no generation";
+    EXPECT_EQ(store.current(), applied.snapshot);
+}
+
 }  // namespace
 }  // namespace andromeda::fabric

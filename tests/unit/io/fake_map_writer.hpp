@@ -1,12 +1,15 @@
-// A MapWriter that keeps the maps in memory and counts the calls it gets.
+// A MapWriter that keeps the maps in memory, counts the calls it gets and, when armed, refuses
+// writes as the kernel does.
 #pragma once
 
 #include <array>
+#include <cerrno>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "io/plan/io_error.hpp"
 #include "io/plan/map_sync.hpp"
 
 namespace andromeda::io::testing {
@@ -16,6 +19,7 @@ public:
     using Table = std::map<std::string, std::string>;
 
     void upsert(MapId map, std::span<const std::byte> key, std::span<const std::byte> value) override {
+        refuse_if_armed(map, "writing");
         tables[index(map)][str(key)] = str(value);
         ++upserts[index(map)];
     }
@@ -34,6 +38,7 @@ public:
         return it->second;
     }
     void erase(MapId map, std::span<const std::byte> key) override {
+        refuse_if_armed(map, "deleting");
         tables[index(map)].erase(str(key));
         ++erases[index(map)];
     }
@@ -54,11 +59,35 @@ public:
         return it == t.end() ? nullptr : reinterpret_cast<const V*>(it->second.data());
     }
 
+    // The kernel refusing writes, as a full map (E2BIG) does: upserts and erases from the
+    // `writes`-th from now on (0: the next one) throw IoError, `refusals` of them (then the
+    // writer works again). refused() counts them.
+    void refuse_after(std::size_t writes, std::size_t refusals = 1) {
+        until_refusal_ = writes;
+        refusals_left_ = refusals;
+    }
+    [[nodiscard]] std::size_t refused() const { return refused_; }
+
     std::array<Table, kMapCount> tables;
     std::array<std::size_t, kMapCount> upserts{}, erases{};
     std::array<std::size_t, kMapCount> capacity{};  // 0: unbounded; else insert() answers full beyond it
 
 private:
+    void refuse_if_armed(MapId map, const char* what) {
+        if (refusals_left_ == 0) return;
+        if (until_refusal_ > 0) {
+            --until_refusal_;
+            return;
+        }
+        --refusals_left_;
+        ++refused_;
+        throw IoError(std::string(what) + " an entry of " + bpf_name(map), E2BIG, "the map is full");
+    }
+
+    std::size_t until_refusal_ = 0;
+    std::size_t refusals_left_ = 0;
+    std::size_t refused_ = 0;
+
     static std::size_t index(MapId map) { return static_cast<std::size_t>(map); }
     static std::string str(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 };

@@ -45,9 +45,10 @@ public:
 
     void upsert(MapId id, std::span<const std::byte> key, std::span<const std::byte> value) override {
         const bpf_map* map = checked(id, key, value.size());
+        // A full hash map answers E2BIG (ENOMEM without preallocation), a full LPM trie ENOSPC.
         if (bpf_map_update_elem(bpf_map__fd(map), key.data(), value.data(), BPF_ANY) != 0)
             throw IoError(std::string("writing an entry of ") + bpf_name(id), errno,
-                          errno == E2BIG || errno == ENOMEM ? "the map is full" : "");
+                          errno == E2BIG || errno == ENOMEM || errno == ENOSPC ? "the map is full" : "");
     }
     InsertResult insert(MapId id, std::span<const std::byte> key, std::span<const std::byte> value) override {
         const bpf_map* map = checked(id, key, value.size());

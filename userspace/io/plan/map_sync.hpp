@@ -1,7 +1,9 @@
 // Keeps the BPF maps equal to the fabric while writing only what changed. A shadow of each
 // map remembers what was last written; an upsert whose value is already there and an erase of
 // an absent key are skipped and counted as such, so a test (or `andromedactl stats`) can prove
-// that a reload adding one endpoint wrote one entry.
+// that a reload adding one endpoint wrote one entry. A write the kernel refuses fails the call
+// that made it with the maps as they were before that call (its earlier writes undone), so a
+// failed reload never leaves half of itself behind.
 #pragma once
 
 #include <array>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -99,10 +102,39 @@ private:
     std::unordered_map<std::string, std::string, detail::BytesHash> entries_;
 };
 
+// What undoing writes achieved: how many were put back, how many could not be (the kernel
+// refused the undo too), and the first of those refusals.
+struct RollbackResult {
+    std::size_t undone = 0;
+    std::size_t failed = 0;
+    std::string first_failure;
+
+    [[nodiscard]] bool complete() const noexcept { return failed == 0; }
+    // "put back the 3 map entries already written", or what could not be.
+    [[nodiscard]] std::string describe() const;
+};
+
+// A write the kernel refused (a full map, no memory, a map changed behind the daemon's back)
+// in the middle of one of FabricMapSync's calls, thrown after the writes that call had made
+// were undone: rollback() says whether all of them were.
+class MapSyncError : public std::runtime_error {
+public:
+    MapSyncError(const std::string& cause, int error_number, RollbackResult rollback);
+    [[nodiscard]] int error_number() const noexcept { return error_number_; }
+    [[nodiscard]] const RollbackResult& rollback() const noexcept { return rollback_; }
+
+private:
+    int error_number_;
+    RollbackResult rollback_;
+};
+
 class FabricMapSync {
 public:
     explicit FabricMapSync(MapWriter& writer) : writer_(writer) {}
 
+    // Each of these is all or nothing: when the kernel refuses a write, the writes the call made
+    // before it are undone and MapSyncError is thrown, so the maps hold what they held before.
+    //
     // Applies a plan: its erases, then its upserts, each only when it changes the map.
     SyncCounts apply(const FabricMapPlan& plan);
     // Makes the maps hold exactly `full` (plan_full's result): upserts what differs and erases
@@ -110,6 +142,18 @@ public:
     SyncCounts reconcile(const FabricMapPlan& full);
     // Makes the port map hold exactly `desired`.
     SyncCounts sync_ports(const PortTable& desired);
+
+    // Several calls as one: every write from begin() on is remembered, so that rollback() can
+    // undo them all (etcd's change, written ahead of its snapshot, then the snapshot's entries).
+    // commit() forgets them. Transactions do not nest.
+    void begin();
+    void commit();
+    // Undoes every write since begin(), newest first, trying each even when one is refused.
+    RollbackResult rollback();
+    [[nodiscard]] bool in_transaction() const noexcept { return in_transaction_; }
+    // Whether some undo was refused since the last reconcile() that succeeded: then the maps
+    // hold part of a change that was given up, and only a reconcile() puts them right.
+    [[nodiscard]] bool diverged() const noexcept { return diverged_; }
     // Takes what `map` holds now as what was last written (a map adopted from a previous
     // instance), so the next reconcile or sync_ports erases what the fabric no longer has,
     // rewrites what differs and leaves the rest: no flush. Returns the number of entries.
@@ -121,16 +165,31 @@ public:
     [[nodiscard]] const SyncCounts& totals() const noexcept { return totals_; }
 
 private:
+    // A write made, and what its key held before it (nullopt: nothing).
+    struct Undo {
+        MapId map;
+        std::string key;
+        std::optional<std::string> previous;
+    };
+
     template <class K, class V>
     void apply_table(MapId map, const TableChanges<K, V>& changes, SyncCounts& counts);
     template <class K, class V>
     void reconcile_table(MapId map, const TableChanges<K, V>& full, SyncCounts& counts);
     void upsert(MapId map, const std::string& key, const std::string& value, SyncCounts& counts);
     void erase(MapId map, const std::string& key, SyncCounts& counts);
+    // Runs `write` (which writes through upsert() and erase()) as one call: all or nothing.
+    template <class Write>
+    SyncCounts all_or_nothing(Write&& write);
+    // Undoes the journal's writes from `mark` on, newest first.
+    RollbackResult undo_to(std::size_t mark);
 
     MapWriter& writer_;
     std::array<MapShadow, kMapCount> shadows_;
     SyncCounts totals_;
+    std::vector<Undo> journal_;  // the writes of the call or transaction in progress
+    bool in_transaction_ = false;
+    bool diverged_ = false;
 };
 
 }  // namespace andromeda::io

@@ -97,16 +97,18 @@ inline Bytes link_layer_option(std::uint8_t type, const Mac& mac) {
 
 // The body of a Neighbor Solicitation (reserved word, target) followed by `options`.
 inline Bytes ns_body(const Ipv6Address& target, const Bytes& options = {}) {
-    Bytes b(20, 0);
+    // Sized once, then filled: gcc 12 at -O3 warns (-Warray-bounds) about an insert that grows a
+    // vector built at its final size.
+    Bytes b(20 + options.size(), 0);
     std::copy(target.begin(), target.end(), b.begin() + 4);
-    b.insert(b.end(), options.begin(), options.end());
+    std::copy(options.begin(), options.end(), b.begin() + 20);
     return b;
 }
 
 // The body of a Router Solicitation (reserved word) followed by `options`.
 inline Bytes rs_body(const Bytes& options = {}) {
-    Bytes b(4, 0);
-    b.insert(b.end(), options.begin(), options.end());
+    Bytes b(4 + options.size(), 0);
+    std::copy(options.begin(), options.end(), b.begin() + 4);
     return b;
 }
 

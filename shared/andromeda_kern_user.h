@@ -197,7 +197,7 @@ struct andromeda_fp_handoff {
 	X(return_packets)       /* the pipeline's frames put into the tenant from the punt device */ \
 	X(return_bytes) \
 	X(punt_fastpath_off)    /* node, VPC or port has the fast path off */ \
-	X(punt_not_ipv4)        /* ARP, IPv6 and other ethertypes: the gateway's business */ \
+	X(punt_not_ipv4)        /* ARP, IPv6 and other ethertypes: the gateway's business (the uplink: a VLAN tag) */ \
 	X(punt_not_to_gateway)  /* destination MAC is not the VPC's gateway MAC */ \
 	X(punt_ip_header)       /* IPv4 options, bad header checksum, bad or padded length */ \
 	X(punt_to_gateway)      /* to the gateway address, multicast or broadcast */ \

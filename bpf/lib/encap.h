@@ -32,6 +32,24 @@ static __always_inline int encap_reserve_headroom(struct __sk_buff *skb, const s
 	return 0;
 }
 
+/* A CHECKSUM_COMPLETE skb (from a NIC that sums what it receives, the uplink's say) carries in
+ * skb->csum the sum of its bytes from the network header on, which bpf_skb_adjust_room kept
+ * true over the zeros it put in; the 50 bytes then written over them (outer IPv4, UDP, overlay
+ * header, inner Ethernet) are added to it, so that whoever reads it next (a veth peer's stack,
+ * BPF_PROG_TEST_RUN's BPF_F_TEST_SKB_CHECKSUM_COMPLETE) does not find it stale. bpf_csum_diff
+ * takes whole words: the sum starts 2 bytes early, at the outer ethertype, which `from` takes
+ * back out. Other skbs pay one helper call (bpf_csum_update adds 0 or refuses). */
+static __always_inline void encap_update_complete_csum(struct __sk_buff *skb, const struct outer_headers *o)
+{
+	__be32 from = 0;
+
+	if ((long)bpf_csum_update(skb, 0) < 0)
+		return;
+	__builtin_memcpy(&from, &o->eth.h_proto, sizeof(o->eth.h_proto));
+	bpf_csum_update(skb, (__wsum)bpf_csum_diff(&from, sizeof(from), (__be32 *)((__u8 *)o + 12),
+						   sizeof(*o) - 12, 0));
+}
+
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
  * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
  * it out of the underlay; counted as encap_*. */
@@ -57,6 +75,7 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 #pragma unroll
 	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
 		to[i] = ((const __u64 *)o)[i];
+	encap_update_complete_csum(skb, o);
 	COUNT_BYTES(s, encap, len);
 	if (skb->gso_size)
 		COUNT(s, encap_gso_packets);

@@ -43,20 +43,31 @@ struct nat_l4 {
 	__be16 dport; /* ICMP echo: 0 going out, the identifier coming in */
 	__u32 csum_offset;  /* of the checksum field, from the IPv4 header */
 	__u32 port_offset;  /* of the field the translation rewrites, from the IPv4 header */
+	/* bpf_skb_store_bytes' flags for that field: BPF_F_RECOMPUTE_CSUM for a UDP packet without a
+	 * checksum, where no checksum update offsets the new port in a CHECKSUM_COMPLETE skb's
+	 * skb->csum (tests/bpf/nat_test.cpp found it left stale); 0 otherwise. */
+	__u64 port_store_flags;
 };
 
 /* Reads the ports (or echo id) of the plain, unfragmented IPv4 packet `ip`, whose transport header
  * the cursor is at, and says whether the kernel may translate it: TCP without SYN, FIN or RST
  * (the pipeline's state machine sees those), any UDP, an ICMP echo request going out or an echo
- * reply coming in. 0, or -1: the pipeline's (punt_nat_control). */
+ * reply coming in. 0, or -1: the pipeline's (punt_nat_control).
+ * A TCP header longer than the packet (or shorter than 20 bytes) and a UDP length below 8 or past
+ * the packet are the pipeline's too: its NAT refuses them as malformed (wire::TcpView and UdpView
+ * check them against the IPv4 total length), so the kernel must not translate them either
+ * (tests/bpf/nat_test.cpp found it doing so). A GSO packet's total length is its whole. */
 static __always_inline int nat_l4_pull(struct cursor *c, const struct iphdr *ip, int outbound, struct nat_l4 *l4)
 {
+	int room = (int)bpf_ntohs(ip->tot_len) - (int)sizeof(*ip); /* the transport's bytes (no options) */
+
+	l4->port_store_flags = 0;
 	if (ipv4_is_fragment(ip))
 		return -1;
 	if (ip->protocol == IPPROTO_TCP) {
 		struct tcphdr *tcp = cursor_pull(c, sizeof(*tcp));
 
-		if (!tcp || tcp->syn || tcp->fin || tcp->rst)
+		if (!tcp || tcp->syn || tcp->fin || tcp->rst || tcp->doff < 5 || (int)tcp->doff * 4 > room)
 			return -1;
 		l4->sport = tcp->source;
 		l4->dport = tcp->dest;
@@ -67,10 +78,11 @@ static __always_inline int nat_l4_pull(struct cursor *c, const struct iphdr *ip,
 	if (ip->protocol == IPPROTO_UDP) {
 		struct udphdr *udp = cursor_pull(c, sizeof(*udp));
 
-		if (!udp)
+		if (!udp || bpf_ntohs(udp->len) < sizeof(*udp) || (int)bpf_ntohs(udp->len) > room)
 			return -1;
 		l4->sport = udp->source;
 		l4->dport = udp->dest;
+		l4->port_store_flags = udp->check ? 0 : BPF_F_RECOMPUTE_CSUM;
 		l4->csum_offset = sizeof(*ip) + __builtin_offsetof(struct udphdr, check);
 		l4->port_offset = sizeof(*ip) + (outbound ? __builtin_offsetof(struct udphdr, source) : __builtin_offsetof(struct udphdr, dest));
 		return 0;
@@ -138,7 +150,7 @@ static __always_inline int nat_rewrite(struct __sk_buff *skb, __u32 l3, __u8 pro
 	if (bpf_l3_csum_replace(skb, l3 + __builtin_offsetof(struct iphdr, check), from_ip, to_ip, sizeof(to_ip)))
 		return -1;
 	if (bpf_skb_store_bytes(skb, ip_field, &to_ip, sizeof(to_ip), 0) ||
-	    bpf_skb_store_bytes(skb, l3 + l4->port_offset, &to_port, sizeof(to_port), 0))
+	    bpf_skb_store_bytes(skb, l3 + l4->port_offset, &to_port, sizeof(to_port), l4->port_store_flags))
 		return -1;
 	return 0;
 }

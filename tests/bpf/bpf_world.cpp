@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 
+#include "io/bpf/bpf_instance.hpp"
 #include "io/bpf/xdp_stats.hpp"
 
 namespace andromeda::fast_path_test {
@@ -35,10 +37,62 @@ bool add_veth(const std::string& name, const std::string& peer, std::uint32_t& i
     return ifindex != 0;
 }
 
+// A port's punt pair (io::PuntDevices' names), added to d.punts.
+bool add_punt_pair(std::uint32_t port, Devices& d) {
+    aio::PuntDevices punt{};
+    punt.visible = aio::punt_visible_name(port);
+    punt.steering = aio::punt_steering_name(port);
+    if (!add_veth(punt.visible, punt.steering, punt.visible_ifindex, d.error)) return false;
+    punt.steering_ifindex = if_nametoindex(punt.steering.c_str());
+    d.punts[port] = punt;
+    return true;
+}
+
+// The underlay's or the uplink's punt pair in the port map, as the daemon writes it
+// (shared/andromeda_kern_user.h): the port's link is the pair's visible end, a PUNT port whose
+// link is the port (F_EGRESS for the uplink's: the pipeline's frames leave out of it); the far
+// end steers to the pipeline like the port itself (F_PUNTED: tc has judged its frames already).
+void add_port_punt_pair(aio::PortTable& table, std::uint32_t port, const aio::PuntDevices& punt) {
+    andromeda_port& p = table.at(port);
+    p.link = punt.visible_ifindex;
+    andromeda_port visible{};
+    visible.role = ANDROMEDA_PORT_PUNT;
+    visible.link = port;
+    if (p.role == ANDROMEDA_PORT_UPLINK) visible.flags = ANDROMEDA_PORT_F_EGRESS;
+    andromeda_port steering = p;
+    steering.link = 0;
+    steering.flags |= ANDROMEDA_PORT_F_PUNTED;
+    table[punt.visible_ifindex] = visible;
+    table[punt.steering_ifindex] = steering;
+}
+
+std::uint64_t monotonic_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+// The NAT engine as a gateway node runs it, offload on; small tables (a test makes few flows).
+nat::NatSettings nat_settings() {
+    nat::NatSettings s;
+    s.max_flows = 65536;
+    s.shards = 2;
+    s.hash_seed = 0x5eed;
+    s.offload.enabled = true;
+    return s;
+}
+
+// Debian 12's UAPI headers (6.1) predate it; kernels from 6.11 have it.
+#ifdef BPF_F_TEST_SKB_CHECKSUM_COMPLETE
+constexpr std::uint32_t kChecksumComplete = BPF_F_TEST_SKB_CHECKSUM_COMPLETE;
+#else
+constexpr std::uint32_t kChecksumComplete = 1u << 2;
+#endif
+
 // BPF_PROG_TEST_RUN with `frame` in and up to 512 bytes more out; `ctx` and `ctx_out` are the
 // program type's context.
 template <class Ctx>
-TestRun test_run(int prog, const Bytes& frame, Ctx& ctx, Ctx* ctx_out) {
+TestRun test_run(int prog, const Bytes& frame, Ctx& ctx, Ctx* ctx_out, std::uint32_t flags = 0) {
     TestRun r;
     r.out.assign(frame.size() + 512, 0);
     bpf_test_run_opts opts{};
@@ -52,6 +106,7 @@ TestRun test_run(int prog, const Bytes& frame, Ctx& ctx, Ctx* ctx_out) {
     opts.ctx_out = ctx_out;
     opts.ctx_size_out = ctx_out != nullptr ? sizeof *ctx_out : 0;
     opts.repeat = 1;
+    opts.flags = flags;
     if (bpf_prog_test_run_opts(prog, &opts) != 0) {
         r.error = errno;
         r.out.clear();
@@ -62,10 +117,12 @@ TestRun test_run(int prog, const Bytes& frame, Ctx& ctx, Ctx* ctx_out) {
     return r;
 }
 
-TestRun test_run_tc(int prog, std::uint32_t ifindex, const Bytes& frame) {
+TestRun test_run_tc(int prog, std::uint32_t ifindex, const Bytes& frame, const SkbShape& shape) {
     __sk_buff ctx{};
     ctx.ifindex = ifindex;  // the device the program runs on: it must exist in this namespace
-    return test_run<__sk_buff>(prog, frame, ctx, nullptr);
+    ctx.gso_size = shape.gso_size;
+    ctx.gso_segs = shape.gso_segs;
+    return test_run<__sk_buff>(prog, frame, ctx, nullptr, shape.checksum_complete ? kChecksumComplete : 0);
 }
 
 TestRun test_run_xdp(int prog, std::uint32_t ifindex, const Bytes& frame) {
@@ -93,20 +150,17 @@ const Devices& devices() {
             return d;
         }
         if (!add_veth("eth1", "eth1-peer", d.underlay, d.error) ||
-            !shell("ip link set dev eth1 address " + mac_text(kUnderlayMac), d.error))
+            !shell("ip link set dev eth1 address " + mac_text(kUnderlayMac), d.error) ||
+            !add_punt_pair(d.underlay, d) || !add_veth(kUplinkName, kUplinkName + "-peer", d.uplink, d.error) ||
+            !shell("ip link set dev " + kUplinkName + " address " + mac_text(kUplinkMac), d.error) ||
+            !add_punt_pair(d.uplink, d))
             return d;
         for (const VpcDef& v : vpcs())
             for (const EndpointDef& e : v.endpoints) {
                 if (e.node != "node1" || e.port == kPortWithoutDevice) continue;
                 std::uint32_t tenant = 0;
-                if (!add_veth(e.port, e.port + "-t", tenant, d.error)) return d;
+                if (!add_veth(e.port, e.port + "-t", tenant, d.error) || !add_punt_pair(tenant, d)) return d;
                 d.tenants[e.port] = tenant;
-                aio::PuntDevices punt{};
-                punt.visible = aio::punt_visible_name(tenant);
-                punt.steering = aio::punt_steering_name(tenant);
-                if (!add_veth(punt.visible, punt.steering, punt.visible_ifindex, d.error)) return d;
-                punt.steering_ifindex = if_nametoindex(punt.steering.c_str());
-                d.punts[tenant] = punt;
             }
         return d;
     }();
@@ -146,6 +200,10 @@ bool World::write_config() {
     config.underlay_mtu = snapshot_->local().underlay_mtu;
     std::copy(kUnderlayMac.begin(), kUnderlayMac.end(), config.underlay_mac);
     config.handoff_cookie = kHandoffCookie;
+    config.uplink_ifindex = dev_.uplink;
+    std::copy(kUplinkMac.begin(), kUplinkMac.end(), config.uplink_mac);
+    std::copy(kUplinkRouterMac.begin(), kUplinkRouterMac.end(), config.uplink_next_hop_mac);
+    config.uplink_next_hop_known = 1;
     const __u32 key = 0;
     if (bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY) != 0) {
         error_ = "writing andromeda_fp_config: " + std::string(std::strerror(errno));
@@ -159,9 +217,16 @@ void World::make_pipeline() {
     c.underlay_mac = wire::MacAddress(kUnderlayMac);
     c.next_hops.push_back(dp::NextHop{wire::Ipv4Address(kNode2), wire::MacAddress(kNode2Mac)});
     c.ports.push_back(dp::PortBinding{dev_.underlay, dp::PortRole::underlay, {}});
+    c.ports.push_back(dp::PortBinding{dev_.uplink, dp::PortRole::uplink, {}});
     for (const auto& [name, ifindex] : dev_.tenants)
         c.ports.push_back(dp::PortBinding{ifindex, dp::PortRole::tenant, {}});
     pipeline_ = std::make_unique<dp::Pipeline>(std::move(c));
+    nat_ = std::make_unique<nat::NatEngine>(nat_settings());
+    nat_stage_ = std::make_unique<dp::NatPipeline>(
+        *pipeline_, nat_.get(),
+        dp::UplinkConfig{dev_.uplink, wire::MacAddress(kUplinkMac), wire::MacAddress(kUplinkRouterMac)});
+    map_writer_ = aio::make_map_writer(*skel_);
+    nat_flow_map_ = std::make_unique<aio::NatFlowMap>(*map_writer_);
     spare_chunks_.assign(64, Bytes(4096));
     for (Bytes& chunk : spare_chunks_)
         spares_.push_back(dp::PacketBuffer{chunk.data(), static_cast<std::uint32_t>(chunk.size()), kHeadroom, 0});
@@ -174,7 +239,42 @@ bool World::reload(const std::string& toml) {
     if (!next) return false;
     const fab::FabricDiff diff = fab::diff_fabrics(snapshot_.get(), *next);
     snapshot_ = std::move(next);
-    return apply(aio::plan_diff(*snapshot_, diff, local_)) && write_ports();
+    if (!apply(aio::plan_diff(*snapshot_, diff, local_)) || !write_ports()) return false;
+    nat_stage_->on_reload(diff);
+    nat_->set_rules(dp::nat_rules_for(*snapshot_));
+    nat_->remove_stale(now());
+    apply_nat_changes();
+    return true;
+}
+
+std::vector<nat::OffloadChange> World::apply_nat_changes() {
+    std::vector<nat::OffloadChange> all;
+    std::vector<nat::OffloadChange> batch(64);
+    for (;;) {
+        const std::size_t n = nat_->drain_offload_changes(batch);
+        all.insert(all.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(n));
+        if (n < batch.size()) break;
+    }
+    nat_flow_map_->apply(all, *nat_, now());
+    return all;
+}
+
+std::optional<andromeda_nat_entry> World::nat_entry(const andromeda_nat_key& key) const {
+    andromeda_nat_entry e{};
+    if (bpf_map_lookup_elem(fd(skel_->maps.andromeda_nat_flows), &key, &e) != 0) return std::nullopt;
+    return e;
+}
+
+template <class Run>
+NatUse World::with_nat_use(std::optional<andromeda_nat_key> key, std::uint64_t length, Run run) {
+    NatUse use;
+    use.key = key;
+    use.length = length;
+    if (key) use.before = nat_entry(*key);
+    use.ran_at_ns = monotonic_ns();
+    run();
+    if (key) use.after = nat_entry(*key);
+    return use;
 }
 
 void World::set_encap_headroom(std::uint16_t bytes) {
@@ -187,15 +287,20 @@ void World::set_encap_headroom(std::uint16_t bytes) {
 
 TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame) {
     TenantBpf b;
-    const auto before = fp_stats();
-    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame);
-    b.delta = minus(fp_stats(), before);
     andromeda_port port{};
-    if (frame.size() >= 34 && bpf_map_lookup_elem(fd(skel_->maps.andromeda_ports), &ifindex, &port) == 0) {
-        andromeda_fabric_key key{};
-        key.vni = port.vni;
-        std::memcpy(&key.ip, &frame[30], 4);
-        b.local_target = fabric_ifindex(key);
+    const bool known = bpf_map_lookup_elem(fd(skel_->maps.andromeda_ports), &ifindex, &port) == 0;
+    const bool ipv4 = frame.size() >= 34 && test_support::get16(&frame[12]) == 0x0800;
+    const auto nat_key = known && ipv4 ? nat_key_of(&frame[14], frame.size() - 14, true, port.vni) : std::nullopt;
+    const auto before = fp_stats();
+    b.nat = with_nat_use(nat_key, frame.size(), [&] {
+        b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame, skb_shape_);
+    });
+    b.delta = minus(fp_stats(), before);
+    if (known && frame.size() >= 34) {
+        andromeda_fabric_key fabric_key{};
+        fabric_key.vni = port.vni;
+        std::memcpy(&fabric_key.ip, &frame[30], 4);
+        b.local_target = fabric_ifindex(fabric_key);
     }
     return b;
 }
@@ -206,11 +311,26 @@ UnderlayBpf World::run_underlay(const Bytes& frame) {
     const auto xdp_before = io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals();
     b.xdp = test_run_xdp(bpf_program__fd(skel_->progs.andromeda_xdp), dev_.underlay, frame);
     b.xdp_delta = minus(io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals(), xdp_before);
+    // The inner packet's NAT key, for an overlay packet with plain outer and inner IPv4 headers.
+    const std::size_t inner_ip = ANDROMEDA_ENCAP_OVERHEAD + 14;
+    std::optional<andromeda_nat_key> nat_key;
+    if (frame.size() >= inner_ip + 20 && frame[14] == 0x45 && test_support::get16(&frame[12]) == 0x0800 &&
+        test_support::get16(&frame[62]) == 0x0800) {
+        const std::uint32_t vni =
+            static_cast<std::uint32_t>(frame[46]) << 16 | static_cast<std::uint32_t>(frame[47]) << 8 | frame[48];
+        nat_key = nat_key_of(&frame[inner_ip], frame.size() - inner_ip, true, vni);
+    }
     if (b.xdp.error == 0 && b.xdp.retval == XDP_PASS) {
         b.tc_ran = true;
         const auto before = fp_stats();
-        b.tc = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_underlay), dev_.underlay, frame);
+        const std::size_t inner_length = frame.size() - std::min<std::size_t>(frame.size(), ANDROMEDA_ENCAP_OVERHEAD);
+        b.nat = with_nat_use(nat_key, inner_length, [&] {
+            b.tc = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_underlay), dev_.underlay, frame, skb_shape_);
+        });
         b.tc_delta = minus(fp_stats(), before);
+    } else {
+        b.nat.key = nat_key;
+        if (nat_key) b.nat.before = b.nat.after = nat_entry(*nat_key);
     }
     if (frame.size() >= 84) {
         andromeda_fabric_key key{};
@@ -224,7 +344,38 @@ UnderlayBpf World::run_underlay(const Bytes& frame) {
 PuntBpf World::run_punt(std::uint32_t ifindex, const Bytes& frame) {
     PuntBpf b;
     const auto before = fp_stats();
-    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_punt), ifindex, frame);
+    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_punt), ifindex, frame, skb_shape_);
+    b.delta = minus(fp_stats(), before);
+    return b;
+}
+
+bool World::kernel_checks_complete_checksums() {
+    // The punt program on a frame it passes untouched (no port of its own here).
+    SkbShape complete;
+    complete.checksum_complete = true;
+    const Bytes frame = ipv4(frame_spec(kUplinkRouterMac, ip4(192, 0, 2, 1), kUplinkMac, ip4(192, 0, 2, 2), 60, kUdp));
+    return test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_punt), dev_.underlay, frame, complete).error == 0;
+}
+
+TestRun World::run_xdp(std::uint32_t ifindex, const Bytes& frame, andromeda_xdp_stats& delta) {
+    const auto before = io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals();
+    TestRun r = test_run_xdp(bpf_program__fd(skel_->progs.andromeda_xdp), ifindex, frame);
+    delta = minus(io::read_xdp_stats(fd(skel_->maps.andromeda_stats)).totals(), before);
+    return r;
+}
+
+UplinkBpf World::run_uplink(const Bytes& frame) {
+    UplinkBpf b;
+    const bool ipv4 = frame.size() >= 34 && test_support::get16(&frame[12]) == 0x0800;
+    const auto key = ipv4 ? nat_key_of(&frame[14], frame.size() - 14, false, 0) : std::nullopt;
+    if (key) {
+        // Where a translation goes: the flow's tenant, in its VPC.
+        if (const auto e = nat_entry(*key)) b.local_target = fabric_ifindex({.vni = e->vni, .ip = e->tenant_ip});
+    }
+    const auto before = fp_stats();
+    b.nat = with_nat_use(key, frame.size(), [&] {
+        b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_uplink), dev_.uplink, frame, skb_shape_);
+    });
     b.delta = minus(fp_stats(), before);
     return b;
 }
@@ -235,10 +386,13 @@ PipelineOut World::run_pipeline(dp::PortId port, const Bytes& frame) {
     const dp::PacketBuffer in{input_chunk_.data(), static_cast<std::uint32_t>(input_chunk_.size()), kHeadroom,
                               static_cast<std::uint32_t>(frame.size())};
     sink_.reset();
-    const dp::FrameResult r = pipeline_->process_in_place(port, in, *snapshot_, sink_);
+    const dp::NatFrameResult r = nat_stage_->process_in_place(port, in, *snapshot_, sink_, now());
     PipelineOut out;
     out.verdict = r.verdict;
     out.reason = r.drop_reason;
+    out.nat_drop = r.nat_drop;
+    out.stage_drop = r.stage_drop;
+    out.nat_path = r.path;
     for (const dp::Emission& e : sink_.emissions())
         out.emitted.emplace_back(e.port, Bytes(e.frame.data(), e.frame.data() + e.frame.length));
     return out;
@@ -275,11 +429,15 @@ bool World::apply(const aio::FabricMapPlan& plan) {
            apply_table(skel_->maps.andromeda_vpc_cidrs, plan.vpc_cidrs, "vpc_cidrs");
 }
 
-// The port map as the daemon computes it: tenant ports with their punt pairs, the underlay.
+// The port map as the daemon computes it: tenant ports with their punt pairs, the underlay and the
+// uplink with theirs.
 bool World::write_ports() {
     aio::PortTable table = aio::tenant_ports(*snapshot_, port_slots_);
     aio::add_punt_ports(table, dev_.punts);
     table[dev_.underlay] = aio::make_port(ANDROMEDA_PORT_UNDERLAY, port_slots_.slot_for("eth1"));
+    table[dev_.uplink] = aio::make_port(ANDROMEDA_PORT_UPLINK, port_slots_.slot_for(kUplinkName));
+    add_port_punt_pair(table, dev_.underlay, dev_.punts.at(dev_.underlay));
+    add_port_punt_pair(table, dev_.uplink, dev_.punts.at(dev_.uplink));
     const int ports = fd(skel_->maps.andromeda_ports);
     for (const auto& [ifindex, port] : written_ports_)
         if (table.count(ifindex) == 0) bpf_map_delete_elem(ports, &ifindex);
@@ -300,6 +458,26 @@ std::uint32_t World::fabric_ifindex(const andromeda_fabric_key& key) const {
 
 andromeda_fp_stats World::fp_stats() const {
     return io::read_fast_path_stats(fd(skel_->maps.andromeda_fp_stats)).totals();
+}
+
+std::optional<andromeda_nat_key> nat_key_of(const std::uint8_t* ip, std::size_t length, bool outbound,
+                                            std::uint32_t vni) {
+    if (length < 28 || ip[0] != 0x45) return std::nullopt;
+    andromeda_nat_key key{};
+    std::memcpy(&key.src, ip + 12, 4);
+    std::memcpy(&key.dst, ip + 16, 4);
+    key.protocol = ip[9];
+    key.vni = outbound ? vni : 0;
+    key.direction = outbound ? ANDROMEDA_NAT_OUTBOUND : ANDROMEDA_NAT_INBOUND;
+    const std::uint8_t* l4 = ip + 20;
+    if (key.protocol == kTcp || key.protocol == kUdp) {
+        std::memcpy(&key.sport, l4, 2);
+        std::memcpy(&key.dport, l4 + 2, 2);
+        return key;
+    }
+    if (key.protocol != kIcmp || l4[0] != (outbound ? 8 : 0)) return std::nullopt;
+    std::memcpy(outbound ? &key.sport : &key.dport, l4 + 4, 2);
+    return key;
 }
 
 // ---- MapEntryOverride --------------------------------------------------------------------------

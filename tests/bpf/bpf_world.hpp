@@ -1,16 +1,18 @@
 // One node's fast path and pipeline over one fabric, for running frames through both sides.
 //
 // The BPF programs run with BPF_PROG_TEST_RUN, their maps filled as the daemon fills them
-// (io::plan_full / plan_diff, the daemon's port table code, andromeda_fp_config), and
-// dataplane::Pipeline reads the same fabric's snapshot, in place in a chunk with headroom as the
-// daemon runs it. The process enters a network namespace of its own and makes veth pairs there
-// for the underlay, the tenant ports and their punt pairs, so every ifindex handed to the kernel
-// is a real device, and all of them go away with the process.
+// (io::plan_full / plan_diff, the daemon's port table code, andromeda_fp_config, and the NAT's
+// flows through io::NatFlowMap), and the pipeline reads the same fabric's snapshot, in place in a
+// chunk with headroom as the daemon runs it: a dataplane::NatPipeline over the Pipeline, with a
+// NAT engine whose flows are offloaded (node1 is the NAT gateway of two VPCs). The process enters
+// a network namespace of its own and makes veth pairs there for the underlay, the uplink, the
+// tenant ports and the punt pairs of all three, so every ifindex handed to the kernel is a real
+// device, and all of them go away with the process.
 //
 // BPF_PROG_TEST_RUN reports the return code and the packet, not where a redirect goes: a punt's
-// target is the port's `link` and an encapsulation's the underlay by construction, and a local
-// delivery's or a decapsulation's is the fabric map entry the program reads (looked up here the
-// same way, into local_target / target).
+// target is the port's `link`, an encapsulation's the underlay and a NAT'd packet's the uplink by
+// construction, and a local delivery's or a decapsulation's is the fabric map entry the program
+// reads (looked up here the same way, into local_target / target).
 #pragma once
 
 #include <bpf/bpf.h>
@@ -21,17 +23,23 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "andromeda_kern_user.h"
+#include "andromeda_nat_kern_user.h"
 #include "andromeda_xdp.skel.h"
+#include "dataplane/nat_pipeline.hpp"
 #include "dataplane/pipeline.hpp"
 #include "differential_fabric.hpp"
 #include "fabric/fabric.hpp"
 #include "io/plan/map_plan.hpp"
+#include "io/plan/map_sync.hpp"
+#include "io/plan/nat_flow_map.hpp"
 #include "io/plan/port_table.hpp"
+#include "nat/nat_engine.hpp"
 #include "support/xdp_skeleton.hpp"
 
 namespace andromeda::fast_path_test {
@@ -59,10 +67,35 @@ struct TestRun {
     Bytes meta;  // XDP: the metadata the program left in front of the packet
 };
 
+// What BPF_PROG_TEST_RUN makes of the skb a tc program runs on (it cannot make CHECKSUM_PARTIAL
+// ones, nor set a GSO type).
+struct SkbShape {
+    // BPF_F_TEST_SKB_CHECKSUM_COMPLETE: skb->csum is the packet's sum from its network header on,
+    // and the kernel fails the run (EBADMSG) when the program leaves it stale. The helpers patch
+    // the packet's bytes exactly as for a CHECKSUM_NONE skb; what this adds is the proof that
+    // each rewrite kept skb->csum true, which it does only when the pseudo-header changes were
+    // declared as such (BPF_F_PSEUDO_HDR), the very flag a CHECKSUM_PARTIAL skb needs.
+    bool checksum_complete = false;
+    // A GSO packet of segments of gso_size bytes of payload (gso_segs of them); 0: not GSO.
+    std::uint16_t gso_size = 0;
+    std::uint16_t gso_segs = 0;
+};
+
+// The NAT flow entry a packet's tuple finds in andromeda_nat_flows (the key made here from the
+// frame's bytes, by the contract of shared/andromeda_nat_kern_user.h), before and after the run:
+// what the program recorded of its use.
+struct NatUse {
+    std::optional<andromeda_nat_key> key;  // none: the frame has no NAT tuple (not plain IPv4, no ports)
+    std::optional<andromeda_nat_entry> before, after;
+    std::uint64_t ran_at_ns = 0;  // CLOCK_MONOTONIC (bpf_ktime_get_ns) just before the run
+    std::uint64_t length = 0;     // the bytes a translation counts: the frame's, less the outer headers
+};
+
 struct TenantBpf {
     TestRun run;
     andromeda_fp_stats delta{};
     std::uint32_t local_target = 0;  // a local delivery: the fabric entry's ifindex, bpf_redirect_peer's target
+    NatUse nat;
 };
 
 struct UnderlayBpf {
@@ -73,6 +106,15 @@ struct UnderlayBpf {
     andromeda_fp_stats tc_delta{};
     std::uint32_t target = 0;    // a decapsulation: the fabric entry's ifindex, bpf_redirect_peer's target
     std::uint32_t underlay = 0;  // the device XDP ran on
+    NatUse nat;
+};
+
+// andromeda_tc_uplink on the uplink.
+struct UplinkBpf {
+    TestRun run;
+    andromeda_fp_stats delta{};
+    std::uint32_t local_target = 0;  // a translation to a local tenant: its fabric entry's ifindex
+    NatUse nat;
 };
 
 struct PuntBpf {
@@ -83,16 +125,27 @@ struct PuntBpf {
 struct PipelineOut {
     dataplane::Verdict verdict = dataplane::Verdict::drop;
     dataplane::DropReason reason = dataplane::DropReason::none;
+    nat::DropReason nat_drop = nat::DropReason::none;  // the NAT engine refused it
+    dataplane::NatStageDrop stage_drop = dataplane::NatStageDrop::none;
+    dataplane::NatPath nat_path = dataplane::NatPath::none;
     std::vector<std::pair<dataplane::PortId, Bytes>> emitted;
 };
+
+// The andromeda_nat_flows key of the IPv4 packet at `ip` (`length` bytes from there), arriving
+// from a tenant of `vni` (outbound) or from the outside (inbound): its addresses, ports (ICMP: an
+// echo request's identifier going out, an echo reply's coming in), protocol. nullopt for a
+// packet without one (options, too short, another protocol or ICMP type).
+std::optional<andromeda_nat_key> nat_key_of(const std::uint8_t* ip, std::size_t length, bool outbound,
+                                            std::uint32_t vni);
 
 // ---- the devices and the world -----------------------------------------------------------------
 
 struct Devices {
     std::string error;  // empty: ready
     std::uint32_t underlay = 0;
+    std::uint32_t uplink = 0;
     std::map<std::string, std::uint32_t> tenants;    // port name -> ifindex
-    std::map<std::uint32_t, io::PuntDevices> punts;  // tenant ifindex -> its punt pair
+    std::map<std::uint32_t, io::PuntDevices> punts;  // tenant, underlay or uplink ifindex -> its punt pair
 };
 
 // The namespace and its devices, made on the first call (one set per process).
@@ -105,14 +158,35 @@ public:
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] Encap encap() const { return encap_; }
     [[nodiscard]] std::uint32_t underlay() const { return dev_.underlay; }
+    [[nodiscard]] std::uint32_t uplink() const { return dev_.uplink; }
     [[nodiscard]] std::uint32_t tenant(const std::string& port) const { return dev_.tenants.at(port); }
-    [[nodiscard]] const io::PuntDevices& punt_pair(std::uint32_t tenant) const { return dev_.punts.at(tenant); }
+    [[nodiscard]] const io::PuntDevices& punt_pair(std::uint32_t port) const { return dev_.punts.at(port); }
     [[nodiscard]] const andromeda_xdp& skel() const { return *skel_; }
     static int fd(const bpf_map* map) { return bpf_map__fd(map); }
 
-    // A reload as the daemon does it: plan_diff into the maps, the port table re-synced, and
-    // the pipeline on the new snapshot.
+    // A reload as the daemon does it: plan_diff into the maps, the port table re-synced, the
+    // pipeline on the new snapshot, and the NAT's flows the reload ends (endpoints removed, a
+    // rule or forward gone: NatPipeline::on_reload, NatEngine::remove_stale) out of the kernel
+    // (apply_nat_changes) before it returns.
     bool reload(const std::string& toml);
+
+    // The NAT side, as the daemon runs it. The engine's clock is steady_clock (the clock of
+    // bpf_ktime_get_ns) plus what advance() added.
+    [[nodiscard]] nat::NatEngine& nat() { return *nat_; }
+    [[nodiscard]] io::NatFlowMap& nat_flow_map() { return *nat_flow_map_; }
+    [[nodiscard]] nat::TimePoint now() const { return nat::Clock::now() + skew_; }
+    void advance(nat::Duration by) { skew_ += by; }
+    // The engine's queued installs and removals, drained and written into andromeda_nat_flows by
+    // io::NatFlowMap, exactly as the daemon does it; returns them.
+    std::vector<nat::OffloadChange> apply_nat_changes();
+    // The kernel's entry for `key`, or nullopt.
+    [[nodiscard]] std::optional<andromeda_nat_entry> nat_entry(const andromeda_nat_key& key) const;
+
+    // How the tc programs' skbs are made from here on (SkbShape).
+    void set_skb_shape(const SkbShape& shape) { skb_shape_ = shape; }
+    [[nodiscard]] const SkbShape& skb_shape() const { return skb_shape_; }
+    // Whether this kernel makes CHECKSUM_COMPLETE skbs for a test run (6.11 and later).
+    [[nodiscard]] bool kernel_checks_complete_checksums();
 
     // andromeda_fp_config.encap_headroom: what the encap makes room for in front of a small frame
     // (andromedad writes ANDROMEDA_ENCAP_HEADROOM on a veth underlay, 0 elsewhere). The frame
@@ -123,6 +197,10 @@ public:
     // XDP on the underlay, then, for what XDP passes, tc on the underlay.
     UnderlayBpf run_underlay(const Bytes& frame);
     PuntBpf run_punt(std::uint32_t ifindex, const Bytes& frame);
+    UplinkBpf run_uplink(const Bytes& frame);
+    // The XDP program alone, on any device (a punt pair's steering end, say), with its counters.
+    TestRun run_xdp(std::uint32_t ifindex, const Bytes& frame, andromeda_xdp_stats& delta);
+    // The NatPipeline, on the port's frame (a tenant port, the underlay or the uplink).
     PipelineOut run_pipeline(dataplane::PortId port, const Bytes& frame);
 
 private:
@@ -135,6 +213,9 @@ private:
     void make_pipeline();
     std::uint32_t fabric_ifindex(const andromeda_fabric_key& key) const;
     andromeda_fp_stats fp_stats() const;
+    // Runs `run` (a BPF_PROG_TEST_RUN) with the NAT entry of `key` read around it.
+    template <class Run>
+    NatUse with_nat_use(std::optional<andromeda_nat_key> key, std::uint64_t length, Run run);
 
     Encap encap_;
     const Devices& dev_;
@@ -145,6 +226,12 @@ private:
     io::PortTable written_ports_;
     andromeda::testing::Skel skel_;
     std::unique_ptr<dataplane::Pipeline> pipeline_;
+    std::unique_ptr<nat::NatEngine> nat_;
+    std::unique_ptr<dataplane::NatPipeline> nat_stage_;
+    std::unique_ptr<io::MapWriter> map_writer_;
+    std::unique_ptr<io::NatFlowMap> nat_flow_map_;
+    nat::Duration skew_{0};
+    SkbShape skb_shape_;
     std::vector<Bytes> spare_chunks_;
     std::vector<dataplane::PacketBuffer> spares_;
     std::vector<dataplane::Emission> slots_;

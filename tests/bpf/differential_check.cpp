@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "io/bpf/xdp_stats.hpp"
 #include "support/root.hpp"
@@ -109,6 +110,16 @@ bool kernel_refuses(const Bytes& frame, const TestRun& run) {
     return (ethertype == 0x0800 && frame.size() < 14 + 20) || (ethertype == 0x86dd && frame.size() < 14 + 40);
 }
 
+// The outcome of a tc run the kernel refused ("untestable") or that failed (EBADMSG: the program
+// left a CHECKSUM_COMPLETE skb's sum stale); nullopt for a run that ran. `program` names it in
+// the failure.
+std::optional<Outcome> tc_run_failed(const Bytes& input, const TestRun& run, const char* program) {
+    if (kernel_refuses(input, run)) return Outcome{"untestable", ""};
+    if (run.error != 0)
+        return Outcome{"", std::string("BPF_PROG_TEST_RUN") + program + " failed: " + std::strerror(run.error)};
+    return std::nullopt;
+}
+
 bool port_security_drop(const std::string& outcome) {
     return outcome == "drop_spoofed_mac" || outcome == "drop_spoofed_ip" || outcome == "drop_spoofed_arp";
 }
@@ -149,6 +160,39 @@ void check_decapsulated(const UnderlayBpf& b, const Outcome& tc, const PipelineO
         problems.push_back(h);
 }
 
+// A punt: punt_packets and one reason, redirected, the whole frame counted; "" otherwise.
+std::string punt_reason(const std::vector<std::string>& moved, bool redirect, const andromeda_fp_stats& d,
+                        std::size_t length) {
+    if (moved.size() == 2 && moved[0] == "punt_packets" && moved[1].starts_with("punt_") && redirect &&
+        d.punt_bytes == length)
+        return moved[1];
+    return "";
+}
+
+// A frame the fast path translated out of the uplink (NAT, outbound): the pipeline sends the same
+// bytes out of the uplink.
+void check_translated_out(const Bytes& out, const PipelineOut& p, dp::PortId uplink,
+                          std::vector<std::string>& problems) {
+    if (p.verdict != dp::Verdict::forward || p.emitted.size() != 1 || p.emitted[0].first != uplink)
+        problems.push_back("the fast path translated it out of the uplink, the pipeline: " + describe(p));
+    else if (const std::string d = first_difference(out, p.emitted[0].second, frame_field); !d.empty())
+        problems.push_back("the translated frames differ at " + d);
+}
+
+// The entry a packet's tuple finds, before and after: equal flows, counts and use.
+bool same_entry(const andromeda_nat_entry& a, const andromeda_nat_entry& b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// Why the pipeline dropped a frame: its NAT engine's reason ("nat no_flow"), its NAT stage's, or
+// its own; "" for a frame it did not drop.
+std::string drop_text(const PipelineOut& p) {
+    if (p.verdict != dp::Verdict::drop) return "";
+    if (p.nat_drop != nat::DropReason::none) return "nat " + std::string(nat::to_string(p.nat_drop));
+    if (p.stage_drop != dp::NatStageDrop::none) return std::string(dp::to_string(p.stage_drop));
+    return std::string(dp::to_string(p.reason));
+}
+
 constexpr int kMaxReported = 8;  // frames reported in full; the rest are counted
 
 }  // namespace
@@ -177,7 +221,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::string describe(const PipelineOut& p) {
     std::string s(dp::to_string(p.verdict));
-    if (p.verdict == dp::Verdict::drop) s += " (" + std::string(dp::to_string(p.reason)) + ")";
+    if (const std::string why = drop_text(p); !why.empty()) s += " (" + why + ")";
     for (const auto& [port, bytes] : p.emitted)
         s += ", " + std::to_string(bytes.size()) + " bytes to port " + std::to_string(port);
     return s;
@@ -187,8 +231,7 @@ std::string describe(const PipelineOut& p) {
 
 Outcome tenant_outcome(const TenantBpf& b, const Bytes& input) {
     const std::size_t length = input.size();
-    if (kernel_refuses(input, b.run)) return {"untestable", ""};
-    if (b.run.error != 0) return {"", "BPF_PROG_TEST_RUN failed: " + std::string(std::strerror(b.run.error))};
+    if (auto failed = tc_run_failed(input, b.run, "")) return *failed;
     const auto m = moved(b.delta);
     const auto& d = b.delta;
     const bool redirect = b.run.retval == TC_ACT_REDIRECT;
@@ -197,8 +240,9 @@ Outcome tenant_outcome(const TenantBpf& b, const Bytes& input) {
     if (m == std::vector<std::string>{"encap_packets", "to_nat_node_packets"} && redirect && d.encap_bytes == length)
         return {"encap", ""};
     if (m == std::vector<std::string>{"local_packets"} && redirect && d.local_bytes == length) return {"local", ""};
-    if (m.size() == 2 && m[0] == "punt_packets" && m[1].starts_with("punt_") && redirect && d.punt_bytes == length)
-        return {m[1], ""};
+    if (m == std::vector<std::string>{"nat_out_packets"} && redirect && d.nat_out_bytes == length)
+        return {"nat_out", ""};
+    if (const std::string punt = punt_reason(m, redirect, d, length); !punt.empty()) return {punt, ""};
     if (m.size() == 1 && m[0].starts_with("drop_") && b.run.retval == TC_ACT_SHOT) return {m[0], ""};
     return {"", "tc tenant: return code " + std::to_string(b.run.retval) + ", counters " + joined(m)};
 }
@@ -220,22 +264,63 @@ Outcome xdp_outcome(const UnderlayBpf& b) {
 
 Outcome tc_underlay_outcome(const UnderlayBpf& b, const Bytes& input) {
     const std::size_t length = input.size();
-    if (kernel_refuses(input, b.tc)) return {"untestable", ""};
-    if (b.tc.error != 0)
-        return {"", "BPF_PROG_TEST_RUN (tc underlay) failed: " + std::string(std::strerror(b.tc.error))};
+    if (auto failed = tc_run_failed(input, b.tc, " (tc underlay)")) return *failed;
     const auto m = moved(b.tc_delta);
     if (m.empty() && b.tc.retval == static_cast<std::uint32_t>(TC_ACT_UNSPEC)) return {"pass", ""};
-    if (m == std::vector<std::string>{"decap_packets"} && b.tc.retval == TC_ACT_REDIRECT &&
+    const bool redirect = b.tc.retval == TC_ACT_REDIRECT;
+    if (m == std::vector<std::string>{"decap_packets"} && redirect &&
         b.tc_delta.decap_bytes == length - ANDROMEDA_ENCAP_OVERHEAD)
         return {"decap", ""};
+    if (m == std::vector<std::string>{"nat_out_packets"} && redirect &&
+        b.tc_delta.nat_out_bytes == length - ANDROMEDA_ENCAP_OVERHEAD)
+        return {"nat_out", ""};
+    if (const std::string punt = punt_reason(m, redirect, b.tc_delta, length); !punt.empty()) return {punt, ""};
     if (m.size() == 1 && m[0].starts_with("drop_") && b.tc.retval == TC_ACT_SHOT) return {m[0], ""};
     return {"", "tc underlay: return code " + std::to_string(b.tc.retval) + ", counters " + joined(m)};
 }
 
+Outcome uplink_outcome(const UplinkBpf& b, const Bytes& input) {
+    const std::size_t length = input.size();
+    if (auto failed = tc_run_failed(input, b.run, " (tc uplink)")) return *failed;
+    const auto m = moved(b.delta);
+    const auto& d = b.delta;
+    const bool redirect = b.run.retval == TC_ACT_REDIRECT;
+    if (m.empty() && b.run.retval == static_cast<std::uint32_t>(TC_ACT_UNSPEC)) return {"pass", ""};
+    if (m == std::vector<std::string>{"nat_in_packets"} && redirect && d.nat_in_bytes == length)
+        return {"nat_local", ""};
+    if (m == std::vector<std::string>{"encap_packets", "nat_in_packets"} && redirect && d.nat_in_bytes == length &&
+        d.encap_bytes == length)
+        return {"nat_encap", ""};
+    if (const std::string punt = punt_reason(m, redirect, d, length); !punt.empty()) return {punt, ""};
+    if (m.size() == 1 && m[0].starts_with("drop_") && b.run.retval == TC_ACT_SHOT) return {m[0], ""};
+    return {"", "tc uplink: return code " + std::to_string(b.run.retval) + ", counters " + joined(m)};
+}
+
 // ---- the comparison ----------------------------------------------------------------------------
 
-std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, const PipelineOut& p,
-                                      dp::PortId underlay) {
+std::string check_nat_use(const NatUse& use, bool translated) {
+    if (!translated) {
+        if (use.before.has_value() != use.after.has_value())
+            return "a run that translated nothing added or removed the flow entry of its tuple";
+        if (use.before && !same_entry(*use.before, *use.after))
+            return "a run that translated nothing changed the flow entry of its tuple (packets " +
+                   std::to_string(use.before->packets) + " -> " + std::to_string(use.after->packets) + ")";
+        return "";
+    }
+    if (!use.key || !use.before || !use.after) return "translated, but its tuple has no flow entry";
+    const andromeda_nat_entry& a = *use.before;
+    const andromeda_nat_entry& z = *use.after;
+    if (std::memcmp(&a, &z, offsetof(andromeda_nat_entry, last_used_ns)) != 0)
+        return "the translation changed the flow of its entry";
+    if (z.packets != a.packets + 1 || z.bytes != a.bytes + use.length)
+        return "the flow entry counted " + std::to_string(z.packets - a.packets) + " packet(s) of " +
+               std::to_string(z.bytes - a.bytes) + " bytes, not 1 of " + std::to_string(use.length);
+    if (z.last_used_ns < use.ran_at_ns) return "the flow entry's last use is older than the translation";
+    return "";
+}
+
+std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, const PipelineOut& p, dp::PortId underlay,
+                                      dp::PortId uplink) {
     std::vector<std::string> problems;
     const Outcome o = tenant_outcome(b, input);
     if (!o.problem.empty()) return {o.problem};
@@ -251,6 +336,8 @@ std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, co
                                ", the pipeline: " + describe(p));
         else if (const std::string d = first_difference(b.run.out, p.emitted[0].second, frame_field); !d.empty())
             problems.push_back("the delivered frames differ at " + d);
+    } else if (o.name == "nat_out") {
+        check_translated_out(b.run.out, p, uplink, problems);
     } else if (o.name.starts_with("punt_")) {
         if (b.run.out != input)
             problems.push_back("the punted frame was changed: " + first_difference(b.run.out, input, frame_field));
@@ -269,10 +356,12 @@ std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, co
     if (p.verdict == dp::Verdict::drop && p.reason == dp::DropReason::spoofed_source_mac &&
         o.name != "drop_spoofed_mac" && o.name != "untestable")
         problems.push_back("the pipeline drops a spoofed source MAC, the fast path: " + o.name);
+    if (const std::string n = check_nat_use(b.nat, o.name == "nat_out"); !n.empty()) problems.push_back(n);
     return problems;
 }
 
-std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p) {
+std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p,
+                                        dp::PortId uplink) {
     std::vector<std::string> problems;
     const Outcome x = xdp_outcome(b);
     if (!x.problem.empty()) return {x.problem};
@@ -280,7 +369,13 @@ std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b
         if (!b.tc_ran) return {"XDP passed it, but tc did not run"};
         const Outcome t = tc_underlay_outcome(b, input);
         if (!t.problem.empty()) return {t.problem};
-        if (x.name == "fastpath") {
+        if (x.name == "fastpath" && t.name == "nat_out") {
+            check_translated_out(b.tc.out, p, uplink, problems);
+        } else if (x.name == "fastpath" && t.name.starts_with("punt_")) {
+            // Still encapsulated, out of the underlay's punt device: the pipeline's to decide.
+            if (b.tc.out != input)
+                problems.push_back("the punted packet was changed: " + first_difference(b.tc.out, input, encap_field));
+        } else if (x.name == "fastpath") {
             check_decapsulated(b, t, p, problems);
         } else {
             if (!b.xdp.meta.empty()) problems.push_back("XDP left metadata on host traffic");
@@ -292,6 +387,42 @@ std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b
     } else if (x.name != "socket" && p.verdict != dp::Verdict::drop) {
         problems.push_back("XDP dropped it (" + x.name + "), the pipeline: " + describe(p));
     }
+    if (b.tc_ran && b.tc.error == 0 && !b.xdp.meta.empty() && tc_underlay_outcome(b, input).name != "decap")
+        problems.push_back("XDP handed over metadata with a packet tc did not decapsulate into a tenant");
+    const bool translated = b.tc_ran && tc_underlay_outcome(b, input).name == "nat_out";
+    if (const std::string n = check_nat_use(b.nat, translated); !n.empty()) problems.push_back(n);
+    return problems;
+}
+
+std::vector<std::string> check_uplink(const Bytes& input, const UplinkBpf& b, const PipelineOut& p,
+                                      dp::PortId underlay) {
+    std::vector<std::string> problems;
+    const Outcome o = uplink_outcome(b, input);
+    if (!o.problem.empty()) return {o.problem};
+    const bool one = p.emitted.size() == 1;
+    if (o.name == "nat_local") {
+        if (p.verdict != dp::Verdict::deliver || !one || p.emitted[0].first != b.local_target)
+            problems.push_back("the fast path translated it into ifindex " + std::to_string(b.local_target) +
+                               ", the pipeline: " + describe(p));
+        else if (const std::string d = first_difference(b.run.out, p.emitted[0].second, frame_field); !d.empty())
+            problems.push_back("the translated frames differ at " + d);
+    } else if (o.name == "nat_encap") {
+        if (p.verdict != dp::Verdict::forward || !one || p.emitted[0].first != underlay)
+            problems.push_back("the fast path translated and encapsulated it, the pipeline: " + describe(p));
+        else if (const std::string d = diff_encapsulated(b.run.out, p.emitted[0].second); !d.empty())
+            problems.push_back("the encapsulated packets differ at " + d);
+    } else if (o.name.starts_with("punt_")) {
+        if (b.run.out != input)
+            problems.push_back("the punted frame was changed: " + first_difference(b.run.out, input, frame_field));
+    } else if (o.name == "pass") {
+        if (b.run.out != input) problems.push_back("a frame passed to the host was changed");
+        if (p.verdict != dp::Verdict::drop)
+            problems.push_back("the fast path passed it to the host, the pipeline: " + describe(p));
+    } else if (o.name != "untestable") {
+        problems.push_back("the fast path did something it never should here: " + o.name);
+    }
+    const bool translated = o.name == "nat_local" || o.name == "nat_encap";
+    if (const std::string n = check_nat_use(b.nat, translated); !n.empty()) problems.push_back(n);
     return problems;
 }
 
@@ -301,7 +432,7 @@ void Tally::add(const std::string& bpf, const PipelineOut& p) {
     ++cases;
     ++fast_path[bpf];
     std::string verdict(dp::to_string(p.verdict));
-    if (p.verdict == dp::Verdict::drop) verdict += "(" + std::string(dp::to_string(p.reason)) + ")";
+    if (const std::string why = drop_text(p); !why.empty()) verdict += "(" + why + ")";
     ++pairs[bpf + " -> " + verdict];
 }
 
@@ -322,16 +453,24 @@ std::string Tally::report() const {
     return s;
 }
 
-void run_case(World& w, const Case& c, Tally& tally, const std::string& context) {
+PipelineOut run_case(World& w, const Case& c, Tally& tally, const std::string& context) {
     std::vector<std::string> problems;
     std::string outcome;
     std::string bpf_text;
     PipelineOut p;
-    if (c.port != kUnderlay) {
+    if (c.port == kUplink) {
+        const UplinkBpf b = w.run_uplink(c.frame);
+        p = w.run_pipeline(w.uplink(), c.frame);
+        problems = check_uplink(c.frame, b, p, w.underlay());
+        const Outcome o = uplink_outcome(b, c.frame);
+        outcome = o.name.empty() ? "?" : o.name;
+        bpf_text = "tc uplink -> " + outcome + ", return " + std::to_string(b.run.retval) + ", " +
+                   std::to_string(b.run.out.size()) + " bytes: " + hex_start(b.run.out);
+    } else if (c.port != kUnderlay) {
         const std::uint32_t ifindex = w.tenant(c.port);
         const TenantBpf b = w.run_tenant(ifindex, c.frame);
         p = w.run_pipeline(ifindex, c.frame);
-        problems = check_tenant(c.frame, b, p, w.underlay());
+        problems = check_tenant(c.frame, b, p, w.underlay(), w.uplink());
         const Outcome o = tenant_outcome(b, c.frame);
         outcome = o.name.empty() ? "?" : o.name;
         bpf_text = "tc tenant -> " + outcome + ", return " + std::to_string(b.run.retval) + ", " +
@@ -339,20 +478,23 @@ void run_case(World& w, const Case& c, Tally& tally, const std::string& context)
     } else {
         const UnderlayBpf b = w.run_underlay(c.frame);
         p = w.run_pipeline(w.underlay(), c.frame);
-        problems = check_underlay(c.frame, b, p);
+        problems = check_underlay(c.frame, b, p, w.uplink());
         const Outcome x = xdp_outcome(b);
         outcome = x.name.empty() ? "?" : x.name;
         bpf_text = "XDP -> " + outcome;
-        if (b.tc_ran)
-            bpf_text += "; tc underlay -> " + tc_underlay_outcome(b, c.frame).name + ", return " +
-                        std::to_string(b.tc.retval) + ", " + std::to_string(b.tc.out.size()) +
-                        " bytes: " + hex_start(b.tc.out);
+        if (b.tc_ran) {
+            const Outcome t = tc_underlay_outcome(b, c.frame);
+            // A packet XDP hands tc for NAT is named by what tc did with it.
+            if (x.name == "fastpath" && t.problem.empty() && t.name != "decap") outcome = t.name;
+            bpf_text += "; tc underlay -> " + t.name + ", return " + std::to_string(b.tc.retval) + ", " +
+                        std::to_string(b.tc.out.size()) + " bytes: " + hex_start(b.tc.out);
+        }
     }
     if (!c.expect.empty() && outcome != c.expect)
         problems.push_back("expected the fast path's outcome " + c.expect + ", got " + outcome);
     tally.add(outcome, p);
-    if (problems.empty()) return;
-    if (++tally.failures > kMaxReported) return;
+    if (problems.empty()) return p;
+    if (++tally.failures > kMaxReported) return p;
     std::string pipeline_text = describe(p);
     for (const auto& [port, bytes] : p.emitted)
         pipeline_text += "\n    to " + std::to_string(port) + ": " + hex_start(bytes);
@@ -360,6 +502,7 @@ void run_case(World& w, const Case& c, Tally& tally, const std::string& context)
                   << (c.port == kUnderlay ? "underlay" : c.port) << ")\n  " << joined(problems) << "\n  input "
                   << c.frame.size() << " bytes: " << hex(c.frame) << "\n  fast path: " << bpf_text
                   << "\n  pipeline: " << pipeline_text;
+    return p;
 }
 
 std::uint32_t seed_for(std::uint32_t fixed) {

@@ -1,27 +1,35 @@
-// The differential check: the kernel fast path's outcome for a frame against the pipeline's.
+// The differential check: the kernel fast path's outcome for a frame against the pipeline's
+// (the NatPipeline: the pipeline with its NAT stage).
 //
 //   tenant frames    andromeda_tc_tenant on the tenant port's ifindex
 //   overlay packets  andromeda_xdp on the underlay (pass_fastpath, or steered to AF_XDP, or
 //                    dropped), then andromeda_tc_underlay for what XDP passes
+//   the outside      andromeda_tc_uplink on the uplink
 //
 // and the two must agree:
-//   - a frame the fast path forwards (encapsulated, delivered locally, decapsulated) is forwarded
-//     by the pipeline to the same place, byte for byte; the only field normalised is the outer
-//     IPv4 ID (the kernel counts per CPU, the pipeline per template; docs/fastpath.md), whose
-//     change the outer header checksum follows (RFC 1624): a wrong checksum stays wrong;
+//   - a frame the fast path forwards (encapsulated, delivered locally, decapsulated, translated by
+//     NAT out of the uplink or back to its tenant) is forwarded by the pipeline to the same place,
+//     byte for byte; the only field normalised is the outer IPv4 ID (the kernel counts per CPU,
+//     the pipeline per template; docs/fastpath.md), whose change the outer header checksum
+//     follows (RFC 1624): a wrong checksum stays wrong;
+//   - a NAT translation is counted on the flow entry the packet's tuple finds (one packet, its
+//     bytes, its time), and nothing else touches an entry;
 //   - a port-security drop (drop_spoofed_mac/ip/arp) is a pipeline drop, and a spoofed source
 //     MAC the pipeline drops is one the fast path drops;
 //   - everything else the fast path punts (redirected, unchanged, to the punt device, with one
 //     punt_* reason counted) or steers to AF_XDP: always acceptable;
-//   - what the underlay's XDP drops the pipeline drops, and what it passes to the host the
-//     pipeline does not deliver.
+//   - what the underlay's XDP drops the pipeline drops, and what it or the uplink's tc passes to
+//     the host the pipeline does not deliver.
 //
 // The fast path's outcome is named by the counters that moved, and a case table's expected
 // outcome is that name: "encap" (encap_packets, encap_bytes the frame's length), "local"
 // (local_packets), a punt reason ("punt_no_route": punt_packets and that reason), a drop
-// ("drop_spoofed_ip": that counter alone); on the underlay XDP's: "fastpath" (pass_fastpath, and
-// tc then decap_packets), "host" (pass_host), "socket" (steered to AF_XDP: drop_no_socket, none
-// being bound here) or a drop. "untestable": a frame BPF_PROG_TEST_RUN refuses.
+// ("drop_spoofed_ip": that counter alone), "nat_out" (nat_out_packets: translated, out of the
+// uplink); on the underlay XDP's: "fastpath" (pass_fastpath, and tc then decap_packets, nat_out
+// or a punt_nat_* reason), "host" (pass_host), "socket" (steered to AF_XDP: drop_no_socket, none
+// being bound here) or a drop; on the uplink: "nat_local" (nat_in_packets: translated into a
+// local tenant), "nat_encap" (and encap_packets: to its node), "pass" (the host's), a punt reason
+// or a drop. "untestable": a frame BPF_PROG_TEST_RUN refuses.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -49,6 +57,7 @@ struct Outcome {
 Outcome tenant_outcome(const TenantBpf& b, const Bytes& input);
 Outcome xdp_outcome(const UnderlayBpf& b);
 Outcome tc_underlay_outcome(const UnderlayBpf& b, const Bytes& input);
+Outcome uplink_outcome(const UplinkBpf& b, const Bytes& input);
 
 // The packet counters of `delta` that moved (not the *_bytes ones), in struct order, "name" or
 // "name xN"; `skip` is left out.
@@ -67,9 +76,16 @@ inline PipelineOut pipeline_drop(dataplane::DropReason reason) {
 
 // Every way a tenant frame's two outcomes disagree; empty when they agree.
 std::vector<std::string> check_tenant(const Bytes& input, const TenantBpf& b, const PipelineOut& p,
-                                      dataplane::PortId underlay);
+                                      dataplane::PortId underlay, dataplane::PortId uplink = dataplane::kNoPort);
 // The same for an overlay packet, including what XDP hands tc in the packet's metadata.
-std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p);
+std::vector<std::string> check_underlay(const Bytes& input, const UnderlayBpf& b, const PipelineOut& p,
+                                        dataplane::PortId uplink = dataplane::kNoPort);
+// The same for a packet from the outside on the uplink.
+std::vector<std::string> check_uplink(const Bytes& input, const UplinkBpf& b, const PipelineOut& p,
+                                      dataplane::PortId underlay);
+// What a run did to the flow entry of the packet's tuple: "" when it counted exactly this packet
+// (`translated`) or left the entry alone (not translated), else what is wrong.
+std::string check_nat_use(const NatUse& use, bool translated);
 
 // Gives the IPv4 header at `ip` the ID `id`, updating its checksum for that change only
 // (RFC 1624, HC' = ~(~HC + ~m + m')): a checksum that was wrong stays exactly as wrong.
@@ -106,11 +122,12 @@ void expect_mutations_reported(const Bpf& bpf, const PipelineOut& pipeline, cons
 
 // ---- cases and their runs ----------------------------------------------------------------------
 
-inline const std::string kUnderlay;  // a case's port: the frame arrives on the underlay
+inline const std::string kUnderlay;                 // a case's port: the frame arrives on the underlay
+inline const std::string kUplink = "(the uplink)";  // ... on the uplink, from the outside
 
 struct Case {
     std::string name;
-    std::string port;  // the tenant port it arrives on, or kUnderlay
+    std::string port;  // the tenant port it arrives on, or kUnderlay, or kUplink
     Bytes frame;
     std::string expect;  // the fast path's expected outcome; empty: whatever it is, as long as both agree
 };
@@ -130,7 +147,9 @@ struct Tally {
 
 // Runs one case through both sides and reports any disagreement (and an unexpected outcome) as
 // a test failure naming `context`, the case and the bytes; the first few in full, the rest counted.
-void run_case(World& w, const Case& c, Tally& tally, const std::string& context);
+// An overlay packet XDP hands tc for NAT is named by tc's outcome ("nat_out", "punt_nat_no_flow").
+// Returns the pipeline's outcome.
+PipelineOut run_case(World& w, const Case& c, Tally& tally, const std::string& context);
 
 // ANDROMEDA_FAST_PATH_SEED=<n> in place of the fixed seed, to repeat a failure's frames.
 std::uint32_t seed_for(std::uint32_t fixed);

@@ -48,15 +48,32 @@ const std::vector<VpcDef>& vpcs() {
           {ip4(10, 0, 0, 12), mac_of(0, 0x12), "node1", kPortWithoutDevice},
           {ip4(10, 0, 0, 20), mac_of(0, 0x20), "node2", ""},
           {ip4(10, 0, 0, 21), mac_of(0, 0x21), "node2", ""},
-          {ip4(10, 0, 0, 30), mac_of(0, 0x30), "node3", ""}}},
+          {ip4(10, 0, 0, 30), mac_of(0, 0x30), "node3", ""}},
+         {}},
         {"green", 200, ip4(10, 0, 0, 0), ip4(10, 0, 0, 1), mac_of(1, 0xfe), 0, true, "", 0,
          {{ip4(10, 0, 0, 10), mac_of(1, 0x10), "node1", "tap-g10"},
           {ip4(10, 0, 0, 20), mac_of(1, 0x20), "node2", ""},
-          {ip4(10, 0, 0, 40), mac_of(1, 0x40), "node1", "tap-g40"}}},
+          {ip4(10, 0, 0, 40), mac_of(1, 0x40), "node1", "tap-g40"}},
+         {}},
         {"grey", 300, ip4(10, 2, 0, 0), ip4(10, 2, 0, 1), kDefaultGatewayMac, 0, false, "", 0,
-         {{ip4(10, 2, 0, 10), mac_of(2, 0x10), "node1", "tap-y10"}, {ip4(10, 2, 0, 20), mac_of(2, 0x20), "node2", ""}}},
+         {{ip4(10, 2, 0, 10), mac_of(2, 0x10), "node1", "tap-y10"}, {ip4(10, 2, 0, 20), mac_of(2, 0x20), "node2", ""}},
+         {}},
         {"red", 400, ip4(10, 3, 0, 0), ip4(10, 3, 0, 1), kDefaultGatewayMac, 0, true, "node2", ip4(203, 0, 113, 20),
-         {{ip4(10, 3, 0, 10), mac_of(3, 0x10), "node1", "tap-r10"}, {ip4(10, 3, 0, 20), mac_of(3, 0x20), "node2", ""}}},
+         {{ip4(10, 3, 0, 10), mac_of(3, 0x10), "node1", "tap-r10"}, {ip4(10, 3, 0, 20), mac_of(3, 0x20), "node2", ""}},
+         {}},
+        {"orange", 500, ip4(10, 5, 0, 0), ip4(10, 5, 0, 1), mac_of(5, 0xfe), 1400, true, "node1", ip4(198, 51, 100, 1),
+         {{ip4(10, 5, 0, 10), mac_of(5, 0x10), "node1", "tap-o10"},
+          {ip4(10, 5, 0, 11), mac_of(5, 0x11), "node1", "tap-o11"},
+          {ip4(10, 5, 0, 20), mac_of(5, 0x20), "node2", ""},
+          {ip4(10, 5, 0, 21), mac_of(5, 0x21), "node2", ""},
+          {ip4(10, 5, 0, 30), mac_of(5, 0x30), "node3", ""}},
+         {{kTcp, 8080, ip4(10, 5, 0, 10), 80},
+          {kUdp, 5353, ip4(10, 5, 0, 20), 53},
+          {kTcp, 2222, ip4(10, 5, 0, 21), 22},
+          {kUdp, 6000, ip4(10, 5, 0, 30), 6000}}},
+        {"purple", 600, ip4(10, 5, 0, 0), ip4(10, 5, 0, 1), kDefaultGatewayMac, 0, true, "node1", ip4(198, 51, 100, 2),
+         {{ip4(10, 5, 0, 10), mac_of(6, 0x10), "node1", "tap-p10"}, {ip4(10, 5, 0, 20), mac_of(6, 0x20), "node2", ""}},
+         {}},
     };
     return v;
 }
@@ -81,16 +98,22 @@ Mac node_mac(const std::string& node) {
     return node == "node1" ? kUnderlayMac : node == "node2" ? kNode2Mac : kNode3Mac;
 }
 
-std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed) {
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool forwards) {
     test_support::FabricBuilder b("node1", ip_text(kNode1));
     if (encap == Encap::vxlan) b.node_key("encap = \"vxlan\"");
+    b.uplink(kUplinkName);
     for (const char* node : {"node1", "node2", "node3"}) b.peer(node, ip_text(node_address(node)));
     for (const VpcDef& v : vpcs()) {
         b.vpc(v.name, v.vni, ip_text(v.network) + "/24", ip_text(v.gateway));
         if (v.gateway_mac != kDefaultGatewayMac) b.vpc_key("gateway_mac = \"" + mac_text(v.gateway_mac) + "\"");
         if (v.mtu != 0) b.vpc_key("mtu = " + std::to_string(v.mtu));
         if (!v.fastpath) b.vpc_key("fastpath = false");
-        if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address));
+        std::string forward_tables;
+        for (const ForwardDef& f : forwards ? v.forwards : std::vector<ForwardDef>{})
+            forward_tables += "\n[[vpc.nat.forward]]\nprotocol = \"" + std::string(f.protocol == kTcp ? "tcp" : "udp") +
+                              "\"\nnat_port = " + std::to_string(f.nat_port) + "\nto = \"" + ip_text(f.endpoint_ip) +
+                              ":" + std::to_string(f.endpoint_port) + "\"\n";
+        if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address), forward_tables);
         for (const EndpointDef& e : v.endpoints)
             if (removed.count({v.vni, e.ip}) == 0) b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port);
     }
@@ -116,20 +139,25 @@ Ipv4Frame tenant_spec(const std::string& vpc, std::uint32_t from, std::uint32_t 
     return frame_spec(e.mac, e.ip, vpc_named(vpc).gateway_mac, to_ip, total, protocol);
 }
 
+OverlayPacket overlay_from(Encap kind, const std::string& node, std::uint32_t vni, Bytes inner) {
+    OverlayPacket s;
+    s.kind = kind;
+    s.src_mac = node_mac(node);
+    s.dst_mac = kUnderlayMac;
+    s.src = node_address(node);
+    s.dst = kNode1;
+    s.dst_port = overlay_port(kind);
+    s.vni = vni;
+    s.inner = std::move(inner);
+    return s;
+}
+
 OverlayPacket overlay_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
                            std::size_t total, std::uint8_t protocol) {
     const EndpointDef& from = endpoint(vpc, sender);
     const EndpointDef& to = endpoint(vpc, receiver);
-    OverlayPacket s;
-    s.kind = kind;
-    s.src_mac = node_mac(from.node);
-    s.dst_mac = kUnderlayMac;
-    s.src = node_address(from.node);
-    s.dst = kNode1;
-    s.dst_port = overlay_port(kind);
-    s.vni = vpc_named(vpc).vni;
-    s.inner = ipv4(frame_spec(from.mac, from.ip, to.mac, to.ip, total, protocol));
-    return s;
+    return overlay_from(kind, from.node, vpc_named(vpc).vni,
+                        ipv4(frame_spec(from.mac, from.ip, to.mac, to.ip, total, protocol)));
 }
 
 Bytes ethertype_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t length, std::uint8_t fill) {

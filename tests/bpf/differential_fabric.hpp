@@ -8,6 +8,12 @@
 //          1450 from the underlay: .10 .40 on node1, .20 on node2
 //   grey   VNI 300 with the fast path off: .10 on node1, .20 on node2
 //   red    VNI 400 with its NAT at node2: .10 on node1, .20 on node2
+//   orange VNI 500 10.5.0.0/24, MTU 1400, with its NAT here (node1, address 198.51.100.1, port
+//          forwards to .10 .20 .21 .30): .10 .11 on node1, .20 .21 on node2, .30 on node3
+//   purple VNI 600 10.5.0.0/24 (orange's addresses), its NAT here too (198.51.100.2): .10 on
+//          node1, .20 on node2
+// node1 is the NAT gateway of orange and purple: its uplink is `up1`, towards a router whose MAC
+// is known.
 #pragma once
 
 #include <array>
@@ -59,6 +65,9 @@ inline constexpr Mac kBroadcastMac = test_support::kBroadcastMac;
 inline constexpr std::uint32_t kUnderlayMtu = 1500;
 inline constexpr std::uint32_t kHandoffCookie = 0x5eed1234;  // andromeda_fp_config.handoff_cookie
 inline const std::string kPortWithoutDevice = "tap-b12";     // a local endpoint whose port does not exist
+inline const std::string kUplinkName = "up1";                // node1's [node.uplink]
+inline constexpr Mac kUplinkMac = mac_of(0xb1, 1);
+inline constexpr Mac kUplinkRouterMac = mac_of(0xb1, 0xfe);  // the uplink's next hop
 
 inline constexpr std::uint8_t kIcmp = test_support::protocol::kIcmp;
 inline constexpr std::uint8_t kTcp = test_support::protocol::kTcp;
@@ -72,6 +81,14 @@ struct EndpointDef {
     std::string port;  // local endpoints
 };
 
+// A [[vpc.nat.forward]]: (NAT address, protocol, nat_port) -> endpoint:port.
+struct ForwardDef {
+    std::uint8_t protocol;  // kTcp or kUdp
+    std::uint16_t nat_port;
+    std::uint32_t endpoint_ip;
+    std::uint16_t endpoint_port;
+};
+
 struct VpcDef {
     std::string name;
     std::uint32_t vni;
@@ -83,6 +100,7 @@ struct VpcDef {
     std::string nat_node;  // empty: no NAT
     std::uint32_t nat_address;
     std::vector<EndpointDef> endpoints;
+    std::vector<ForwardDef> forwards;
 
     [[nodiscard]] std::uint32_t inner_mtu() const { return mtu != 0 ? mtu : kUnderlayMtu - 50; }
 };
@@ -95,8 +113,9 @@ Mac node_mac(const std::string& node);
 
 using EndpointKey = std::pair<std::uint32_t, std::uint32_t>;  // (VNI, address)
 
-// node1's node.toml for the fabric above, less the endpoints `removed`.
-std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {});
+// node1's node.toml for the fabric above, less the endpoints `removed` (and the port forwards,
+// when `forwards` is false).
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {}, bool forwards = true);
 
 // ---- frames ------------------------------------------------------------------------------------
 
@@ -108,6 +127,9 @@ Ipv4Frame frame_spec(const Mac& src_mac, std::uint32_t src, const Mac& dst_mac, 
 // gateway MAC.
 Ipv4Frame tenant_spec(const std::string& vpc, std::uint32_t from, std::uint32_t to_ip, std::size_t total = 100,
                       std::uint8_t protocol = kUdp);
+
+// An overlay packet of VNI `vni` from `node` to node1 (the encapsulation's port), carrying `inner`.
+OverlayPacket overlay_from(Encap kind, const std::string& node, std::uint32_t vni, Bytes inner);
 
 // An overlay packet from `sender`'s node to node1, carrying `sender` -> `receiver` (the VPC's
 // endpoints with those last octets), `total` bytes of inner IPv4.

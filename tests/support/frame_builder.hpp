@@ -68,6 +68,7 @@ inline void put16(std::uint8_t* p, std::uint16_t v) {
     p[0] = static_cast<std::uint8_t>(v >> 8);
     p[1] = static_cast<std::uint8_t>(v);
 }
+inline std::uint32_t get32(const std::uint8_t* p) { return static_cast<std::uint32_t>(get16(p)) << 16 | get16(p + 2); }
 inline void put32(std::uint8_t* p, std::uint32_t v) {
     put16(p, static_cast<std::uint16_t>(v >> 16));
     put16(p + 2, static_cast<std::uint16_t>(v));
@@ -114,9 +115,10 @@ inline Bytes ethernet_frame(const Mac& src, const Mac& dst, std::uint16_t ethert
     return f;
 }
 
-// An IPv4 packet in an Ethernet frame. The transport header gets the ports (TCP: seq 1000, PSH
-// ACK, window 64240; ICMP: type, code, id 0x0b0c, sequence 1) and a correct checksum, fragment or
-// not (unless `transport` is false); payload byte i is fill + i * fill_step.
+// An IPv4 packet in an Ethernet frame. The transport header gets the ports (TCP: seq 1000, the
+// flags (PSH ACK unless set), window 64240; ICMP: type, code, the identifier (0x0b0c unless set),
+// sequence 1) and a correct checksum, fragment or not (unless `transport` is false); payload byte
+// i is fill + i * fill_step.
 struct Ipv4Frame {
     Mac src_mac{};
     Mac dst_mac{};
@@ -128,6 +130,8 @@ struct Ipv4Frame {
     std::uint16_t dst_port = 4242;
     std::uint8_t icmp_type = 8;  // echo request
     std::uint8_t icmp_code = 0;
+    std::uint16_t icmp_id = 0x0b0c;
+    std::uint8_t tcp_flags = 0x18;  // PSH ACK
     std::uint8_t ttl = 64;
     std::uint8_t tos = 0;
     std::uint16_t id = 0x1234;
@@ -204,13 +208,13 @@ inline Bytes ipv4_frame(const Ipv4Frame& s) {
         put16(l4 + 2, s.dst_port);
         put32(l4 + 4, 1000);
         l4[12] = 5 << 4;
-        l4[13] = 0x18;  // PSH ACK
+        l4[13] = s.tcp_flags;
         put16(l4 + 14, 64240);
         put16(l4 + 16, checksum_of(ones_sum(l4, l4_length, pseudo)));
     } else {  // ICMP: no pseudo-header
         l4[0] = s.icmp_type;
         l4[1] = s.icmp_code;
-        put16(l4 + 4, 0x0b0c);
+        put16(l4 + 4, s.icmp_id);
         put16(l4 + 6, 1);
         put16(l4 + 2, checksum_of(ones_sum(l4, l4_length)));
     }
@@ -297,6 +301,27 @@ inline void refresh_ipv4_checksum(Bytes& f, std::size_t ip) {
     const std::size_t ihl = std::min<std::size_t>(std::max<std::size_t>((f[ip] & 0x0f) * 4u, 20), f.size() - ip);
     put16(&f[ip + 10], 0);
     put16(&f[ip + 10], checksum_of(ones_sum(&f[ip], ihl)));
+}
+
+// Recomputes the TCP, UDP or ICMP checksum of the IPv4 packet at `ip` (no fragment, its transport
+// whole up to its total length), after an edit to it; a UDP checksum of 0 (none) stays 0. Other
+// protocols, and packets the frame does not hold, are left alone.
+inline void refresh_transport_checksum(Bytes& f, std::size_t ip) {
+    if (f.size() < ip + 20) return;
+    const std::size_t ihl = (f[ip] & 0x0f) * 4u, total = get16(&f[ip + 2]);
+    if (ihl < 20 || total < ihl || f.size() < ip + total) return;
+    std::uint8_t* l4 = &f[ip + ihl];
+    const std::size_t length = total - ihl;
+    const std::uint8_t protocol = f[ip + 9];
+    const std::size_t at = protocol == protocol::kTcp ? 16 : protocol == protocol::kUdp ? 6 : 2;
+    if ((protocol != protocol::kTcp && protocol != protocol::kUdp && protocol != protocol::kIcmp) || length < at + 2)
+        return;
+    if (protocol == protocol::kUdp && get16(l4 + 6) == 0) return;
+    put16(l4 + at, 0);
+    const std::uint32_t pseudo =
+        protocol == protocol::kIcmp ? 0 : ones_sum(&f[ip + 12], 8) + protocol + static_cast<std::uint32_t>(length);
+    const std::uint16_t check = checksum_of(ones_sum(l4, length, pseudo));
+    put16(l4 + at, protocol == protocol::kUdp && check == 0 ? 0xffff : check);
 }
 
 // A tag inserted right after the MACs, in front of any the frame has (with TPID 0x88a8 over an

@@ -62,9 +62,14 @@ TestRun test_run(int prog, const Bytes& frame, Ctx& ctx, Ctx* ctx_out) {
     return r;
 }
 
-TestRun test_run_tc(int prog, std::uint32_t ifindex, const Bytes& frame) {
+// A nonzero `gso_size` makes the frame a GSO packet of that segment size; BPF_PROG_TEST_RUN
+// sets no gso_type, which the kernel reads as a type that is neither TCP nor UDP_L4 (as a guest's
+// UFO is).
+TestRun test_run_tc(int prog, std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size = 0) {
     __sk_buff ctx{};
     ctx.ifindex = ifindex;  // the device the program runs on: it must exist in this namespace
+    ctx.gso_size = gso_size;
+    ctx.gso_segs = gso_size != 0 ? static_cast<__u32>((frame.size() + gso_size - 1) / gso_size) : 0;
     return test_run<__sk_buff>(prog, frame, ctx, nullptr);
 }
 
@@ -185,10 +190,10 @@ void World::set_encap_headroom(std::uint16_t bytes) {
     ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
 }
 
-TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame) {
+TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size) {
     TenantBpf b;
     const auto before = fp_stats();
-    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame);
+    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame, gso_size);
     b.delta = minus(fp_stats(), before);
     andromeda_port port{};
     if (frame.size() >= 34 && bpf_map_lookup_elem(fd(skel_->maps.andromeda_ports), &ifindex, &port) == 0) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "io/bpf/kernel_probe.hpp"
 #include "io/bpf/xdp_stats.hpp"
 
 namespace andromeda::fast_path_test {
@@ -118,7 +119,7 @@ const Devices& devices() {
     return made;
 }
 
-World::World(Encap encap, const std::string& toml) : encap_(encap), dev_(devices()) {
+World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp) : encap_(encap), dev_(devices()) {
     if (!dev_.error.empty()) {
         error_ = dev_.error;
         return;
@@ -132,6 +133,7 @@ World::World(Encap encap, const std::string& toml) : encap_(encap), dev_(devices
     }
     skel_->rodata->overlay_port = overlay_port(encap);
     skel_->rodata->encap_kind = encap == Encap::vxlan ? ANDROMEDA_ENCAP_VXLAN : ANDROMEDA_ENCAP_ANDROMEDA;
+    skel_->rodata->decap_l4_udp = decap_l4_udp.value_or(aio::probe_kernel_features().decap_l4_udp) ? 1 : 0;
     if (andromeda_xdp::load(skel_.get()) != 0) {
         error_ = "loading andromeda_xdp.bpf.o failed";
         skel_.reset();

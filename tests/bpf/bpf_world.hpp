@@ -21,6 +21,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,7 +101,9 @@ const Devices& devices();
 
 class World {
 public:
-    World(Encap encap, const std::string& toml);
+    // The object loaded as andromedad loads it, its rodata from the kernel probes
+    // (io/bpf/kernel_probe.hpp), unless `decap_l4_udp` says otherwise.
+    World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp = std::nullopt);
 
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] Encap encap() const { return encap_; }

@@ -176,7 +176,7 @@ static __always_inline int tenant_encap(struct tenant_frame *f, const struct ten
 	overlay_write_outer(&o, r->cfg, r->peer, r->node_ip, f->port->vni, ipv4_flow_hash(f->ip, f->c.end), f->len);
 	if (r->kind == ROUTE_NAT_NODE)
 		COUNT(f->s, to_nat_node_packets);
-	return encap_and_send(f->skb, f->s, r->cfg, &o, f->len);
+	return encap_and_send(f->skb, f->s, r->cfg, &o, f->len, f->port);
 }
 
 /* Through this node's NAT, when the flow is one the NAT installed and the packet a plain

@@ -24,10 +24,26 @@
 #include "lib/punt.h"
 #include "lib/stats.h"
 
-/* Debian 12's UAPI headers (6.1) predate it; kernels from 6.3 have it. */
+/* Debian 12's UAPI headers (6.1) predate them: kernels from 6.3 have DECAP_L3_IPV4, kernels after
+ * 6.18 DECAP_L4_UDP. */
 #ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #endif
+#ifndef BPF_F_ADJ_ROOM_DECAP_L4_UDP
+#define BPF_F_ADJ_ROOM_DECAP_L4_UDP (1ULL << 10)
+#endif
+
+/* How the outer headers come off: the MSS kept (FIXED_GSO), skb->protocol the inner IPv4's, and,
+ * where the kernel has it, DECAP_L4_UDP. A packet from a peer's fast path arrives with the
+ * tunnel's offload state (skb->encapsulation, and a GSO packet's SKB_GSO_UDP_TUNNEL); that flag
+ * clears it, so that the tenant gets a plain packet. Without it the state stays with the packet:
+ * the tenant's own stack does not mind, but a packet the tenant forwards on carries it further,
+ * where a fast path's encap refuses it (punted: punt_tenant_tunnel) and a NIC's tunnel offload
+ * may misread it. */
+static __always_inline __u64 decap_adjust_flags(void)
+{
+	return BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4 | (decap_l4_udp ? BPF_F_ADJ_ROOM_DECAP_L4_UDP : 0);
+}
 
 /* The outer headers and the inner ones the decap checks and the NAT read (up to a TCP header). */
 #define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 20 + 20)
@@ -158,8 +174,7 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 		return underlay_punt(skb, s, &s->punt_nat_no_flow);
 	if (!cfg->uplink_ifindex || !cfg->uplink_next_hop_known)
 		return underlay_punt(skb, s, &s->punt_nat_no_uplink);
-	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4))
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags()))
 		return DROP(s, adjust_failed);
 	if (nat_rewrite(skb, ETH_HLEN, protocol, &l4, e, 1))
 		return DROP(s, nat_rewrite_failed);
@@ -183,8 +198,7 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 	struct cursor c;
 	void *eth;
 
-	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4))
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags()))
 		return DROP(s, adjust_failed);
 	/* The Ethernet header in place: the pull made it linear. */
 	c = cursor_of_skb(skb);

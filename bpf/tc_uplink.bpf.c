@@ -165,7 +165,9 @@ static __always_inline int uplink_encap(struct uplink_packet *u, const struct up
 	__builtin_memcpy(o.inner.h_source, t->vni->gateway_mac, ETH_ALEN);
 	o.inner.h_proto = bpf_htons(ETH_P_IP);
 	overlay_write_outer(&o, t->cfg, peer, t->endpoint->node_ip, t->flow->vni, ipv4_flow_hash(ip, c.end), u->len);
-	return encap_and_send(u->skb, u->s, t->cfg, &o, u->len);
+	/* Translated already: a packet the kernel will not encapsulate is no longer one the
+	 * pipeline could take, and is dropped (adjust_failed). */
+	return encap_and_send(u->skb, u->s, t->cfg, &o, u->len, NULL);
 }
 
 SEC("tc")

@@ -204,7 +204,8 @@ struct andromeda_fp_handoff {
 	X(punt_no_route)        /* no endpoint of the VPC at the destination (NAT, unknown) */ \
 	X(punt_no_next_hop)     /* peer node's underlay MAC not resolved yet */ \
 	X(punt_too_big)         /* larger than the path MTU: PMTUD or fragmentation */ \
-	X(punt_gso)             /* a GSO type the fast path does not keep whole */ \
+	X(punt_gso)             /* a GSO type the fast path does not keep whole (UFO, SCTP, ...) */ \
+	X(punt_tenant_tunnel)   /* the tenant's own tunnel's offload state (skb->encapsulation): not nested */ \
 	X(nat_out_packets)      /* NAT in the kernel: translated and sent out of the uplink */ \
 	X(nat_out_bytes) \
 	X(nat_in_packets)       /* NAT in the kernel: translated back and sent to its tenant, here or through the overlay */ \

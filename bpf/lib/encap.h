@@ -1,6 +1,7 @@
 /* Encapsulation in tc: outer headers in front of a frame with bpf_skb_adjust_room's ENCAP flags
  * (a GSO packet stays whole: the kernel segments it later, or never, between veths, with its
- * offloaded checksums), then out of the underlay towards the target's node. */
+ * offloaded checksums), then out of the underlay towards the target's node. A frame whose offload
+ * state the kernel will not nest (a tenant's own tunnel, a guest's UFO) is punted instead. */
 #ifndef ANDROMEDA_BPF_LIB_ENCAP_H
 #define ANDROMEDA_BPF_LIB_ENCAP_H
 
@@ -12,6 +13,7 @@
 #include "andromeda_kern_user.h"
 #include "eth.h"
 #include "overlay.h"
+#include "punt.h"
 #include "stats.h"
 
 /* Headroom for the receiver's XDP (cfg->encap_headroom, set where the underlay is a veth). XDP on
@@ -50,22 +52,47 @@ static __always_inline void encap_update_complete_csum(struct __sk_buff *skb, co
 						   sizeof(*o) - 12, 0));
 }
 
+/* What bpf_skb_adjust_room answers, having changed nothing, for a frame whose offload state it
+ * will not put outer headers around (net/core/filter.c, bpf_skb_net_grow: both checks come before
+ * the first byte moves). -EALREADY: the frame carries a tunnel's offload state already
+ * (skb->encapsulation, which __sk_buff does not show: a tenant's own VXLAN, Geneve or GRE device
+ * with its offloads on sets it on every TCP segment and TSO burst it sends). -ENOTSUPP (the
+ * kernel's 524): a GSO type other than TCP and UDP_L4 (a guest's UFO through virtio, SCTP). */
+#define ENCAP_REFUSED_TUNNEL (-114)   /* -EALREADY */
+#define ENCAP_REFUSED_GSO_TYPE (-524) /* -ENOTSUPP */
+
+/* A frame the kernel would not encapsulate: to the pipeline through `punt_port`'s punt device,
+ * whose kernel segments it and finishes its checksums on the way, when the refusal left it as it
+ * came and it is still the frame the pipeline expects (`punt_port` set); a drop otherwise. */
+static __always_inline int encap_refused(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+					 const struct andromeda_port *punt_port, long err)
+{
+	if (punt_port && err == ENCAP_REFUSED_TUNNEL)
+		return PUNT(skb, punt_port, s, tenant_tunnel);
+	if (punt_port && err == ENCAP_REFUSED_GSO_TYPE && skb->gso_size)
+		return PUNT(skb, punt_port, s, gso);
+	return DROP(s, adjust_failed);
+}
+
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
  * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
- * it out of the underlay; counted as encap_*. */
+ * it out of the underlay; counted as encap_*. What the kernel refuses to encapsulate goes to
+ * encap_refused with `punt_port` (NULL: dropped). */
 static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 					  const struct andromeda_fp_config *cfg, const struct outer_headers *o,
-					  __u32 len)
+					  __u32 len, const struct andromeda_port *punt_port)
 {
 	struct cursor c;
 	__u64 *to;
+	long err;
 
 	if (encap_reserve_headroom(skb, cfg, len))
 		return DROP(s, adjust_failed);
-	if (bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
-					BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN)))
-		return DROP(s, adjust_failed);
+	err = bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
+				  BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
+					  BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
+	if (err)
+		return encap_refused(skb, s, punt_port, err);
 	/* Written in place: the room was made at the head, in the linear part (which held at least
 	 * the Ethernet and IPv4 headers the caller read), so the first 64 bytes are there. */
 	c = cursor_of_skb(skb);

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "io/bpf/bpf_instance.hpp"
+#include "io/bpf/kernel_probe.hpp"
 #include "io/bpf/xdp_stats.hpp"
 
 namespace andromeda::fast_path_test {
@@ -167,7 +168,7 @@ const Devices& devices() {
     return made;
 }
 
-World::World(Encap encap, const std::string& toml) : encap_(encap), dev_(devices()) {
+World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp) : encap_(encap), dev_(devices()) {
     if (!dev_.error.empty()) {
         error_ = dev_.error;
         return;
@@ -181,6 +182,7 @@ World::World(Encap encap, const std::string& toml) : encap_(encap), dev_(devices
     }
     skel_->rodata->overlay_port = overlay_port(encap);
     skel_->rodata->encap_kind = encap == Encap::vxlan ? ANDROMEDA_ENCAP_VXLAN : ANDROMEDA_ENCAP_ANDROMEDA;
+    skel_->rodata->decap_l4_udp = decap_l4_udp.value_or(aio::probe_kernel_features().decap_l4_udp) ? 1 : 0;
     if (andromeda_xdp::load(skel_.get()) != 0) {
         error_ = "loading andromeda_xdp.bpf.o failed";
         skel_.reset();
@@ -285,15 +287,22 @@ void World::set_encap_headroom(std::uint16_t bytes) {
     ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
 }
 
-TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame) {
+TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size) {
     TenantBpf b;
+    // With `gso_size`, a GSO packet whose gso_type BPF_PROG_TEST_RUN leaves unset, which the kernel
+    // reads as neither TCP nor UDP_L4 (as a guest's UFO is).
+    SkbShape shape = skb_shape_;
+    if (gso_size != 0) {
+        shape.gso_size = gso_size;
+        shape.gso_segs = static_cast<std::uint16_t>((frame.size() + gso_size - 1) / gso_size);
+    }
     andromeda_port port{};
     const bool known = bpf_map_lookup_elem(fd(skel_->maps.andromeda_ports), &ifindex, &port) == 0;
     const bool ipv4 = frame.size() >= 34 && test_support::get16(&frame[12]) == 0x0800;
     const auto nat_key = known && ipv4 ? nat_key_of(&frame[14], frame.size() - 14, true, port.vni) : std::nullopt;
     const auto before = fp_stats();
     b.nat = with_nat_use(nat_key, frame.size(), [&] {
-        b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame, skb_shape_);
+        b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame, shape);
     });
     b.delta = minus(fp_stats(), before);
     if (known && frame.size() >= 34) {

@@ -153,7 +153,9 @@ const Devices& devices();
 
 class World {
 public:
-    World(Encap encap, const std::string& toml);
+    // The object loaded as andromedad loads it, its rodata from the kernel probes
+    // (io/bpf/kernel_probe.hpp), unless `decap_l4_udp` says otherwise.
+    World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp = std::nullopt);
 
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] Encap encap() const { return encap_; }
@@ -193,7 +195,8 @@ public:
     // that leaves must be the same either way.
     void set_encap_headroom(std::uint16_t bytes);
 
-    TenantBpf run_tenant(std::uint32_t ifindex, const Bytes& frame);
+    // With `gso_size`, as a GSO packet of a type the kernel will not encapsulate (bpf_world.cpp).
+    TenantBpf run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size = 0);
     // XDP on the underlay, then, for what XDP passes, tc on the underlay.
     UnderlayBpf run_underlay(const Bytes& frame);
     PuntBpf run_punt(std::uint32_t ifindex, const Bytes& frame);

@@ -220,6 +220,32 @@ TEST_P(TcTenant, StaleEntries) {
                        .random_frames = 500});
 }
 
+// A GSO packet of a type bpf_skb_adjust_room will not encapsulate (-ENOTSUPP, having changed
+// nothing: here a GSO packet without a type, read like a guest's UFO) is handed to the pipeline as
+// it came, counted as punt_gso, and never dropped as adjust_failed; the punt device's kernel
+// segments it. The same frame without GSO is encapsulated. (A tenant's own tunnel, the other
+// refusal, -EALREADY, needs skb->encapsulation, which BPF_PROG_TEST_RUN cannot set:
+// tests/integration/daemon_tenant_tunnel_test runs it with real tenants.)
+TEST_P(TcTenant, GsoTheKernelWillNotEncapsulateIsPuntedAsItCame) {
+    World& w = *world_;
+    const std::uint32_t b10 = w.tenant(kB10Port);
+    for (const std::uint8_t protocol : {kTcp, kUdp}) {
+        const Bytes frame = ipv4(blue(kB20, 1200, protocol));
+        for (const std::uint16_t headroom : {std::uint16_t{0}, std::uint16_t{ANDROMEDA_ENCAP_HEADROOM}}) {
+            w.set_encap_headroom(headroom);
+            const std::string context =
+                std::string(protocol == kTcp ? "TCP" : "UDP") + ", encap_headroom " + std::to_string(headroom);
+            EXPECT_EQ(tenant_outcome(w.run_tenant(b10, frame), frame).name, "encap") << context;
+            const TenantBpf gso = w.run_tenant(b10, frame, 400);
+            EXPECT_EQ(tenant_outcome(gso, frame).name, "punt_gso")
+                << context << ": " << tenant_outcome(gso, frame).problem;
+            EXPECT_EQ(gso.delta.drop_adjust_failed, 0u) << context;
+            EXPECT_EQ(check_tenant(frame, gso, w.run_pipeline(b10, frame), w.underlay()), std::vector<std::string>{})
+                << context;
+        }
+    }
+}
+
 // The comparison is not vacuous: real outputs of both sides, then the fast path's output or
 // verdict (or the pipeline's) broken one way at a time, must each be reported.
 TEST_P(TcTenant, ComparatorRejectsMutatedOutputs) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "differential_check.hpp"
+#include "io/bpf/kernel_probe.hpp"
 #include "random_frames.hpp"
 
 namespace andromeda::fast_path_test {
@@ -238,6 +239,30 @@ TEST_P(TcUnderlay, ComparatorRejectsMutatedOutputs) {
             {"nothing handed over", [](UnderlayBpf& b, PipelineOut&) { b.xdp.meta.clear(); }, "bytes of metadata"},
         },
         [&](const UnderlayBpf& b, const PipelineOut& p) { return check_underlay(packet, b, p); });
+}
+
+// The decapsulation asks bpf_skb_adjust_room to clear the tunnel's offload state
+// (BPF_F_ADJ_ROOM_DECAP_L4_UDP) only where the loader's probe found the kernel takes it (the
+// rodata flag decap_l4_udp): loaded as probed, the object decapsulates; loaded with the flag
+// forced on, it decapsulates just the same where the kernel has the flag and fails every
+// decapsulation where it has not (drop_adjust_failed). So the flag reaches the program, and the
+// probe is what keeps older kernels working.
+TEST_P(TcUnderlay, TheDecapAsksOnlyForFlagsTheKernelTakes) {
+    const bool kernel_has_it = io::probe_kernel_features().decap_l4_udp;
+    std::printf("this kernel %s BPF_F_ADJ_ROOM_DECAP_L4_UDP\n", kernel_has_it ? "takes" : "does not take");
+    const Bytes packet = overlay(overlay_spec(GetParam(), "blue", 20, 10, 600, kTcp));
+    const UnderlayBpf as_probed = world_->run_underlay(packet);
+    ASSERT_TRUE(as_probed.tc_ran);
+    EXPECT_EQ(as_probed.tc_delta.decap_packets, 1u);
+    EXPECT_EQ(check_underlay(packet, as_probed, world_->run_pipeline(world_->underlay(), packet)),
+              std::vector<std::string>{});
+
+    World forced(GetParam(), fabric_toml(GetParam()), /*decap_l4_udp=*/true);
+    ASSERT_EQ(forced.error(), "");
+    const UnderlayBpf decap = forced.run_underlay(packet);
+    ASSERT_TRUE(decap.tc_ran);
+    EXPECT_EQ(decap.tc_delta.decap_packets, kernel_has_it ? 1u : 0u);
+    EXPECT_EQ(decap.tc_delta.drop_adjust_failed, kernel_has_it ? 0u : 1u);
 }
 
 ANDROMEDA_FOR_BOTH_ENCAPSULATIONS(TcUnderlay);

@@ -132,6 +132,8 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
     recovery_.pin_dir = config_.pin_dir;
     recovery_.mounted_bpffs = ensure_bpffs_for(config_.pin_dir);
     directory_ = std::make_unique<InstanceDirectory>(config_.pin_dir);
+    kernel_ = probe_kernel_features();
+    spdlog::info("{}", kernel_.message());
     // A previous instance that was killed left its maps pinned (and its programs attached, still
     // forwarding): this one adopts them, contents and all, when they match its own definitions,
     // and starts afresh otherwise. Pins of no map of ours are removed either way.
@@ -178,6 +180,7 @@ void BpfInstance::load_and_pin() {
     if (!skel_) throw IoError("opening the andromeda_xdp BPF object", errno);
     skel_->rodata->overlay_port = config_.overlay_port;
     skel_->rodata->encap_kind = config_.encap_kind;
+    skel_->rodata->decap_l4_udp = kernel_.decap_l4_udp ? 1 : 0;
     if (const int rc = bpf_map__set_max_entries(skel_->maps.andromeda_nat_flows, config_.nat_flow_entries); rc != 0)
         throw IoError("sizing andromeda_nat_flows", -rc);
     for (const MapId id : kAllMaps)

@@ -1,7 +1,9 @@
 // One andromedad instance's BPF side, from start to clean exit:
 //   - mounts bpffs at /sys/fs/bpf when missing, locks the instance's pin directory;
 //   - removes pins a crashed previous instance left there (and says so);
-//   - opens the skeleton, sets the rodata (overlay port, encap kind), loads, pins every map
+//   - probes what the kernel's BPF helpers take (io/bpf/kernel_probe.hpp);
+//   - opens the skeleton, sets the rodata (overlay port, encap kind, the probes' answers), loads,
+//     pins every map
 //     as <pin dir>/<name without andromeda_> so `bpftool map dump pinned` prints named fields;
 //   - attaches XDP to the ports (native, else generic), replacing a previous instance's
 //     leftover program, and detaches on destruction;
@@ -21,6 +23,7 @@
 
 #include "andromeda_kern_user.h"
 #include "io/bpf/bpffs.hpp"
+#include "io/bpf/kernel_probe.hpp"
 #include "io/bpf/tc_attach.hpp"
 #include "io/bpf/xdp_attach.hpp"
 #include "io/bpf/xdp_stats.hpp"
@@ -112,6 +115,8 @@ public:
     void publish_daemon_stats(const andromeda_daemon_stats& stats) { write_daemon_stats(map_fd(MapId::daemon_stats), stats); }
 
     [[nodiscard]] const RecoveryReport& recovery() const noexcept { return recovery_; }
+    // What the kernel's helpers were found to take, and so what the programs were loaded to use.
+    [[nodiscard]] const KernelFeatures& kernel_features() const noexcept { return kernel_; }
     [[nodiscard]] const InstanceConfig& config() const noexcept { return config_; }
 
 private:
@@ -130,6 +135,7 @@ private:
 
     InstanceConfig config_;
     RecoveryReport recovery_;
+    KernelFeatures kernel_;
     std::unique_ptr<InstanceDirectory> directory_;
     std::unique_ptr<andromeda_xdp, SkeletonDeleter> skel_;
     std::unique_ptr<MapWriter> writer_;

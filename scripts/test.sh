@@ -34,7 +34,7 @@ started=$(date +%s)
 step "dependencies"
 scripts/install-deps.sh
 
-CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test daemon_control_test daemon_published_test daemon_etcd_sync_test)
+CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test daemon_control_test worker_published_test daemon_etcd_sync_test)
 # test binary:gtest filter, run against a TSan-instrumented andromedad (see the TSan step).
 DAEMON_TSAN_RUNS=(
   "daemon_lifecycle_test:TwoNodes.ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing:TwoNodes.BadReloadChangesNothingAndSaysWhy"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/golden_files.hpp"
 #include "wire/arp.hpp"
 #include "wire/ethernet.hpp"
 #include "wire/icmp.hpp"
@@ -29,21 +30,9 @@ const std::string kGoldenDir = std::string(ANDROMEDA_SOURCE_DIR) + "/tests/data/
 constexpr std::uint16_t kVxlanPort = 4789;
 constexpr std::uint8_t kScrub = 0xa5;  // header bytes are overwritten with this before rebuilding
 
-json load_manifest() {
-    std::ifstream in(kGoldenDir + "manifest.json");
-    EXPECT_TRUE(in) << "missing " << kGoldenDir << "manifest.json";
-    return json::parse(in);
-}
+json load_manifest() { return test_support::read_golden_manifest(kGoldenDir + "manifest.json"); }
 
-std::vector<std::uint8_t> load_hex(const std::string& file) {
-    std::ifstream in(kGoldenDir + file);
-    std::string hex;
-    in >> hex;
-    std::vector<std::uint8_t> bytes;
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-        bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-    return bytes;
-}
+std::vector<std::uint8_t> load_hex(const std::string& file) { return test_support::read_golden_hex(kGoldenDir + file); }
 
 Ipv4Address ip4(const json& j) { return *Ipv4Address::parse(j.get<std::string>()); }
 Ipv6Address ip6(const json& j) { return *Ipv6Address::parse(j.get<std::string>()); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/golden_files.hpp"
 #include "wire/ethernet.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ipv6.hpp"
@@ -26,21 +27,9 @@ using Bytes = std::vector<std::uint8_t>;
 
 const std::string kGoldenDir = std::string(ANDROMEDA_SOURCE_DIR) + "/tests/data/golden/ndp/";
 
-json load_manifest() {
-    std::ifstream in(kGoldenDir + "manifest.json");
-    EXPECT_TRUE(in) << "missing " << kGoldenDir << "manifest.json: run /usr/bin/python3 tests/data/make_golden_ndp.py";
-    return json::parse(in);
-}
+json load_manifest() { return test_support::read_golden_manifest(kGoldenDir + "manifest.json", "/usr/bin/python3 tests/data/make_golden_ndp.py"); }
 
-Bytes load_hex(const std::string& file) {
-    std::ifstream in(kGoldenDir + file);
-    std::string hex;
-    in >> hex;
-    Bytes bytes;
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-        bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-    return bytes;
-}
+Bytes load_hex(const std::string& file) { return test_support::read_golden_hex(kGoldenDir + file); }
 
 Bytes from_hex(const std::string& hex) {
     Bytes bytes;

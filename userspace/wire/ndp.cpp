@@ -22,6 +22,7 @@ Parsed<View, NdpError> validate_common(const Ipv6View& ip) noexcept {
     if (view->code() != 0) return NdpError::BadCode;
     if (!checksum_verifies(message, ip.pseudo_header_sum())) return NdpError::BadChecksum;
     if (!view->options().link_layer_options_are_ethernet()) return NdpError::BadLinkLayerOption;
+    if (is_multicast(ip.source())) return NdpError::MulticastSource;
     return view;
 }
 

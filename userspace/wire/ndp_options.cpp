@@ -37,6 +37,8 @@ std::string_view to_string(NdpError error) noexcept {
             return "solicited_to_multicast";
         case NdpError::NotLinkLocalSource:
             return "not_link_local_source";
+        case NdpError::MulticastSource:
+            return "multicast_source";
     }
     return "unknown";
 }

@@ -35,6 +35,7 @@ enum class NdpError : std::uint8_t {
     UnspecifiedSourceNotToSolicitedNode,   // NS from :: (DAD) not sent to a solicited-node group
     SolicitedToMulticast,                  // NA with the solicited flag sent to a multicast group
     NotLinkLocalSource,                    // RA from a source that is not link-local
+    MulticastSource,                       // from a multicast address, never a source (RFC 4291 2.7)
 };
 
 [[nodiscard]] std::string_view to_string(NdpError error) noexcept;

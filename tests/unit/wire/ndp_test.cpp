@@ -216,6 +216,20 @@ TEST(NdpValidation, RouterAdvertisementMustComeFromLinkLocal) {
     EXPECT_EQ(ra_verdict(router_advertisement(ts::Ipv6Address{})), NdpError::NotLinkLocalSource);
 }
 
+// A multicast address is never a source (RFC 4291 2.7): a gateway answering such a solicitation
+// would send a solicited advertisement to a group (found by ndp_fuzz).
+TEST(NdpValidation, NoMessageFromAMulticastSourceIsAccepted) {
+    auto ns = neighbor_solicitation();
+    ns.src = ts::ipv6("ff02::1");
+    EXPECT_EQ(ns_verdict(ns), NdpError::MulticastSource);
+    auto na = neighbor_advertisement(0x20, kPeer);
+    na.src = ts::ipv6("ff05::2");
+    EXPECT_EQ(na_verdict(na), NdpError::MulticastSource);
+    auto rs = router_solicitation();
+    rs.src = ts::ipv6("ff02::2");
+    EXPECT_EQ(rs_verdict(rs), NdpError::MulticastSource);
+}
+
 TEST(NdpViews, FieldsOfAnAdvertisement) {
     const Bytes frame = ts::icmpv6_frame(router_advertisement(ts::ipv6("fe80::1")));
     const auto ip = Ipv6View::parse(EthernetView::parse(frame)->payload());

@@ -147,11 +147,14 @@ public:
         std::size_t pos = 0;
         while (pos < text_.size()) {
             std::size_t end = text_.find('\n', pos);
-            if (end == std::string_view::npos) end = text_.size();
+            const bool newline = end != std::string_view::npos;
+            if (!newline) end = text_.size();
             std::string_view line = text_.substr(pos, end - pos);
             pos = end + 1;
             ++line_;
-            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            // CR LF ends a line; a CR without its LF (at the end of the file) is a stray control
+            // character, which only the full reader reports.
+            if (newline && !line.empty() && line.back() == '\r') line.remove_suffix(1);
             if (!is_plain_line(line) || !statement(line)) return std::nullopt;
         }
         return std::move(root_);

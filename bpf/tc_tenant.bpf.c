@@ -144,7 +144,7 @@ static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant
  * cannot size (neither TCP nor UDP) is punted to be segmented. */
 static __always_inline int tenant_check_mtu(struct tenant_frame *f, const struct tenant_route *r)
 {
-	switch (overlay_fits_mtu(f->skb, f->ip, f->c.end, overlay_path_mtu(r->cfg, r->vni))) {
+	switch (overlay_fits_mtu(f->skb, f->ip, f->c.end, overlay_path_mtu(r->cfg, r->vni, r->node_ip))) {
 	case MTU_FITS:
 		return STAGE_CONTINUE;
 	case MTU_TOO_BIG:

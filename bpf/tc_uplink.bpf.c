@@ -118,7 +118,7 @@ static __always_inline int uplink_flow(struct uplink_packet *u, struct uplink_ta
  * node; what does not is the pipeline's (Fragmentation Needed to the outside, or fragments). */
 static __always_inline int uplink_check_mtu(struct uplink_packet *u, const struct uplink_target *t)
 {
-	switch (overlay_fits_mtu(u->skb, u->ip, u->c.end, overlay_path_mtu(t->cfg, t->vni))) {
+	switch (overlay_fits_mtu(u->skb, u->ip, u->c.end, overlay_path_mtu(t->cfg, t->vni, t->endpoint->node_ip))) {
 	case MTU_FITS:
 		return STAGE_CONTINUE;
 	case MTU_TOO_BIG:

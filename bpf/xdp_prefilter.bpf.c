@@ -16,6 +16,7 @@
 #include "lib/handoff.h"
 #include "lib/ipv4.h"
 #include "lib/overlay.h"
+#include "lib/peer_mtu.h"
 #include "lib/port_security.h"
 #include "lib/punt.h"
 #include "lib/stats.h"
@@ -71,6 +72,23 @@ static __always_inline int prefilter_fast_decap(struct xdp_md *ctx, const struct
 	}
 }
 
+/* ICMP "fragmentation needed" about one of this node's outer packets goes to the daemon, which
+ * learns the path MTU towards that peer from it (lib/peer_mtu.h); any other ICMP is the host's.
+ * The host does not get a copy (XDP cannot clone): it has no socket on the overlay port to tell,
+ * and the outer packets never take its routes, so its own PMTU cache would gain nothing from it.
+ * The node's address is read whether or not the fast path is on (the daemon always writes it). */
+static __always_inline int prefilter_icmp(struct xdp_md *ctx, const struct andromeda_port *port,
+					  struct andromeda_xdp_stats *s, struct cursor *c, const struct iphdr *ip)
+{
+	__u32 zero = 0;
+	const struct andromeda_fp_config *cfg = bpf_map_lookup_elem(&andromeda_fp_config, &zero);
+
+	if (!cfg || !cfg->underlay_ip || ip->daddr != cfg->underlay_ip || ipv4_is_fragment(ip) ||
+	    !icmp_about_our_outer_packet(c, cfg->underlay_ip))
+		return PASS_HOST(s);
+	return TO_SOCKET(ctx, port, s, icmp);
+}
+
 static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
 					      struct andromeda_xdp_stats *s)
 {
@@ -84,6 +102,8 @@ static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct a
 	ip = prefilter_ipv4(&c, s, &verdict);
 	if (!ip)
 		return verdict != STAGE_CONTINUE ? verdict : PASS_HOST(s);
+	if (ip->protocol == IPPROTO_ICMP && !(port->flags & ANDROMEDA_PORT_F_PUNTED))
+		return prefilter_icmp(ctx, port, s, &c, ip);
 	if (ip->protocol != IPPROTO_UDP)
 		return PASS_HOST(s);
 	udp = cursor_pull(&c, sizeof(*udp));

@@ -42,8 +42,10 @@ DAEMON_TSAN_RUNS=(
   "daemon_nat_test:NatGateway.TenantsFetchOverTcpAndQueryUdpAsTheNatAddress"
   "daemon_nat_kernel_test:NatSmallMapFastPath.*"
   "service_test:Service.*"
+  "daemon_workers_test:Workers.EastWestPingAndTcpAreByteExactAcrossWorkers:Workers.ReloadsRemoveAndAddPortsAndKeepTheOthersOnTheirWorkers:NatGatewayWithTenantWorker.*"
 )
-DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test daemon_nat_kernel_test service_test)
+DAEMON_TSAN_TESTS=(daemon_lifecycle_test daemon_overlay_test daemon_nat_test daemon_nat_kernel_test service_test
+                   daemon_workers_test)
 
 configure_and_build() {
   local dir=$1; shift

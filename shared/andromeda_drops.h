@@ -30,7 +30,8 @@
 	X(no_port, 205, "a tc program ran on an interface missing from the port map") \
 	X(adjust_failed, 206, "the kernel refused to add or remove the outer headers") \
 	X(decap_mismatch, 207, "handed over by the underlay XDP, refused by tc (never expected)") \
-	X(nat_rewrite_failed, 208, "the kernel refused to rewrite a NAT flow's addresses, ports or checksums")
+	X(nat_rewrite_failed, 208, "the kernel refused to rewrite a NAT flow's addresses, ports or checksums") \
+	X(punt_rate_limited, 209, "a tenant frame for the pipeline, over its port's punt budget ([node] punt_rate, punt_burst)")
 
 /* Why an overlay packet fails decapsulation (overlay::DecapError; the pipeline counts them as
  * decap_<name> and drops the packet as malformed_overlay). */
@@ -100,8 +101,11 @@
 	X(inner_not_ipv4, 438, "inner frame is not IPv4 (ARP and IPv6 are answered locally, never tunnelled)") \
 	X(fabric_spoofed_source, 439, "inner source is not an endpoint of the VPC on the sending node") \
 	X(not_local_endpoint, 440, "inner destination is not an endpoint of the VPC on this node") \
+	X(underlay_icmp_read, 442, "ICMP fragmentation needed about an outer packet, read for the path MTU (underlay_pmtu_learned / _ignored)") \
 	/* uplink port */ \
-	X(uplink_without_nat, 441, "uplink frame but this node is no VPC's NAT gateway")
+	X(uplink_without_nat, 441, "uplink frame but this node is no VPC's NAT gateway") \
+	/* tenant ports, again */ \
+	X(gateway_reply_rate_limited, 443, "an ARP request or echo request to the gateway beyond its sender's reply budget")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

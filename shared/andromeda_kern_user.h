@@ -20,6 +20,14 @@ typedef uint32_t __be32;
 
 #include "andromeda_drops.h"
 
+/* The layout of the pinned maps, stamped beside them (<pin dir>/layout) and checked before a
+ * restarted daemon adopts them: pins with another stamp, or none (a daemon older than the stamp),
+ * are rebuilt, not adopted. Bump it in any change that gives an existing map's key or value a new
+ * meaning at the same size (a field or flag bit reused, a unit or byte order changed, entries
+ * written differently), here or in andromeda_nat_kern_user.h: libbpf refuses to reuse a pinned map
+ * only when its type, sizes or flags differ, so nothing else catches such a change. */
+#define ANDROMEDA_MAP_LAYOUT 1
+
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
  * from these). */
@@ -92,6 +100,28 @@ struct andromeda_port {
 	__u32 link;   /* tenant port: its punt device; punt device: its tenant port (ifindexes) */
 };
 
+/* andromeda_punt_limits: tenant port slot -> the token bucket every frame tc punts from that port
+ * to the pipeline must pass (bpf/lib/punt.h), so that one tenant cannot fill the worker that
+ * serves the others. A GCRA (a token bucket kept as one timestamp): a frame passes when
+ * next_ns - now <= tolerance_ns, and then moves next_ns on by interval_ns; `punt_burst` frames
+ * pass at once from a full bucket, then one per interval. The daemon writes interval_ns,
+ * tolerance_ns and ifindex ([node] punt_rate, punt_burst) and resets the rest when a slot gets a
+ * new port; the program writes the rest under the lock. interval_ns = 0 (a slot the daemon never
+ * wrote) punts without limit. */
+struct andromeda_punt_limit {
+#ifdef __bpf__
+	struct bpf_spin_lock lock; /* one bucket per port, shared by every CPU the port's frames arrive on */
+#else
+	__u32 lock; /* the kernel's struct bpf_spin_lock (linux/bpf.h, which clashes with pcap's in C++) */
+#endif
+	__u32 ifindex;             /* the tenant port (for `bpftool map dump` readers) */
+	__u64 interval_ns;         /* 1 s / punt_rate: the time one token is worth */
+	__u64 tolerance_ns;        /* (punt_burst - 1) * interval_ns */
+	__u64 next_ns;             /* when the bucket is full again (bpf_ktime_get_ns) */
+	__u64 punted;              /* frames that took a token */
+	__u64 rate_limited;        /* frames dropped: no token (drop_punt_rate_limited, per port) */
+};
+
 /* andromeda_peers: underlay IPv4 of a peer node -> what we know of it. */
 struct andromeda_peer {
 	__u32 node_id;
@@ -99,6 +129,22 @@ struct andromeda_peer {
 	__u8 mac_known;   /* 1: `mac` is resolved; 0: the fast path punts traffic to this peer */
 	__u8 pad;
 };
+
+/* andromeda_peer_mtu: underlay IPv4 of a peer node -> the path MTU towards it that the daemon
+ * learned from an ICMP "fragmentation needed" about one of this node's outer packets, when it is
+ * below [node] underlay_mtu. Like the kernel's own PMTU exceptions it ages out: the fast path
+ * ignores an entry once bpf_ktime_get_ns() (CLOCK_MONOTONIC, as the daemon's steady_clock) passes
+ * `expires_ns`, and the daemon erases it then. No entry: underlay_mtu. */
+struct andromeda_peer_mtu {
+	__u32 mtu;        /* outer IPv4 packet size the path carries */
+	__u32 pad;
+	__u64 expires_ns; /* CLOCK_MONOTONIC */
+};
+/* How long a learned path MTU lasts (the kernel's net.ipv4.route.mtu_expires default, 600 s). */
+#define ANDROMEDA_PEER_MTU_LIFETIME_S 600
+/* The smallest reported MTU believed (RFC 791's 576, which carries the overlay and 526 inner
+ * bytes): a lower one is ignored and counted, so a forged report cannot shrink a path to nothing. */
+#define ANDROMEDA_PEER_MTU_MIN 576
 
 /* andromeda_vnis: VNI -> its VPC. */
 /* andromeda_vni.flags */
@@ -231,7 +277,8 @@ struct andromeda_fp_stats {
 	X(redirect_tenant)         /* tenant frame steered to its AF_XDP socket */ \
 	X(redirect_uplink)         /* packet to a NAT address steered to its AF_XDP socket */ \
 	ANDROMEDA_DROPS_XDP(D)     /* drop_<name>, andromeda_drops.h */ \
-	X(pass_fastpath)           /* overlay packet for a local endpoint handed to the tc fast path */
+	X(pass_fastpath)           /* overlay packet for a local endpoint handed to the tc fast path */ \
+	X(redirect_icmp)           /* ICMP fragmentation needed about one of our outer packets, to the daemon */
 
 struct andromeda_xdp_stats {
 	ANDROMEDA_XDP_STATS(ANDROMEDA_STATS_FIELD, ANDROMEDA_STATS_DROP_FIELD)

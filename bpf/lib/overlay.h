@@ -18,6 +18,7 @@
 #include "config.h"
 #include "csum.h"
 #include "ipv4.h"
+#include "peer_mtu.h"
 
 #define OUTER_TTL 64
 /* Where the inner frame starts in an overlay packet: outer Ethernet, IPv4, UDP, overlay header. */
@@ -58,11 +59,12 @@ static __always_inline int overlay_header_plain(const __u8 *h)
 	       h[ANDROMEDA_HDR_INNER_PROTOCOL] == ANDROMEDA_HDR_INNER_ETHERNET && h[ANDROMEDA_HDR_HOP_LIMIT] != 0;
 }
 
-/* The largest inner IPv4 packet a tenant of `vni` may send through the overlay (the pipeline's
- * rule, shared/andromeda_overlay.h). */
-static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni)
+/* The largest inner IPv4 packet a tenant of `vni` may send through the overlay to node `node_ip`
+ * (the pipeline's rule, shared/andromeda_overlay.h), by the path MTU learned towards it if any. */
+static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni,
+					      __be32 node_ip)
 {
-	return andromeda_inner_ip_mtu(vni->mtu, cfg->underlay_mtu, ETH_HLEN);
+	return andromeda_inner_ip_mtu(vni->mtu, peer_underlay_mtu(cfg, node_ip), ETH_HLEN);
 }
 
 /* Whether the plain IPv4 packet `ip` of `skb` (its header checked against `end`), or each

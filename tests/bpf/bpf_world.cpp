@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -234,6 +235,18 @@ void World::make_pipeline() {
         spares_.push_back(dp::PacketBuffer{chunk.data(), static_cast<std::uint32_t>(chunk.size()), kHeadroom, 0});
     slots_.resize(spares_.size() + dp::kMaxBatch);
     sink_ = dp::FrameSink(slots_, spares_);
+}
+
+bool World::learn_path_mtu(std::uint32_t node, std::uint32_t mtu, bool expired) {
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    andromeda_peer_mtu value{};
+    value.mtu = mtu;
+    value.expires_ns = expired ? now - 1 : now + dp::kPeerMtuLifetimeNs;
+    if (!expired && !pipeline_->peer_path_mtu()->learn(wire::Ipv4Address(node), mtu, now)) return false;
+    const __be32 key = htonl(node);
+    return bpf_map_update_elem(fd(skel_->maps.andromeda_peer_mtu), &key, &value, BPF_ANY) == 0;
 }
 
 bool World::reload(const std::string& toml) {

@@ -195,6 +195,12 @@ public:
     // that leaves must be the same either way.
     void set_encap_headroom(std::uint16_t bytes);
 
+    // A path MTU towards node `node` (host order) learned as the daemon learns one: in the
+    // pipeline's table and in andromeda_peer_mtu, for ANDROMEDA_PEER_MTU_LIFETIME_S from now.
+    // With `expired`, only the map gets it, with an expiry already passed (the daemon has not
+    // erased it yet): the fast path must ignore it as the pipeline does. False if the map refused.
+    bool learn_path_mtu(std::uint32_t node, std::uint32_t mtu, bool expired = false);
+
     // With `gso_size`, as a GSO packet of a type the kernel will not encapsulate (bpf_world.cpp).
     TenantBpf run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size = 0);
     // XDP on the underlay, then, for what XDP passes, tc on the underlay.

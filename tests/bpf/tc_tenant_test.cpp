@@ -201,6 +201,32 @@ TEST_P(TcTenant, RandomFrames) {
     EXPECT_GE(tally.count_prefix("drop_spoofed_"), kRandomFrames / 50);
 }
 
+// A narrower underlay towards node2 (the daemon learned 1400 from ICMP fragmentation needed):
+// both sides size blue's and green's packets to node2 by it (1400 less the overlay and the inner
+// Ethernet header: 1350), the fast path leaving what is bigger to the pipeline, which answers or
+// fragments by the same MTU. An entry whose time is up is ignored by the fast path as by the pipeline.
+TEST_P(TcTenant, LearnedPathMtuTowardsAPeer) {
+    ASSERT_TRUE(world_->learn_path_mtu(kNode2, 1200, true));
+    const Tally before = run_table({{"green, 1450 bytes: an expired path MTU is ignored", "tap-g10",
+                                     ipv4(fragment(tenant_spec("green", 10, kGreen20, 1450), kDf)), "encap"}},
+                                   "expired path MTU");
+    EXPECT_EQ(before.count("encap"), 1);
+    ASSERT_TRUE(world_->learn_path_mtu(kNode2, 1400));
+    std::vector<Case> cases;
+    for (const auto& [vpc, port, to] : {std::tuple{"blue", "tap-b10", kB20}, std::tuple{"green", "tap-g10", kGreen20}})
+        for (std::uint32_t total = 1348; total <= 1352; ++total)
+            for (const bool df : {true, false})
+                for (const std::uint8_t protocol : {kUdp, kTcp})
+                    cases.push_back({std::string(vpc) + ": " + std::to_string(total) + " bytes to node2" +
+                                         (df ? ", DF" : "") + (protocol == kTcp ? ", TCP" : ", UDP"),
+                                     port, ipv4(fragment(tenant_spec(vpc, 10, to, total, protocol), df ? kDf : 0)),
+                                     total <= 1350 ? "encap" : "punt_too_big"});
+    const Tally tally = run_table(cases, "learned path MTU 1400 towards node2");
+    EXPECT_EQ(tally.count("encap"), 2 * 3 * 4);
+    // Local delivery has no overlay in between: unaffected.
+    run_table({{"to a local endpoint, 1450 bytes", kB10Port, ipv4(blue(kB11, 1450)), "local"}}, "local");
+}
+
 // First the window of a reload that removes an endpoint: its fabric entry is erased before the
 // pipeline sees the new snapshot, so the fast path punts while the pipeline still forwards. Then
 // the reload itself: the endpoints removed are gone from both sides.

@@ -81,6 +81,12 @@ void add_fabric(const andromeda_xdp* skel) {
     const __be32 nat = htonl(kNatIp);
     const std::uint32_t nat_vni = kVni;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_nat_addrs), &nat, &nat_vni, BPF_ANY), 0);
+    // The node's address, as andromedad writes it whether or not the fast path is on.
+    andromeda_fp_config config{};
+    config.underlay_ip = htonl(kLocalIp);
+    config.underlay_mtu = 1500;
+    const std::uint32_t zero = 0;
+    ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_fp_config), &zero, &config, BPF_ANY), 0);
 }
 
 // An overlay packet (src -> dst, UDP to `dport`) for kVni carrying a 14-byte inner Ethernet
@@ -104,6 +110,21 @@ Bytes underlay_udp(std::uint16_t dport, std::uint32_t src = kPeerIp, std::uint32
 Bytes tenant_frame(const Mac& src_mac) {
     Bytes f = underlay_udp(53, 0x0a00000a, 0x08080808);
     std::copy(src_mac.begin(), src_mac.end(), f.begin() + 6);
+    return f;
+}
+
+// ICMP (type, code) from a router to this node about `offending` (an Ethernet frame), quoting its
+// IPv4 header and 8 bytes, as RFC 792 asks: "fragmentation needed", next-hop MTU 1400, by default.
+Bytes icmp_about(const Bytes& offending, std::uint8_t type = 3, std::uint8_t code = 4) {
+    Bytes f(offending.begin(), offending.begin() + 14);
+    std::swap_ranges(f.begin(), f.begin() + 6, f.begin() + 6);
+    const Bytes ip = {0x45, 0, 0, 56, 0, 1, 0, 0, 64, 1, 0, 0, 10, 10, 10, 1, 0, 0, 0, 0};
+    f.insert(f.end(), ip.begin(), ip.end());
+    const std::uint32_t local = htonl(kLocalIp);
+    std::memcpy(f.data() + 14 + 16, &local, 4);
+    const Bytes icmp = {type, code, 0, 0, 0, 0, 0x05, 0x78};
+    f.insert(f.end(), icmp.begin(), icmp.end());
+    f.insert(f.end(), offending.begin() + 14, offending.begin() + 14 + 28);
     return f;
 }
 
@@ -143,6 +164,23 @@ std::vector<Fixture> andromeda_fixtures() {
          &andromeda_xdp_stats::drop_unknown_vni},
         {"underlay: overlay without an inner Ethernet header is dropped", ANDROMEDA_PORT_UNDERLAY,
          ts::resized(overlay, 42 + 8 + 6), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"underlay: fragmentation needed about our outer packet is ours (no socket: dropped)", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: fragmentation needed about someone else's packet passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, 0xc0a80177, kPeerIp)), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: fragmentation needed about the host's own UDP passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(53, kLocalIp, kPeerIp)), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: port unreachable about our outer packet passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp), 3, 3), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: an echo request passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp), 8, 0), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: fragmentation needed with its quote cut short passes", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), 14 + 20 + 8 + 24), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
         {"tenant: spoofed source MAC is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kOtherMac), XDP_DROP,
          &andromeda_xdp_stats::drop_spoofed_mac},
         {"tenant: own MAC, no socket bound, is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_DROP,
@@ -164,6 +202,12 @@ std::vector<Fixture> vxlan_fixtures() {
          &andromeda_xdp_stats::drop_bad_overlay_header},
         {"the Andromeda port is host traffic in VXLAN mode", ANDROMEDA_PORT_UNDERLAY,
          underlay_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"fragmentation needed about our VXLAN packet is ours", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_VXLAN_PORT, kLocalIp, kPeerIp, ts::OverlayKind::vxlan)), XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"fragmentation needed about a packet to the Andromeda port is the host's in VXLAN mode",
+         ANDROMEDA_PORT_UNDERLAY, icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
     };
 }
 
@@ -177,6 +221,9 @@ std::vector<Fixture> bound_socket_fixtures() {
          &andromeda_xdp_stats::redirect_tenant},
         {"uplink: NAT address is redirected", ANDROMEDA_PORT_UPLINK, underlay_udp(22, 0x08080808, kNatIp), XDP_REDIRECT,
          &andromeda_xdp_stats::redirect_uplink},
+        {"underlay: fragmentation needed about our outer packet is redirected", ANDROMEDA_PORT_UNDERLAY,
+         icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), XDP_REDIRECT,
+         &andromeda_xdp_stats::redirect_icmp},
     };
 }
 

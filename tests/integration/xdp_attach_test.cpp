@@ -12,12 +12,18 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "io/bpf/bpf_instance.hpp"
 #include "io/netlink/interfaces.hpp"
 #include "io/plan/io_error.hpp"
+#include "io/plan/port_table.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
 
@@ -181,9 +187,173 @@ TEST_F(XdpAttach, AdoptsAKilledInstancesMapsWithTheirContents) {
     EXPECT_TRUE(contains(message, "recovered from a previous instance: adopted " + std::to_string(kMapCount) +
                                       " pinned maps from " + config.pin_dir.string()))
         << message;
-    EXPECT_TRUE(contains(message, "detached XDP from eth1")) << message;
+    EXPECT_TRUE(contains(message, "replaced XDP in place on eth1")) << message;
+    EXPECT_TRUE(report.replaced_in_place);
+    EXPECT_EQ(report.mode, XdpMode::native) << "the leftover's mode is kept";
     EXPECT_EQ(attached_prog_id(), bpf.program_id());
     EXPECT_NE(bpf.program_id(), stale_prog);
+}
+
+// Udp NoPorts of this thread's namespace: datagrams the host's UDP stack had no socket for (it
+// answers each with a port unreachable, rate limits allowing).
+std::uint64_t udp_no_ports() {
+    std::ifstream snmp("/proc/thread-self/net/snmp");
+    std::string header, values;
+    while (std::getline(snmp, header)) {
+        if (header.rfind("Udp: ", 0) != 0 || !std::getline(snmp, values)) continue;
+        std::istringstream names(header), numbers(values);
+        std::string name, number;
+        while (names >> name && numbers >> number)
+            if (name == "NoPorts") return std::stoull(number);
+    }
+    ADD_FAILURE() << "no Udp NoPorts in /proc/thread-self/net/snmp";
+    return 0;
+}
+
+// Starts an instance on eth1 (writing eth1's port entry when `first`) and kills it, leaving its
+// program attached and its maps pinned, as `kill -9` of the daemon does.
+void start_and_kill(const InstanceConfig& config, bool first) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        try {
+            BpfInstance bpf(config);
+            if (first) {
+                const __u32 ifindex = require_interface("eth1").ifindex;
+                const andromeda_port port = make_port(ANDROMEDA_PORT_UNDERLAY, 0);
+                if (bpf_map_update_elem(bpf.map_fd(MapId::ports), &ifindex, &port, BPF_ANY) != 0) _exit(2);
+            }
+            const AttachReport& report = bpf.attach("eth1");
+            if (!first && !report.replaced_in_place) _exit(3);
+            raise(SIGKILL);
+        } catch (...) {
+        }
+        _exit(1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the instance did not start or did not replace in place: exit "
+                                     << WEXITSTATUS(status);
+}
+
+// A restart after kill -9 swaps the program in place. A steady UDP stream to the overlay port
+// (which the program drops: the sender is no peer) reaches the host's UDP stack not once while
+// the program is replaced again and again; a detach and an attach let some through, each
+// answered with a port unreachable, as the end of the test shows.
+TEST_F(XdpAttach, ReplacingALeftoverLetsNothingThroughToTheHost) {
+    connect();
+    topo_.add_address(*host_, "eth1", "10.99.0.1/24");
+    topo_.add_address(*peer_, "eth1", "10.99.0.2/24");
+    NetnsGuard in_host(*host_);
+    const auto config = instance_config("swap");
+    start_and_kill(config, true);
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> sent{0};
+    std::thread sender([&] {
+        NetnsGuard in_peer(*peer_);
+        const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(config.overlay_port);
+        to.sin_addr.s_addr = htonl(0x0a630001);
+        const char payload[64] = {};
+        while (!stop.load()) {
+            if (sendto(fd, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) > 0) ++sent;
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        close(fd);
+    });
+    const auto stream_for = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+    stream_for(std::chrono::milliseconds(200));  // ARP resolved, the stream steady
+    const std::uint64_t before = udp_no_ports();
+    const std::uint64_t sent_before = sent.load();
+    constexpr int kRestarts = 10;
+    for (int i = 0; i < kRestarts; ++i) start_and_kill(config, false);
+    std::unique_ptr<BpfInstance> bpf = std::make_unique<BpfInstance>(config);  // the last one stays
+    const AttachReport& report = bpf->attach("eth1");
+    EXPECT_TRUE(report.replaced_in_place) << report.message();
+    EXPECT_TRUE(contains(bpf->recovery().message(), "replaced XDP in place on eth1")) << bpf->recovery().message();
+    stream_for(std::chrono::milliseconds(50));
+    const std::uint64_t during = udp_no_ports() - before;
+    const std::uint64_t streamed = sent.load() - sent_before;
+    std::cout << kRestarts + 1 << " replacements, " << streamed << " datagrams sent meanwhile, " << during
+              << " reached the host's UDP stack\n";
+    EXPECT_GT(streamed, 100u) << "the stream did not run";
+    EXPECT_EQ(during, 0u) << "the port ran without the program for a moment";
+    EXPECT_GT(bpf->read_stats().totals().rx_packets, 0u);
+
+    // The measurement sees a port without the program.
+    EXPECT_TRUE(bpf->detach("eth1"));
+    const std::uint64_t detached_at = udp_no_ports();
+    stream_for(std::chrono::milliseconds(100));
+    EXPECT_GT(udp_no_ports(), detached_at) << "without a program the stream reaches the host's UDP stack";
+    stop = true;
+    sender.join();
+}
+
+// Pins that match this build's maps in every size but carry another layout stamp (a daemon
+// whose maps mean something else), or none (a daemon older than the stamp), are rebuilt, not
+// adopted, and the instance says why; the new pins carry this build's stamp.
+TEST_F(XdpAttach, PinsOfAnotherMapLayoutAreRebuiltNotAdopted) {
+    connect();
+    NetnsGuard in_host(*host_);
+    const auto config = instance_config("layout");
+    const fs::path stamp = config.pin_dir / kLayoutPin;
+    const auto read_stamp = [&]() -> std::int64_t {
+        const int fd = bpf_obj_get(stamp.c_str());
+        if (fd < 0) return -1;
+        const __u32 key = 0;
+        __u32 value = 0;
+        const int rc = bpf_map_lookup_elem(fd, &key, &value);
+        close(fd);
+        return rc == 0 ? value : -1;
+    };
+    andromeda_fabric_key key{};
+    key.vni = 100;
+    key.ip = htonl(0x0a00000a);
+    for (const bool stamped : {true, false}) {
+        SCOPED_TRACE(stamped ? "another stamp" : "no stamp");
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            try {
+                BpfInstance bpf(config);
+                const andromeda_fabric_entry entry{};
+                if (bpf_map_update_elem(bpf.map_fd(MapId::fabric), &key, &entry, BPF_ANY) != 0) _exit(2);
+                raise(SIGKILL);
+            } catch (...) {
+            }
+            _exit(1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFSIGNALED(status));
+        ASSERT_EQ(read_stamp(), ANDROMEDA_MAP_LAYOUT) << "an instance stamps its pins";
+        if (stamped) {
+            const int fd = bpf_obj_get(stamp.c_str());
+            ASSERT_GE(fd, 0);
+            const __u32 zero = 0, other = ANDROMEDA_MAP_LAYOUT + 1;
+            ASSERT_EQ(bpf_map_update_elem(fd, &zero, &other, BPF_ANY), 0);
+            close(fd);
+        } else {
+            ASSERT_TRUE(fs::remove(stamp));
+        }
+
+        BpfInstance bpf(config);
+        const std::string found = stamped ? std::to_string(ANDROMEDA_MAP_LAYOUT + 1) : "none";
+        EXPECT_TRUE(bpf.recovery().adopted_pins.empty());
+        EXPECT_EQ(bpf.recovery().removed_pins.size(), kMapCount);
+        EXPECT_EQ(bpf.recovery().adoption_refused, "they carry map layout " + found +
+                                                       ", this andromedad uses layout " +
+                                                       std::to_string(ANDROMEDA_MAP_LAYOUT));
+        EXPECT_TRUE(contains(bpf.recovery().message(), "could not adopt its maps (they carry map layout " + found))
+            << bpf.recovery().message();
+        andromeda_fabric_entry kept{};
+        EXPECT_NE(bpf_map_lookup_elem(bpf.map_fd(MapId::fabric), &key, &kept), 0) << "a new, empty map";
+        EXPECT_EQ(read_stamp(), ANDROMEDA_MAP_LAYOUT);
+    }
+    EXPECT_FALSE(fs::exists(stamp)) << "a clean stop removes the stamp with the maps";
 }
 
 // Pins that do not match this build's maps (another version's, or something else of that name)

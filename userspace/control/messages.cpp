@@ -60,7 +60,7 @@ void read_field(const nlohmann::json& j, const char* key, T& out) {
 
 ANDROMEDA_CONTROL_FIELDS(WorkerCpu, cpu, pinned)
 ANDROMEDA_CONTROL_FIELDS(PortStatus, name, ifindex, role, xdp_mode, xdp, tc, socket_device, paths, bind, queue_ids,
-                         endpoint)
+                         endpoint, workers)
 ANDROMEDA_CONTROL_FIELDS(PeerStatus, node, address, mac, source, problem)
 ANDROMEDA_CONTROL_FIELDS(RejectedKeyStatus, key, reason)
 ANDROMEDA_CONTROL_FIELDS(EtcdStatusReply, endpoints, prefix, connected, revision, keys, rejected, lease_alive, last_error)
@@ -69,7 +69,7 @@ ANDROMEDA_CONTROL_FIELDS(HealthReply, healthy, problems)
 ANDROMEDA_CONTROL_FIELDS(StatusReply, node, pid, uptime_s, fabric_generation, workers, worker_rx_frames, worker_cpus,
                          config, pin_dir, control_socket, underlay, underlay_address, underlay_vlan, encap, nat_gateway,
                          ports, peers, worker_failures, etcd, health, version)
-ANDROMEDA_CONTROL_FIELDS(FabricNode, name, address, mac, local)
+ANDROMEDA_CONTROL_FIELDS(FabricNode, name, address, mac, local, path_mtu, path_mtu_expires_in_s)
 ANDROMEDA_CONTROL_FIELDS(NatForward, protocol, nat_port, to)
 ANDROMEDA_CONTROL_FIELDS(VpcNat, gateway_node, address, port_range, forwards)
 ANDROMEDA_CONTROL_FIELDS(FabricEndpoint, ip, mac, node, port)

@@ -52,6 +52,7 @@ struct PortStatus {
     std::optional<std::string> bind;       // copy | zero-copy; null: no socket bound
     std::vector<std::uint32_t> queue_ids;
     std::optional<std::string> endpoint;   // "10.0.0.10 vni 100", an address, or null
+    std::vector<std::uint32_t> workers;    // the packet workers that have its sockets
 };
 
 struct PeerStatus {
@@ -135,6 +136,10 @@ struct FabricNode {
     std::optional<std::string> address;
     std::optional<std::string> mac;
     bool local = false;
+    // A peer whose underlay path was found narrower than underlay_mtu (ICMP fragmentation needed):
+    // the MTU both paths size tenant packets by, and the seconds it still lasts.
+    std::optional<std::uint32_t> path_mtu;
+    std::optional<std::uint64_t> path_mtu_expires_in_s;
 };
 
 struct NatForward {

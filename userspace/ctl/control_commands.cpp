@@ -118,12 +118,18 @@ std::string render_status(const control::StatusReply& r) {
         if (open == std::string::npos || tc->back() != ')') return *tc;
         return tc->substr(open + 2, tc->size() - open - 3);
     };
+    // WORKERS: the packet workers that have the port's sockets ("0,1"), "-" for none.
+    const auto worker_list = [](const std::vector<std::uint32_t>& workers) {
+        std::string list;
+        for (const std::uint32_t w : workers) list += (list.empty() ? "" : ",") + std::to_string(w);
+        return list.empty() ? std::string("-") : list;
+    };
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : r.ports)
         rows.push_back({p.name, p.role, text_of(p.xdp_mode), tc_mode(p.tc), text_of(p.bind),
-                        std::to_string(p.queue_ids.size()), text_of(p.endpoint), p.paths});
+                        std::to_string(p.queue_ids.size()), worker_list(p.workers), text_of(p.endpoint), p.paths});
     if (!rows.empty())
-        s += "\n" + table({"PORT", "ROLE", "XDP", "TC", "AF_XDP", "QUEUES", "ENDPOINT", "PATHS"}, rows);
+        s += "\n" + table({"PORT", "ROLE", "XDP", "TC", "AF_XDP", "QUEUES", "WORKERS", "ENDPOINT", "PATHS"}, rows);
     return s;
 }
 
@@ -155,8 +161,13 @@ std::string render_stats(const control::StatsReply& r, const control::StatsReply
 std::string render_fabric(const control::FabricReply& r) {
     std::string s = fmt::format("fabric generation {}  local node {}\n", r.generation, r.local_node);
     std::vector<std::vector<std::string>> nodes;
-    for (const auto& n : r.nodes) nodes.push_back({n.name, text_of(n.address), text_of(n.mac)});
-    s += "\nnodes:\n" + table({"NAME", "ADDRESS", "MAC"}, nodes);
+    for (const auto& n : r.nodes) {
+        const std::string path_mtu = n.path_mtu ? fmt::format("{} (learned, {} s left)", *n.path_mtu,
+                                                              n.path_mtu_expires_in_s.value_or(0))
+                                                : "-";
+        nodes.push_back({n.name, text_of(n.address), text_of(n.mac), path_mtu});
+    }
+    s += "\nnodes:\n" + table({"NAME", "ADDRESS", "MAC", "PATH MTU"}, nodes);
     for (const auto& v : r.vpcs) {
         s += fmt::format("\nvpc {}  vni {}  cidr {}  gateway {}  mtu {}{}\n", v.name, v.vni, v.cidr, v.gateway, v.mtu,
                          v.nat ? fmt::format("  nat {} via {}", v.nat->address, v.nat->gateway_node) : "");

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <ctime>
 #include <random>
 
@@ -84,14 +86,15 @@ Daemon::~Daemon() {
     control_.stop();
     pool_.reset();         // threads joined, sockets closed
     nat_offload_.reset();  // its thread joined; the kernel's flows go with the maps below
-    tenants_.reset();      // tenant ports' programs detached, punt pairs deleted
+    tenants_.reset();      // tenant ports set down, their programs detached, punt pairs deleted
     gateway_.reset();      // the uplink's (and underlay's) punt pairs likewise
     nat_.reset();
     sync_.reset();
     if (bpf_) {
         const auto pin_dir = bpf_->config().pin_dir;
         bpf_.reset();  // XDP and tc detached from every port, maps unpinned, pin directory removed
-        spdlog::info("stopped: XDP and tc detached, punt devices deleted, {} removed, control socket removed",
+        spdlog::info("stopped: tenant ports set down, XDP and tc detached, punt devices deleted, {} removed, control "
+                     "socket removed",
                      pin_dir.string());
     }
 }
@@ -109,6 +112,7 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
                                    io::MapId::ports})
             entries += sync_->adopt(id);
         spdlog::info("adopted the fast path a previous instance left running: {} map entries kept", entries);
+        reconcile_adopted(snapshot);
     }
     // Next hops first, so the peer entries are written with their MACs (an adopted peer entry
     // keeps forwarding throughout).
@@ -118,6 +122,59 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     spdlog::info("fabric maps: {}", written.summary());
     apply_next_hops(hops);
     configure_fast_path(snapshot);
+}
+
+// The programs a killed predecessor left go on forwarding with its maps until the workers start,
+// a second or more: what the configuration changed while no daemon ran (an endpoint removed,
+// moved, readdressed) is written before anything else, so a removed endpoint's traffic stops
+// here (tc: no_port) and not once the ports are plumbed. The peers keep the MACs the predecessor
+// resolved (resolution comes next and rewrites them), so traffic to them does not stop.
+void Daemon::reconcile_adopted(const fabric::FabricSnapshot& snapshot) {
+    io::LocalContext adopted = local_;
+    for (const auto& [key, value] : bpf_->map_writer().entries(io::MapId::peers)) {
+        andromeda_peer peer{};
+        __be32 address = 0;
+        if (key.size() != sizeof address || value.size() != sizeof peer) continue;
+        std::memcpy(&address, key.data(), sizeof address);
+        std::memcpy(&peer, value.data(), sizeof peer);
+        std::array<std::uint8_t, 6> mac{};
+        std::copy(std::begin(peer.mac), std::end(peer.mac), mac.begin());
+        if (peer.mac_known != 0) adopted.next_hops[ntohl(address)] = wire::MacAddress(mac);
+    }
+    io::SyncCounts written = sync_->reconcile(io::plan_full(snapshot, adopted));
+    io::PortTable ports;
+    for (const auto& [key, value] : sync_->shadow(io::MapId::ports).entries()) {
+        std::uint32_t ifindex = 0;
+        andromeda_port port{};
+        if (key.size() != sizeof ifindex || value.size() != sizeof port) continue;
+        std::memcpy(&ifindex, key.data(), sizeof ifindex);
+        std::memcpy(&port, value.data(), sizeof port);
+        ports.emplace(ifindex, port);
+    }
+    io::PortSlots scratch;  // the adopted entries keep their slots until the workers start
+    const io::PortTable tenants = io::tenant_ports(snapshot, scratch);
+    written += sync_->sync_ports(io::reconcile_adopted_ports(ports, tenants));
+    set_down_ports_left_behind(ports, tenants);
+    spdlog::info("adopted maps put right for this configuration before anything else: {}",
+                 written.total().writes() == 0 ? std::string("nothing to change") : written.summary());
+}
+
+// A tenant port of the predecessor that this configuration no longer has fails closed like one a
+// reload removes (io::TenantPlumbing::unplumb): down before its tc link is released, never an
+// ordinary host interface. Only an entry that was a tenant port's (its link is its punt device),
+// and never this configuration's underlay or uplink, whatever the predecessor made of them.
+void Daemon::set_down_ports_left_behind(const io::PortTable& adopted, const io::PortTable& tenants) {
+    for (const auto& [ifindex, port] : adopted) {
+        if (port.role != ANDROMEDA_PORT_TENANT || port.link == 0) continue;
+        if (const auto kept = tenants.find(ifindex); kept != tenants.end() && kept->second.role == ANDROMEDA_PORT_TENANT)
+            continue;
+        if (ifindex == host_.underlay.ifindex || (host_.uplink && ifindex == host_.uplink->ifindex)) continue;
+        const auto info = io::find_interface(ifindex);
+        if (!info) continue;
+        io::TenantPlumbing::set_down(info->name, ifindex);
+        spdlog::info("{}: set down (a tenant port of the previous instance this configuration no longer has)",
+                     info->name);
+    }
 }
 
 std::uint32_t Daemon::random_handoff_cookie() {
@@ -304,13 +361,17 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     underlay_vlan_ = snapshot.local().underlay_vlan;
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
-    pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned));
+    pipeline.peer_path_mtu = peer_path_mtu_;
+    pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned),
+                                         snapshot.local().workers);
     pool_->set_cpus(snapshot.local().worker_cpus);
     pool_->start();
     for (std::size_t w = 0; w < pool_->size(); ++w)
         if (const auto cpu = pool_->cpu_of(w))
             spdlog::info("worker {} (andromeda-w{}) {} CPU {}", w, w, pool_->pinned(w) ? "pinned to" : "could not be pinned to", *cpu);
-    // Steering starts only now that every socket is in the XSKMAP.
+    // Steering starts only now that every socket is in the XSKMAP, and every port's punts are
+    // limited from their first.
+    bpf_->set_punt_limits(ports, punt_limit_of(snapshot.local()));
     sync_->sync_ports(tenants_->with_punt_devices(std::move(ports)));
     // A killed predecessor's tc links on ports this fabric no longer has (their port entries
     // are gone, so those programs would only drop).
@@ -387,7 +448,24 @@ void Daemon::tick() {
     const auto failures = pool_->failures();
     for (std::size_t i = failures_logged_; i < failures.size(); ++i) spdlog::error("{}", failures[i]);
     failures_logged_ = failures.size();
+    sync_peer_path_mtu();
     publish_stats();
+}
+
+// What the workers learned about narrower underlay paths, into the fast path's map; a path whose
+// time is up goes back to underlay_mtu on both paths.
+void Daemon::sync_peer_path_mtu() {
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    const std::size_t expired = peer_path_mtu_->expire(now);
+    const PeerMtuSyncCounts counts = sync_peer_mtu(bpf_->map_writer(), peer_path_mtu_->entries(now));
+    for (const auto& e : counts.written)
+        spdlog::info("underlay path to {} carries at most {} bytes (ICMP fragmentation needed; underlay_mtu {}): "
+                     "tenants sending there get PMTUD answers for the next {} s",
+                     e.peer.to_string(), e.mtu, store_.current()->local().underlay_mtu, ANDROMEDA_PEER_MTU_LIFETIME_S);
+    if (expired > 0)
+        spdlog::info("{} learned underlay path MTU{} expired: back to underlay_mtu", expired, expired == 1 ? "" : "s");
 }
 
 std::string Daemon::handle(const control::ControlRequest& request) {

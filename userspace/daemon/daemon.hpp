@@ -28,6 +28,7 @@
 #include "daemon/etcd_sync.hpp"
 #include "daemon/host_checks.hpp"
 #include "daemon/next_hops.hpp"
+#include "daemon/peer_mtu_sync.hpp"
 #include "daemon/nat_offload.hpp"
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
@@ -78,6 +79,9 @@ public:
 
 private:
     void start_bpf(const fabric::FabricSnapshot& snapshot);
+    // Maps adopted from a killed predecessor put right for this configuration at once.
+    void reconcile_adopted(const fabric::FabricSnapshot& snapshot);
+    void set_down_ports_left_behind(const io::PortTable& adopted, const io::PortTable& tenants);
     void start_nat(const fabric::FabricSnapshot& snapshot);
     void start_uplink_route();
     void start_workers(const fabric::FabricSnapshot& snapshot);
@@ -134,6 +138,7 @@ private:
     fabric::ReloadResult build_etcd_fabric(const std::string& config_text, std::vector<fabric::RejectedKey>* rejected,
                                            const fabric::BeforePublish& before_publish);
     void tick();
+    void sync_peer_path_mtu();
     void publish_stats();
 
     // Control-socket results (daemon_reports.cpp).
@@ -166,6 +171,9 @@ private:
     std::unique_ptr<io::FabricMapSync> sync_;
     io::PortSlots slots_;
     NextHopTable next_hops_;
+    // Path MTUs towards peers learned by the workers from ICMP about our outer packets; mirrored
+    // into andromeda_peer_mtu by tick() (daemon/peer_mtu_sync.hpp).
+    std::shared_ptr<dataplane::PeerPathMtu> peer_path_mtu_ = std::make_shared<dataplane::PeerPathMtu>();
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
     // A NAT gateway's uplink (and, with the kernel NAT, underlay) punt pairs and programs: undone

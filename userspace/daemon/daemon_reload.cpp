@@ -340,13 +340,14 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_
     for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
     if (!hops.empty()) sync_->apply(io::plan_peers(snapshot, local_));
     replumb_workers(changes, hops, notes);
-    // 4. Removed ports lose their programs and punt pair (no socket binds there any more), and
-    //    added ports are steered now that their sockets are in the XSKMAP.
+    // 4. Removed ports are set down and lose their programs and punt pair (no socket binds there
+    //    any more), and added ports are steered now that their sockets are in the XSKMAP.
     for (const auto& r : changes.removed) {
         tenants_->unplumb(r.name, r.ifindex);
-        notes.push_back("- port " + r.name + " detached");
+        notes.push_back("- port " + r.name + " detached and set down");
     }
     for (const std::uint32_t ifindex : changes.failed) desired.erase(ifindex);
+    bpf_->set_punt_limits(desired, punt_limit_of(snapshot.local()));
     sync_->sync_ports(tenants_->with_punt_devices(std::move(desired)));
 }
 

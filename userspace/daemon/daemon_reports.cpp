@@ -1,5 +1,7 @@
 // What the control socket returns (control/messages.hpp's replies, which andromedactl renders)
 // and the daemon's counters published into the andromeda_daemon_stats map.
+#include <chrono>
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -82,6 +84,7 @@ control::PortStatus Daemon::port_status(const OwnedPort& port, const fabric::Fab
     p.socket_device = port.socket_device();
     p.paths = port_paths(port, snapshot);
     p.queue_ids = pool_->queues_of(port.ifindex);
+    p.workers = pool_->workers_of(port.ifindex);
     if (!p.queue_ids.empty()) p.bind = std::string(io::to_string(pool_->bind_mode()));
     switch (port.role) {
         case dataplane::PortRole::underlay: p.endpoint = host_.underlay_address.to_string(); break;
@@ -154,6 +157,15 @@ control::StatsReply Daemon::stats() const {
         auto& o = out.groups["nat_offload"];
         nat_offload_->counters().for_each([&](std::string_view name, std::uint64_t v) { o[std::string(name)] = v; });
     }
+    // Each tenant port's punt bucket (andromeda_punt_limits): "<port>.punted", "<port>.rate_limited".
+    auto& punt = out.groups["punt_limit"];
+    for (const OwnedPort& port : pool_->ports()) {
+        if (port.role != dataplane::PortRole::tenant) continue;
+        if (const auto bucket = bpf_->punt_bucket(port.slot); bucket && bucket->ifindex == port.ifindex) {
+            punt[port.name + ".punted"] = bucket->punted;
+            punt[port.name + ".rate_limited"] = bucket->rate_limited;
+        }
+    }
     out.groups["io"] = io_group(c);
     auto& daemon = out.groups["daemon"];
     const andromeda_daemon_stats d = daemon_stats(c);
@@ -185,8 +197,12 @@ control::StatsReply Daemon::stats() const {
 control::FabricReply Daemon::fabric() const {
     const auto snapshot = store_.current();
     control::FabricReply r{snapshot->generation(), snapshot->source_name(), snapshot->local().name, {}, {}};
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    const std::vector<dataplane::PeerPathMtu::Entry> learned = peer_path_mtu_->entries(now);
     for (const fabric::Node& n : snapshot->nodes()) {
-        control::FabricNode node{n.name, std::nullopt, std::nullopt, n.is_local};
+        control::FabricNode node{n.name, std::nullopt, std::nullopt, n.is_local, std::nullopt, std::nullopt};
         if (n.is_local) {
             node.address = host_.underlay_address.to_string();
             node.mac = host_.underlay.mac.to_string();
@@ -195,6 +211,11 @@ control::FabricReply Daemon::fabric() const {
             const auto mac = n.mac ? n.mac : hop != nullptr ? hop->mac : std::nullopt;
             if (n.address) node.address = n.address->to_string();
             if (mac) node.mac = mac->to_string();
+            for (const auto& e : learned)
+                if (n.address && e.peer == *n.address) {
+                    node.path_mtu = e.mtu;
+                    node.path_mtu_expires_in_s = (e.expires_ns - now) / 1'000'000'000;
+                }
         }
         r.nodes.push_back(std::move(node));
     }

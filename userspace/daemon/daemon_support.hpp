@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fabric/snapshot.hpp"
+#include "io/plan/punt_limit.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {
@@ -18,5 +19,10 @@ inline constexpr wire::Ipv4Address kUplinkProbeAddress{0xC6336401};  // 198.51.1
 
 // "<title>\n  <line>\n  <line>".
 [[nodiscard]] std::string join_lines(const std::string& title, const std::vector<std::string>& lines);
+
+// [node] punt_rate and punt_burst as the punt buckets take them.
+[[nodiscard]] inline io::PuntLimit punt_limit_of(const fabric::LocalNodeSettings& local) noexcept {
+    return {local.punt_rate, local.punt_burst};
+}
 
 }  // namespace andromeda::daemon

@@ -127,6 +127,20 @@ void check_worker_cpus(const fabric::LocalNodeSettings& local, HostCheck& check)
                                                cpu, usable));
 }
 
+// [node] workers beyond the CPUs andromedad may run on take turns on them: they still keep one
+// tenant's punts away from the underlay's worker, but add no capacity.
+void check_workers(const fabric::LocalNodeSettings& local, HostCheck& check) {
+    if (local.workers <= 1) return;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    const int cpus = CPU_COUNT(&allowed);
+    if (static_cast<int>(local.workers) > cpus)
+        check.warnings.push_back(fmt::format("[node] workers = {}: andromedad may run on {} CPU{}, so its workers take "
+                                             "turns on them (each worker is a thread and 32 MB of UMEM)",
+                                             local.workers, cpus, cpus == 1 ? "" : "s"));
+}
+
 }  // namespace
 
 HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
@@ -152,6 +166,7 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
     }
     check_tenant_ports(snapshot, check);
     check_worker_cpus(local, check);
+    check_workers(local, check);
     if (check.errors.empty() && address) {
         facts.underlay_address = *address;
         check.facts = std::move(facts);

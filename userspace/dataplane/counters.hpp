@@ -52,7 +52,9 @@ struct DecapErrorCounters {
     X(packets_fragmented)                                                                        \
     X(fragments_sent)                                                                            \
     X(in_place_fallback_copies) /* in-place encap without the outer headers' headroom */         \
-    X(fabric_rebuilds)          /* snapshot-derived state rebuilt (new generation) */
+    X(fabric_rebuilds)          /* snapshot-derived state rebuilt (new generation) */          \
+    X(underlay_pmtu_learned)    /* fragmentation needed about our outer packet: peer's MTU lowered */ \
+    X(underlay_pmtu_ignored)    /* ... refused: not our packet, unknown peer, implausible MTU, truncated */
 
 struct PipelineCounters {
     ANDROMEDA_PIPELINE_COUNTERS(ANDROMEDA_COUNTER_FIELD)

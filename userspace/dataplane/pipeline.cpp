@@ -9,6 +9,7 @@
 #include "dataplane/pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -48,6 +49,10 @@ bool Pipeline::express_encapsulate(const detail::PortState& port, const Input& i
     const detail::EndpointRoute* target =
         offset < port.direct_size ? port.direct_routes[offset] : state_.route(port.vpc_index, target_ip);
     if (target == nullptr || target->outer == nullptr || sink.free_slots() == 0) return false;
+    // A path narrower than the underlay MTU towards the target's node: the general path sizes it.
+    if (!path_mtu_->empty() && total > andromeda_inner_ip_mtu(state_.vpc(port.vpc_index).inner_mtu,
+                                                              learned_underlay_mtu(target->node_index), kEthernet))
+        return false;
     overlay::OuterTemplate* outer = target->outer;  // untagged: no encapsulating express lane with a VLAN
     const std::uint8_t* target_mac = target->macs.data();
 
@@ -219,7 +224,26 @@ FrameResult Pipeline::process_one(const Input& input, FrameSink& sink) {
 }
 
 Pipeline::Pipeline(PipelineConfig config)
-    : config_(std::move(config)), icmp_limiter_(config_.icmp_error_rate, config_.clock) {}
+    : config_(std::move(config)),
+      icmp_limiter_(config_.icmp_error_rate, config_.clock),
+      reply_limiter_(config_.gateway_reply_rate, config_.clock),
+      path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()) {}
+
+std::uint64_t Pipeline::now_ns() const {
+    if (config_.clock) return config_.clock();
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+}
+
+std::uint32_t Pipeline::learned_underlay_mtu(std::uint32_t node_index) const {
+    const std::uint32_t configured = state_.underlay_mtu();
+    if (node_index >= fabric_->nodes().size()) return configured;
+    const std::optional<wire::Ipv4Address>& address = fabric_->nodes()[node_index].address;
+    if (!address) return configured;
+    const std::uint32_t learned = path_mtu_->mtu(*address, now_ns());
+    return learned != 0 && learned < configured ? learned : configured;
+}
 
 void Pipeline::set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac) {
     auto it = std::find_if(config_.next_hops.begin(), config_.next_hops.end(),

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -127,6 +128,9 @@ public:
     std::size_t frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
                                     wire::MutableByteSpan out);
 
+    // The path MTUs this pipeline learned and sizes packets by (shared with its config's).
+    [[nodiscard]] const std::shared_ptr<PeerPathMtu>& peer_path_mtu() const noexcept { return path_mtu_; }
+
     // The daemon learned (netlink) or changed a peer's next-hop MAC / the port table.
     void set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac);
     void set_ports(std::vector<PortBinding> ports);
@@ -183,6 +187,11 @@ private:
     void too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
                  Origin origin, Action& a);
     void decide_underlay(const Input& input, Action& a);
+    // An ICMP error on the underlay port about one of this node's outer packets (underlay_pmtu.hpp).
+    void read_underlay_icmp(const Input& input, Action& a);
+    // The outer MTU towards node `node_index` of the current snapshot: the learned one, if lower.
+    [[nodiscard]] std::uint32_t learned_underlay_mtu(std::uint32_t node_index) const;
+    [[nodiscard]] std::uint64_t now_ns() const;
     void decide_uplink(const Input& input, Action& a);
 
     // Execution stage (pipeline_execute.cpp): each fills `result`.
@@ -206,6 +215,8 @@ private:
     detail::FabricState state_;
     const fabric::FabricSnapshot* fabric_ = nullptr;  // the snapshot of the call in progress
     gateway::IcmpErrorRateLimiter icmp_limiter_;
+    gateway::IcmpErrorRateLimiter reply_limiter_;  // the gateway's ARP and echo replies, per source
+    std::shared_ptr<PeerPathMtu> path_mtu_;
     std::uint16_t icmp_ip_id_ = 1;
     PipelineCounters counters_;
     std::uint64_t express_encapsulated_ = 0;  // see counters()

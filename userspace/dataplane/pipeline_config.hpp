@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dataplane/packet_buffer.hpp"
+#include "dataplane/underlay_pmtu.hpp"
 #include "gateway/rate_limiter.hpp"
 #include "wire/addresses.hpp"
 
@@ -52,7 +54,15 @@ struct PipelineConfig {
     std::vector<PortBinding> ports;
     bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame
     gateway::RateLimiterConfig icmp_error_rate;
-    gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiter; tests inject one
+    // What the gateway answers each tenant (VNI, address) at most: ARP replies and echo replies
+    // together. Far above `ping -i 0.01` (100/s) and any ARP cache's needs; a tenant flooding the
+    // gateway gets this many answers and its requests beyond them dropped
+    // (gateway_reply_rate_limited), so its flood costs the worker no reply frames.
+    gateway::RateLimiterConfig gateway_reply_rate{1000, 1000, 1024};
+    gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiters and path MTUs; tests inject one
+    // The path MTUs learned towards peer nodes, shared by every worker's pipeline (and read by the
+    // daemon for the fast path's map). Null: the pipeline keeps its own.
+    std::shared_ptr<PeerPathMtu> peer_path_mtu;
     // The common cases (tenant -> remote endpoint, overlay -> local endpoint) take an express lane
     // with the same outcome as the general one; tests turn it off to compare the two.
     bool express_lanes = true;

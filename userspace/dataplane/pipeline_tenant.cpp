@@ -52,6 +52,8 @@ void Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::E
     if (!arp->is_request()) return a.drop(DropReason::arp_not_request);
     if (sender_ip.value() == 0) return a.drop(DropReason::arp_probe);
     if (arp->target_ip() == endpoint.ip) return a.drop(DropReason::arp_for_own_address);
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip)))
+        return a.drop(DropReason::gateway_reply_rate_limited);
     a.kind = ActionKind::arp_reply;
     a.port = input.port;
     a.vpc = &state_.vpc(endpoint.vpc_index);
@@ -67,6 +69,8 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
+        if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
+            return a.drop(DropReason::gateway_reply_rate_limited);
         a.kind = ActionKind::echo_reply;
         a.port = input.port;
         a.vpc = &vpc;
@@ -135,7 +139,8 @@ void Pipeline::encapsulate_to(std::uint32_t node_index, const detail::VpcState& 
     if (outer == nullptr) return a.drop(DropReason::no_next_hop);
 
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
-    const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu, ethernet_length);
+    const std::uint32_t underlay_mtu = path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(node_index);
+    const std::uint32_t mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
     if (ip.packet().size() > mtu) {
         if (ip.dont_fragment()) return too_big(vpc, ip, mtu, input, origin, a);
         a.mtu = mtu;
@@ -172,8 +177,8 @@ std::size_t Pipeline::frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan fram
     const detail::EndpointRoute* target = state_.route(vpc_index, ip->destination());
     if (target == nullptr || target->is_local) return 0;  // local delivery has no overlay
     const detail::VpcState& state = state_.vpc(vpc_index);
-    const std::uint32_t mtu =
-        inner_ip_mtu(state_.underlay_mtu(), state.inner_mtu, static_cast<std::uint32_t>(ethernet->header_length()));
+    const std::uint32_t mtu = inner_ip_mtu(learned_underlay_mtu(target->node_index), state.inner_mtu,
+                                           static_cast<std::uint32_t>(ethernet->header_length()));
     if (ip->packet().size() <= mtu || !gateway::icmpv4_error_allowed(*ip)) return 0;
     if (!icmp_limiter_.allow(gateway::RateLimitKey::of(vni, ip->source()))) return 0;
     const gateway::IcmpErrorFrame error =

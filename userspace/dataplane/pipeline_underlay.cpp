@@ -1,5 +1,6 @@
 // Decisions for frames from the underlay (overlay packets from peer nodes) and the uplink.
 #include "dataplane/pipeline.hpp"
+#include "dataplane/underlay_pmtu.hpp"
 #include "overlay/decap.hpp"
 
 namespace andromeda::dataplane {
@@ -23,6 +24,7 @@ DropReason drop_reason_of(overlay::DecapError error) noexcept {
 void Pipeline::decide_underlay(const Input& input, Action& a) {
     const overlay::DecapResult decap = overlay::decapsulate(input.bytes, state_.decap_config());
     if (!decap.ok()) {
+        if (decap.error == overlay::DecapError::not_udp) return read_underlay_icmp(input, a);
         if (std::uint64_t* c = decap_error_counter(counters_.decap_errors, decap.error)) ++*c;
         return a.drop(drop_reason_of(decap.error));
     }
@@ -77,6 +79,30 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     a.frame_length = frame_length;
     a.destination_mac = &target->endpoint->mac;
     a.source_mac = &vpc_state.gateway.mac;
+}
+
+// What the XDP prefilter steers here besides overlay packets: "fragmentation needed" about one of
+// this node's outer packets. Believed only about our own packet to a peer node of the fabric and
+// with a plausible MTU below underlay_mtu; then that peer's path MTU is lowered (or refreshed)
+// for every worker and, through the daemon, the fast path. Anything else is the host's traffic
+// the prefilter should have passed.
+void Pipeline::read_underlay_icmp(const Input& input, Action& a) {
+    const std::optional<wire::Ipv4Address>& local = state_.local_address();
+    const overlay::DecapConfig& decap = state_.decap_config();
+    const std::uint16_t port = decap.udp_port != 0 ? decap.udp_port : overlay::default_udp_port(decap.kind);
+    const OuterFragNeededReport report =
+        local ? parse_outer_frag_needed(input.bytes, *local, port) : OuterFragNeededReport{};
+    if (report.kind == OuterFragNeeded::not_frag_needed) {
+        ++counters_.decap_errors.not_udp;
+        return a.drop(DropReason::underlay_not_overlay);
+    }
+    const fabric::Node* peer = report.kind == OuterFragNeeded::ours ? fabric_->find_node_by_address(report.peer) : nullptr;
+    if (peer != nullptr && !peer->is_local && plausible_path_mtu(report.mtu, state_.underlay_mtu()) &&
+        path_mtu_->learn(report.peer, report.mtu, now_ns()))
+        ++counters_.underlay_pmtu_learned;
+    else
+        ++counters_.underlay_pmtu_ignored;
+    a.drop(DropReason::underlay_icmp_read);
 }
 
 void Pipeline::decide_uplink(const Input& input, Action& a) {

@@ -85,7 +85,7 @@ private:
         if (table != nullptr) {
             fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
                                                          "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus",
-                                                         "fastpath"});
+                                                         "workers", "fastpath", "punt_rate", "punt_burst"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -105,8 +105,20 @@ private:
                                            &src.pin_dir)
                                 .value_or("");
             local.fastpath = fields_.boolean(*table, "node", "fastpath", true);
+            local.punt_rate = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "punt_rate", false,
+                                {0, kMaxPuntRate, kDefaultPuntRate, "frames per second a tenant port may punt (0: no limit)"})
+                    .value_or(kDefaultPuntRate));
+            local.punt_burst = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "punt_burst", false,
+                                {1, kMaxPuntBurst, kDefaultPuntBurst, "frames an idle tenant port may punt at once"})
+                    .value_or(kDefaultPuntBurst));
             decode_uplink(*table);
             decode_worker_cpus(*table);
+            local.workers = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "workers", false,
+                                {0, kMaxWorkers, 2, "packet workers (0: one per underlay RX queue)"})
+                    .value_or(0));
         } else {
             local.underlay_mtu = kDefaultUnderlayMtu;
         }

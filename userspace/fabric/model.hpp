@@ -32,6 +32,16 @@ inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
 inline constexpr std::uint16_t kMinUnderlayVlan = 1;     // 802.1Q: VID 0 means "priority tag only"
 inline constexpr std::uint16_t kMaxUnderlayVlan = 4094;  // and 4095 is reserved
 inline constexpr std::int64_t kMaxWorkerCpu = 1024;  // CPU_SETSIZE
+// [node] workers: each worker is a thread and 32 MB of UMEM; the host check also caps it at the CPUs.
+inline constexpr std::int64_t kMaxWorkers = 256;
+// [node] punt_rate / punt_burst: what each tenant port may hand the pipeline (frames per second,
+// and at once from an idle port). Far above what a tenant's ARP, new connections and NAT first
+// packets need (a few hundred a second even for a busy host), far below the ~100k/s that fill a
+// packet worker (docs/configuration.md). punt_rate = 0: no limit.
+inline constexpr std::uint32_t kDefaultPuntRate = 20000;
+inline constexpr std::uint32_t kDefaultPuntBurst = 2000;
+inline constexpr std::uint32_t kMaxPuntRate = 100'000'000;
+inline constexpr std::uint32_t kMaxPuntBurst = 1'000'000;
 inline constexpr std::uint32_t kMinVpcMtu = 576;
 inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
 inline constexpr std::uint16_t kDefaultNatPortMin = 1024;
@@ -91,9 +101,16 @@ struct LocalNodeSettings {
     // CPUs the packet workers are pinned to: worker i runs on worker_cpus[i % size]. Empty: not
     // pinned (the scheduler places them).
     std::vector<std::uint32_t> worker_cpus;
+    // Packet workers: 0, one per underlay RX queue; more than the underlay's queues adds
+    // tenant-only workers that tenant ports are spread over (fewer is the same as 0).
+    std::uint32_t workers = 0;
     // Whether this node runs the kernel fast path (east-west traffic encapsulated and
     // decapsulated by tc programs); false: every tenant frame goes through the AF_XDP pipeline.
     bool fastpath = true;
+    // The token bucket of every tenant port's punts (andromeda_punt_limits): frames per second
+    // (0: unlimited) and the burst an idle port may send at once. Applied again on every reload.
+    std::uint32_t punt_rate = kDefaultPuntRate;
+    std::uint32_t punt_burst = kDefaultPuntBurst;
     std::optional<EtcdSettings> etcd;  // [etcd]
 
     friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;

@@ -86,11 +86,17 @@ void PacketWorker::send(io::Frame& frame, PortId port, io::FrameOutput& out) noe
     }
 }
 
-// A second output from one input chunk (the input frame already carries the first).
+// A second output from one input chunk (the input frame already carries the first); to a port
+// without a socket here (a tenant-only worker's to the underlay), through the packet socket.
 void PacketWorker::send_copy(const dataplane::Emission& e, io::FrameOutput& out) noexcept {
+    const std::span<const std::uint8_t> bytes(e.frame.chunk + e.frame.offset, e.frame.length);
     const std::uint32_t socket = socket_of(e.port);
-    if (socket == kNoSocket || !out.transmit_copy(std::span(e.frame.chunk + e.frame.offset, e.frame.length), socket))
-        ++glue_.tx_copy_failed;
+    if (socket != kNoSocket) {
+        if (!out.transmit_copy(bytes, socket)) ++glue_.tx_copy_failed;
+        return;
+    }
+    if (e.port != dataplane::kNoPort && packet_socket_.send(e.port, bytes)) ++glue_.tx_copied;
+    else ++glue_.tx_copy_failed;
 }
 
 }  // namespace andromeda::worker

@@ -53,10 +53,11 @@ TEST(CtlRender, StatusTable) {
                     {"fabric_generation", 3}, {"workers", 1},      {"config", "/etc/a.toml"},
                     {"pin_dir", "/sys/fs/bpf/andromeda/node1"},
                     {"ports", {{{"name", "eth1"}, {"role", "underlay"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queue_ids", {0, 1}}, {"endpoint", nullptr}, {"paths", "fast path (tc decap) + pipeline"},
+                                {"queue_ids", {0, 1}}, {"workers", {0, 1}}, {"endpoint", nullptr},
+                                {"paths", "fast path (tc decap) + pipeline"},
                                 {"tc", "andromeda_tc_underlay (clsact)"}},
                                {{"name", "tap-blue-10"}, {"role", "tenant"}, {"xdp_mode", "native"}, {"bind", "copy"},
-                                {"queue_ids", {0}}, {"endpoint", "10.0.0.10 vni 100"},
+                                {"queue_ids", {0}}, {"workers", {2}}, {"endpoint", "10.0.0.10 vni 100"},
                                 {"paths", "fast path (tc) + pipeline via anx3"}, {"tc", "andromeda_tc_tenant (tcx)"}},
                                {{"name", "uplink0"}, {"role", "uplink"}, {"xdp_mode", "generic"}, {"bind", "copy"},
                                 {"queue_ids", {0}}, {"endpoint", "203.0.113.1"}, {"paths", "pipeline"}}}}};
@@ -65,10 +66,10 @@ TEST(CtlRender, StatusTable) {
               "config /etc/a.toml\n"
               "pins /sys/fs/bpf/andromeda/node1\n"
               "\n"
-              "PORT         ROLE      XDP      TC      AF_XDP  QUEUES  ENDPOINT           PATHS\n"
-              "eth1         underlay  native   clsact  copy    2       -                  fast path (tc decap) + pipeline\n"
-              "tap-blue-10  tenant    native   tcx     copy    1       10.0.0.10 vni 100  fast path (tc) + pipeline via anx3\n"
-              "uplink0      uplink    generic  -       copy    1       203.0.113.1        pipeline\n");
+              "PORT         ROLE      XDP      TC      AF_XDP  QUEUES  WORKERS  ENDPOINT           PATHS\n"
+              "eth1         underlay  native   clsact  copy    2       0,1      -                  fast path (tc decap) + pipeline\n"
+              "tap-blue-10  tenant    native   tcx     copy    1       2        10.0.0.10 vni 100  fast path (tc) + pipeline via anx3\n"
+              "uplink0      uplink    generic  -       copy    1       -        203.0.113.1        pipeline\n");
 }
 
 TEST(CtlRender, StatusNamesPinnedWorkerCpus) {
@@ -157,16 +158,21 @@ TEST(CtlRender, ConntrackAndReloadAndFabric) {
               "1 flows\n");
     EXPECT_EQ(render_reload({4, ""}), "reloaded: fabric generation 4\nno changes\n");
     EXPECT_EQ(render_reload({5, "endpoints: +1\n"}), "reloaded: fabric generation 5\nendpoints: +1\n");
-    control::FabricReply f{2, "node.toml", "node1", {{"node1", "192.168.1.1", "02:00:00:00:a1:01", true}, {"node2", "192.168.1.2", std::nullopt, false}}, {}};
+    control::FabricReply f{2,
+                           "node.toml",
+                           "node1",
+                           {{"node1", "192.168.1.1", "02:00:00:00:a1:01", true, std::nullopt, std::nullopt},
+                            {"node2", "192.168.1.2", std::nullopt, false, 1400, 583}},
+                           {}};
     f.vpcs.push_back({"blue", 100, "10.0.0.0/24", "10.0.0.1", "02:00:00:00:00:ff", 1450,
                       control::VpcNat{"node2", "203.0.113.10", {1024, 65535}, {}},
                       {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1"}, {"10.0.0.20", "02:00:00:00:00:20", "node2", std::nullopt}}});
     EXPECT_EQ(render_fabric(f),
               "fabric generation 2  local node node1\n"
               "\nnodes:\n"
-              "NAME   ADDRESS      MAC\n"
-              "node1  192.168.1.1  02:00:00:00:a1:01\n"
-              "node2  192.168.1.2  -\n"
+              "NAME   ADDRESS      MAC                PATH MTU\n"
+              "node1  192.168.1.1  02:00:00:00:a1:01  -\n"
+              "node2  192.168.1.2  -                  1400 (learned, 583 s left)\n"
               "\nvpc blue  vni 100  cidr 10.0.0.0/24  gateway 10.0.0.1  mtu 1450  nat 203.0.113.10 via node2\n"
               "  IP         MAC                NODE   PORT\n"
               "  10.0.0.10  02:00:00:00:00:10  node1  tap1\n"

@@ -28,8 +28,8 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     s.underlay_vlan = 100;
     s.nat_gateway = true;
     s.ports.push_back({"tap1", 7, "tenant", "native", "native on anx3", "andromeda_fp_tenant", "anx3",
-                       "fast path (tc) + pipeline via anx3", "copy", {0, 1}, "10.0.0.10 vni 100"});
-    s.ports.push_back({"eth2", 3, "uplink", std::nullopt, std::nullopt, std::nullopt, "eth2", "pipeline", std::nullopt, {}, std::nullopt});
+                       "fast path (tc) + pipeline via anx3", "copy", {0, 1}, "10.0.0.10 vni 100", {2}});
+    s.ports.push_back({"eth2", 3, "uplink", std::nullopt, std::nullopt, std::nullopt, "eth2", "pipeline", std::nullopt, {}, std::nullopt, {}});
     s.peers.push_back({"node2", "192.168.1.2", std::nullopt, "unresolved", "no neighbour entry"});
     s.worker_failures = {"worker 1: gone"};
     const json status = s;
@@ -37,6 +37,7 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     EXPECT_TRUE(status["ports"][1]["xdp_mode"].is_null());
     EXPECT_EQ(status["worker_cpus"][0]["cpu"], 1);
     EXPECT_TRUE(status["worker_cpus"][1].is_null());
+    EXPECT_EQ(status["ports"][0]["workers"], json::array({2}));
 
     StatsReply st;
     st.groups["xdp"] = {{"rx_packets", 150}, {"drop_unknown_vni", 0}};
@@ -47,12 +48,19 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     EXPECT_EQ(st.value("xdp", "nothing"), 0u);
     EXPECT_EQ(st.value("nothing", "rx_packets"), 0u);
 
-    FabricReply f{3, "node.toml", "node1", {{"node1", "192.168.1.1", std::nullopt, true}}, {}};
+    FabricReply f{3,
+                  "node.toml",
+                  "node1",
+                  {{"node1", "192.168.1.1", std::nullopt, true, std::nullopt, std::nullopt},
+                   {"node2", "192.168.2.2", std::nullopt, false, 1400, 599}},
+                  {}};
     f.vpcs.push_back({"blue", 100, "10.0.0.0/24", "10.0.0.1", "02:00:00:00:00:ff", 1450,
                       VpcNat{"node1", "203.0.113.10", {1024, 65535}, {{"tcp", 8080, "10.0.0.20:80"}}},
                       {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1"}}});
     EXPECT_EQ(round_trip(f), json(f));
     EXPECT_EQ(json(f)["vpcs"][0]["nat"]["port_range"], json({1024, 65535}));
+    EXPECT_EQ(json(f)["nodes"][1]["path_mtu"], 1400);
+    EXPECT_EQ(json(f)["nodes"][1]["path_mtu_expires_in_s"], 599);
 
     ConntrackReply c{true, 1, {}};
     c.flows.push_back({100, "udp", "inbound", "replied", true, {"203.0.113.9", 5555, "198.51.100.1", 8080},

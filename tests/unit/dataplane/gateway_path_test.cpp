@@ -105,5 +105,55 @@ TEST_F(GatewayPathTest, PingWithABadChecksumOrAsAFragmentIsDropped) {
     EXPECT_EQ(run_in_place(kBlue10Port, chunk).drop_reason, DropReason::gateway_unsupported);
 }
 
+// The gateway's answers are budgeted per source (VNI, address), ARP and echo together; a source
+// over its budget is dropped and counted, others keep theirs, and time refills it.
+TEST(GatewayReplyRateLimitTest, RepliesAreLimitedPerSourceAndRefillWithTime) {
+    struct {
+        std::uint64_t now = 1'000'000'000;
+    } time;
+    auto config = node_config("node1");
+    config.gateway_reply_rate = {10, 4, 64};
+    config.clock = [&time] { return time.now; };
+    dataplane::Pipeline pipeline(config);
+    const auto fabric = load_fabric(fabric_text("node1"));
+    SinkStorage out;
+    const Bytes arp = arp_request(kBlue10Mac, ipv4("10.0.0.10"), ipv4("10.0.0.1"));
+    const Bytes ping = ipv4_frame(blue10_to("10.0.0.1", wire::ip_protocol::kIcmp));
+    const auto run = [&](PortId port, const Bytes& frame) { return pipeline.process(port, frame, *fabric, out.fresh()); };
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(run(kBlue10Port, arp).verdict, Verdict::reply) << i;
+        EXPECT_EQ(run(kBlue10Port, ping).verdict, Verdict::reply) << i;
+    }
+    const auto limited = run(kBlue10Port, ping);
+    EXPECT_EQ(limited.drop_reason, DropReason::gateway_reply_rate_limited);
+    EXPECT_TRUE(out.emissions().empty()) << "nothing answered";
+    EXPECT_EQ(run(kBlue10Port, arp).drop_reason, DropReason::gateway_reply_rate_limited);
+    // Green's 10.0.0.10 is another source with its own budget.
+    EXPECT_EQ(run(kGreen10Port, arp_request(kGreen10Mac, ipv4("10.0.0.10"), ipv4("10.0.0.1"))).verdict, Verdict::reply);
+    time.now += 100'000'000;  // one token at 10 a second
+    EXPECT_EQ(run(kBlue10Port, arp).verdict, Verdict::reply);
+    EXPECT_EQ(run(kBlue10Port, ping).drop_reason, DropReason::gateway_reply_rate_limited);
+    EXPECT_EQ(dataplane::drop_count(pipeline.counters().drops, DropReason::gateway_reply_rate_limited), 3u);
+    EXPECT_EQ(pipeline.counters().arp_replies, 4u);
+}
+
+// The default budget never touches `ping -i 0.01` and an ARP a second, for a minute.
+TEST(GatewayReplyRateLimitTest, TheDefaultBudgetLeavesFastPingAlone) {
+    std::uint64_t now = 1'000'000'000;
+    auto config = node_config("node1");
+    config.clock = [&now] { return now; };
+    dataplane::Pipeline pipeline(config);
+    const auto fabric = load_fabric(fabric_text("node1"));
+    SinkStorage out;
+    const Bytes arp = arp_request(kBlue10Mac, ipv4("10.0.0.10"), ipv4("10.0.0.1"));
+    const Bytes ping = ipv4_frame(blue10_to("10.0.0.1", wire::ip_protocol::kIcmp));
+    for (int i = 0; i < 6000; ++i, now += 10'000'000) {
+        ASSERT_EQ(pipeline.process(kBlue10Port, ping, *fabric, out.fresh()).verdict, Verdict::reply) << i;
+        if (i % 100 == 0) {
+            ASSERT_EQ(pipeline.process(kBlue10Port, arp, *fabric, out.fresh()).verdict, Verdict::reply) << i;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace andromeda::testing

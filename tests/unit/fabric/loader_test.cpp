@@ -60,6 +60,9 @@ TEST(FabricLoader, Defaults) {
     EXPECT_EQ(local.pin_dir, "/sys/fs/bpf/andromeda/node1");
     EXPECT_FALSE(local.uplink.has_value());
     EXPECT_TRUE(local.worker_cpus.empty()) << "unset: workers are not pinned";
+    EXPECT_EQ(local.workers, 0u) << "unset: one worker per underlay RX queue";
+    EXPECT_EQ(local.punt_rate, 20000u);
+    EXPECT_EQ(local.punt_burst, 2000u);
     const Vpc& vpc = fabric->vpcs()[0];
     EXPECT_EQ(vpc.mtu, 1450u);
     EXPECT_EQ(vpc.gateway_mac, kDefaultGatewayMac);
@@ -72,6 +75,18 @@ TEST(FabricLoader, Defaults) {
 TEST(FabricLoader, WorkerCpusKeepTheirOrder) {
     const auto fabric = load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\nworker_cpus = [3, 0, 2]\n"));
     EXPECT_EQ(fabric->local().worker_cpus, (std::vector<std::uint32_t>{3, 0, 2}));
+}
+
+TEST(FabricLoader, Workers) {
+    const auto fabric = load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\nworkers = 3\n"));
+    EXPECT_EQ(fabric->local().workers, 3u);
+}
+
+TEST(FabricLoader, PuntLimitKeys) {
+    const auto fabric = load_ok(
+        replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\npunt_rate = 500\npunt_burst = 50\n"));
+    EXPECT_EQ(fabric->local().punt_rate, 500u);
+    EXPECT_EQ(fabric->local().punt_burst, 50u);
 }
 
 TEST(FabricLoader, NatGatewayExample) {

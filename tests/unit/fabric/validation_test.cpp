@@ -50,7 +50,7 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, fastpath"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {
@@ -104,6 +104,35 @@ TEST(FabricValidation, WorkerCpusMustBeDistinctCpuNumbers) {
     expect_error(replace_once(kBaseFabric, at, at + "worker_cpus = [1, 0, 1]\n"),
                  "t.toml:3: node.worker_cpus: CPU 1 is listed twice; list each CPU once; workers beyond the list's "
                  "length wrap around it");
+}
+
+TEST(FabricValidation, PuntRateAndBurstAreBounded) {
+    const std::string at = "name = \"node1\"\n";
+    for (const auto& [key, value] : {std::pair{"punt_rate", 0}, {"punt_rate", 100000000}, {"punt_burst", 1},
+                                     {"punt_burst", 1000000}})
+        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
+            << key << " = " << value;
+    expect_error(replace_once(kBaseFabric, at, at + "punt_rate = -1\n"),
+                 "t.toml:3: node.punt_rate: -1 is out of range; frames per second a tenant port may punt (0: no "
+                 "limit) is 0 to 100000000");
+    expect_error(replace_once(kBaseFabric, at, at + "punt_burst = 0\n"),
+                 "t.toml:3: node.punt_burst: 0 is out of range; frames an idle tenant port may punt at once is 1 to "
+                 "1000000");
+    expect_error(replace_once(kBaseFabric, at, at + "punt_rate = \"fast\"\n"),
+                 "t.toml:3: node.punt_rate: expected an integer, found a string; e.g. punt_rate = 20000");
+}
+
+TEST(FabricValidation, WorkersAreBounded) {
+    const std::string at = "name = \"node1\"\n";
+    for (const int value : {0, 1, 256})
+        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + "workers = " + std::to_string(value) + "\n")).empty())
+            << "workers = " << value;
+    expect_error(replace_once(kBaseFabric, at, at + "workers = -1\n"),
+                 "t.toml:3: node.workers: -1 is out of range; packet workers (0: one per underlay RX queue) is 0 to 256");
+    expect_error(replace_once(kBaseFabric, at, at + "workers = 257\n"),
+                 "t.toml:3: node.workers: 257 is out of range; packet workers (0: one per underlay RX queue) is 0 to 256");
+    expect_error(replace_once(kBaseFabric, at, at + "workers = \"many\"\n"),
+                 "t.toml:3: node.workers: expected an integer, found a string; e.g. workers = 2");
 }
 
 TEST(FabricValidation, BadIpv4Address) {

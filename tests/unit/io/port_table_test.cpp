@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "fabric/fabric.hpp"
@@ -88,6 +90,54 @@ TEST(TenantPorts, ReloadKeepsSlotsAndThePortMapWritesOnlyChanges) {
     EXPECT_EQ(counts[MapId::ports].erases, 1u);
     EXPECT_EQ(counts[MapId::ports].unchanged, 2u);
     EXPECT_EQ(writer.table(MapId::ports).size(), 3u);
+}
+
+// What a killed predecessor left: the underlay (ifindex 2), tap-a (11) and tap-b (12) with
+// their punt devices (visible 21/22, steering 31/32), as add_punt_ports writes them.
+PortTable predecessor_ports(const fabric::FabricSnapshot& snapshot) {
+    PortSlots slots;
+    PortTable table = tenant_ports(snapshot, slots);
+    add_punt_ports(table, {{11, {"anp11", 21, "anx11", 31}}, {12, {"anp12", 22, "anx12", 32}}});
+    table[2] = make_port(ANDROMEDA_PORT_UNDERLAY, slots.slot_for("eth1"));
+    return table;
+}
+
+bool same_entries(const PortTable& a, const PortTable& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+               return x.first == y.first && std::memcmp(&x.second, &y.second, sizeof x.second) == 0;
+           });
+}
+
+TEST(ReconcileAdoptedPorts, ARemovedPortLosesEveryEntryTheOthersTakeTheConfiguration) {
+    const PortTable adopted = predecessor_ports(*load(kFabric));
+    ASSERT_EQ(adopted.size(), 7u);
+    // While no daemon ran, tap-a's endpoint was removed and tap-b's moved to another address.
+    std::string next = kFabric;
+    next.erase(next.find("[[vpc.endpoint]]\nip = \"10.0.0.10\""),
+               next.find("[[vpc.endpoint]]\nip = \"10.0.0.11\"") - next.find("[[vpc.endpoint]]\nip = \"10.0.0.10\""));
+    next.replace(next.find("\"10.0.0.11\""), 11, "\"10.0.0.77\"");
+    PortSlots scratch;
+    const PortTable wanted = tenant_ports(*load(next), scratch);
+    ASSERT_EQ(wanted.size(), 1u) << next;
+
+    const PortTable out = reconcile_adopted_ports(adopted, wanted);
+    for (const std::uint32_t gone : {11u, 21u, 31u}) EXPECT_EQ(out.count(gone), 0u) << "tap-a's entry " << gone;
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out.at(2).role, static_cast<__u32>(ANDROMEDA_PORT_UNDERLAY));
+    for (const std::uint32_t tap_b : {12u, 32u}) {
+        const andromeda_port& p = out.at(tap_b);
+        EXPECT_EQ(ntohl(p.ip), 0x0a00004du) << tap_b << " takes the new address";
+        EXPECT_EQ(p.slot, adopted.at(tap_b).slot) << "the slot stays until the workers start";
+        EXPECT_EQ(p.link, adopted.at(tap_b).link);
+    }
+    EXPECT_EQ(out.at(22).role, static_cast<__u32>(ANDROMEDA_PORT_PUNT));
+    EXPECT_EQ(out.at(22).link, 12u);
+
+    EXPECT_TRUE(same_entries(reconcile_adopted_ports(adopted, tenant_ports(*load(kFabric), scratch)), adopted))
+        << "an unchanged configuration changes nothing";
+    const PortTable none = reconcile_adopted_ports(adopted, {});
+    ASSERT_EQ(none.size(), 1u) << "no tenant left: the underlay alone";
+    EXPECT_EQ(none.count(2), 1u);
 }
 
 TEST(XskKey, MatchesTheXdpProgram) {

@@ -31,7 +31,7 @@ TEST(XdpStats, SumsEveryCpuAndNamesEveryCounter) {
     for (const auto& f : kXdpCounterFields) names.insert(f.name);
     EXPECT_EQ(names.size(), kXdpCounterFields.size());
     EXPECT_EQ(kXdpCounterFields.front().name, "rx_packets");
-    EXPECT_EQ(kXdpCounterFields.back().name, "pass_fastpath");
+    EXPECT_EQ(kXdpCounterFields.back().name, "redirect_icmp");
 }
 
 TEST(Netlink, RequestAttributesParseBack) {

@@ -34,8 +34,38 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::fp_ip_id: return skel.maps.andromeda_fp_ip_id;
     case MapId::vpc_cidrs: return skel.maps.andromeda_vpc_cidrs;
     case MapId::nat_flows: return skel.maps.andromeda_nat_flows;
+    case MapId::punt_limits: return skel.maps.andromeda_punt_limits;
+    case MapId::peer_mtu: return skel.maps.andromeda_peer_mtu;
     }
     return nullptr;
+}
+
+// The layout stamp: a one-entry array pinned beside the maps (not part of the BPF object: the
+// programs never read it), holding ANDROMEDA_MAP_LAYOUT.
+std::optional<std::uint32_t> read_layout_stamp(const std::filesystem::path& pin) {
+    const int fd = bpf_obj_get(pin.c_str());
+    if (fd < 0) return std::nullopt;
+    const __u32 key = 0;
+    __u32 value = 0;
+    bpf_map_info info{};
+    __u32 length = sizeof info;
+    const bool ok = bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.type == BPF_MAP_TYPE_ARRAY &&
+                    info.key_size == sizeof key && info.value_size == sizeof value &&
+                    bpf_map_lookup_elem(fd, &key, &value) == 0;
+    close(fd);
+    return ok ? std::optional(value) : std::nullopt;
+}
+
+void write_layout_stamp(const std::filesystem::path& pin) {
+    std::error_code ec;
+    std::filesystem::remove(pin, ec);
+    const int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "andromeda_stamp", sizeof(__u32), sizeof(__u32), 1, nullptr);
+    if (fd < 0) throw IoError("creating the map layout stamp", errno);
+    const __u32 key = 0, value = ANDROMEDA_MAP_LAYOUT;
+    const bool ok = bpf_map_update_elem(fd, &key, &value, BPF_ANY) == 0 && bpf_obj_pin(fd, pin.c_str()) == 0;
+    const int error = errno;
+    close(fd);
+    if (!ok) throw IoError("stamping the map layout at " + pin.string(), error);
 }
 
 // Writes through the map fds, checking sizes against what the kernel map was created with.
@@ -117,6 +147,7 @@ std::string RecoveryReport::message() const {
                         names + ")");
     }
     for (const auto& d : detached) parts.push_back("detached XDP from " + d);
+    for (const auto& r : replaced_xdp) parts.push_back("replaced XDP in place on " + r);
     for (const auto& p : adopted_tc) parts.push_back("took over the tc link of " + p);
     for (const auto& p : released_tc) parts.push_back("released the tc link of " + p + " (no longer a port)");
     std::string out = "recovered from a previous instance: ";
@@ -135,12 +166,15 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
     kernel_ = probe_kernel_features();
     spdlog::info("{}", kernel_.message());
     // A previous instance that was killed left its maps pinned (and its programs attached, still
-    // forwarding): this one adopts them, contents and all, when they match its own definitions,
-    // and starts afresh otherwise. Pins of no map of ours are removed either way.
-    std::vector<std::string> ours;
+    // forwarding): this one adopts them, contents and all, when they carry its layout stamp and
+    // match its own definitions, and starts afresh otherwise. Pins of no map of ours are removed
+    // either way.
+    std::vector<std::string> ours{kLayoutPin};
     for (const MapId id : kAllMaps) ours.emplace_back(pin_name(id));
     recovery_.removed_pins = directory_->remove_pins(ours);
-    const std::vector<std::string> left = directory_->pins();
+    std::vector<std::string> left = directory_->pins();
+    std::erase(left, std::string(kLayoutPin));
+    if (!left.empty()) refuse_other_layouts(left);
     try {
         try {
             load_and_pin();
@@ -149,10 +183,12 @@ BpfInstance::BpfInstance(InstanceConfig config) : config_(std::move(config)) {
             if (left.empty()) throw;
             recovery_.adoption_refused = e.what();
             skel_.reset();
-            for (auto& name : directory_->remove_pins()) recovery_.removed_pins.push_back(std::move(name));
+            for (auto& name : directory_->remove_pins())
+                if (name != kLayoutPin) recovery_.removed_pins.push_back(std::move(name));
             std::sort(recovery_.removed_pins.begin(), recovery_.removed_pins.end());
             load_and_pin();
         }
+        write_layout_stamp(config_.pin_dir / kLayoutPin);
     } catch (...) {
         unpin_all();
         throw;
@@ -173,6 +209,23 @@ BpfInstance::~BpfInstance() {
     unpin_all();
     skel_.reset();
     directory_->remove_if_empty();
+}
+
+// The stamp a killed predecessor left beside its maps, read before libbpf reuses any of them.
+void BpfInstance::refuse_other_layouts(std::vector<std::string>& left) {
+    const std::optional<std::uint32_t> found = read_layout_stamp(config_.pin_dir / kLayoutPin);
+    if (found == ANDROMEDA_MAP_LAYOUT) return;
+    recovery_.adoption_refused = "they carry map layout " + (found ? std::to_string(*found) : std::string("none")) +
+                                 ", this andromedad uses layout " + std::to_string(ANDROMEDA_MAP_LAYOUT);
+    spdlog::warn("the maps pinned in {} carry map layout {}{}; this andromedad uses layout {}: not adopting them. "
+                 "They are rebuilt, and the tenants' kernel path with them (a short interruption until the "
+                 "fabric is written again)",
+                 config_.pin_dir.string(), found ? std::to_string(*found) : std::string("none"),
+                 found ? "" : " (no stamp: left by an older andromedad)", ANDROMEDA_MAP_LAYOUT);
+    for (auto& name : directory_->remove_pins())
+        if (name != kLayoutPin) recovery_.removed_pins.push_back(std::move(name));
+    std::sort(recovery_.removed_pins.begin(), recovery_.removed_pins.end());
+    left.clear();
 }
 
 void BpfInstance::load_and_pin() {
@@ -206,6 +259,8 @@ void BpfInstance::load_and_pin() {
 }
 
 void BpfInstance::unpin_all() noexcept {
+    std::error_code ec;
+    std::filesystem::remove(config_.pin_dir / kLayoutPin, ec);
     if (!skel_) return;
     for (const MapId id : kAllMaps) {
         bpf_map* map = map_of(*skel_, id);
@@ -219,7 +274,8 @@ const AttachReport& BpfInstance::attach(std::string_view ifname, std::optional<X
     const InterfaceInfo link = require_interface(ifname);
     auto attachment = std::make_unique<XdpAttachment>(program_fd(), link, mode.value_or(config_.xdp_mode),
                                                       config_.replace_foreign_xdp);
-    if (!attachment->report().replaced.empty()) recovery_.detached.push_back(link.name + ": " + attachment->report().replaced);
+    if (const AttachReport& r = attachment->report(); !r.replaced.empty())
+        (r.replaced_in_place ? recovery_.replaced_xdp : recovery_.detached).push_back(link.name + ": " + r.replaced);
     ports_.push_back({std::string(ifname), std::move(attachment)});
     return ports_.back().attachment->report();
 }
@@ -303,6 +359,25 @@ andromeda_fp_config BpfInstance::fast_path() const {
     if (bpf_map_lookup_elem(map_fd(MapId::fp_config), &key, &config) != 0)
         throw IoError("reading andromeda_fp_config", errno);
     return config;
+}
+
+void BpfInstance::set_punt_limits(const PortTable& ports, PuntLimit limit) {
+    const int fd = map_fd(MapId::punt_limits);
+    for (const auto& [ifindex, port] : ports) {
+        if (port.role != ANDROMEDA_PORT_TENANT || port.slot >= ANDROMEDA_MAX_PORTS) continue;
+        const std::optional<andromeda_punt_limit> now = punt_bucket(port.slot);
+        if (!now) throw IoError("reading andromeda_punt_limits", errno);
+        const auto next = punt_bucket_update(*now, ifindex, limit);
+        // Without BPF_F_LOCK: the kernel copies everything but the lock, which stays the map's.
+        if (next && bpf_map_update_elem(fd, &port.slot, &*next, BPF_ANY) != 0)
+            throw IoError("writing andromeda_punt_limits", errno);
+    }
+}
+
+std::optional<andromeda_punt_limit> BpfInstance::punt_bucket(std::uint32_t slot) const {
+    andromeda_punt_limit bucket{};
+    if (bpf_map_lookup_elem(map_fd(MapId::punt_limits), &slot, &bucket) != 0) return std::nullopt;
+    return bucket;
 }
 
 void BpfInstance::register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd) {

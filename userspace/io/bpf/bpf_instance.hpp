@@ -1,12 +1,13 @@
 // One andromedad instance's BPF side, from start to clean exit:
 //   - mounts bpffs at /sys/fs/bpf when missing, locks the instance's pin directory;
-//   - removes pins a crashed previous instance left there (and says so);
+//   - removes pins a crashed previous instance left there (and says so), adopting its maps only
+//     when they carry this build's layout stamp (ANDROMEDA_MAP_LAYOUT, <pin dir>/layout);
 //   - probes what the kernel's BPF helpers take (io/bpf/kernel_probe.hpp);
 //   - opens the skeleton, sets the rodata (overlay port, encap kind, the probes' answers), loads,
 //     pins every map
 //     as <pin dir>/<name without andromeda_> so `bpftool map dump pinned` prints named fields;
 //   - attaches XDP to the ports (native, else generic), replacing a previous instance's
-//     leftover program, and detaches on destruction;
+//     leftover program in place (io/bpf/xdp_attach.hpp), and detaches on destruction;
 //   - attaches the fast path's tc programs (tcx links pinned under <pin dir>/links, else clsact),
 //     taking over a previous instance's links in place and releasing those no port claims;
 //   - registers AF_XDP sockets in the XSKMAP, reads and publishes counters.
@@ -30,6 +31,8 @@
 #include "io/plan/config.hpp"
 #include "io/plan/map_ids.hpp"
 #include "io/plan/map_sync.hpp"
+#include "io/plan/port_table.hpp"
+#include "io/plan/punt_limit.hpp"
 
 struct andromeda_xdp;
 
@@ -38,6 +41,10 @@ namespace andromeda::io {
 // A MapWriter over a loaded skeleton's maps (what BpfInstance::map_writer() is), for tests and
 // tools that load the object themselves.
 [[nodiscard]] std::unique_ptr<MapWriter> make_map_writer(andromeda_xdp& skel);
+
+// The pin (in the pin directory) of the map layout stamp: ANDROMEDA_MAP_LAYOUT, written once the
+// maps are pinned and checked before a restarted instance adopts them.
+inline constexpr const char* kLayoutPin = "layout";
 
 // What starting over a crashed instance's leftovers took.
 struct RecoveryReport {
@@ -49,16 +56,17 @@ struct RecoveryReport {
     std::string adoption_refused;           // why they could not be adopted, when they could not
     std::vector<std::string> removed_pins;  // names of the stale pins removed
     std::vector<std::string> detached;      // "eth1: andromeda_xdp prog id 163 (native)"
+    std::vector<std::string> replaced_xdp;  // the same, for a program swapped for ours in place
     std::vector<std::string> adopted_tc;    // ports whose pinned tcx link was taken over
     std::vector<std::string> released_tc;   // ports whose leftover tcx link no port claimed
 
 
     [[nodiscard]] bool recovered() const noexcept {
-        return !adopted_pins.empty() || !removed_pins.empty() || !detached.empty() || !adopted_tc.empty() ||
-               !released_tc.empty();
+        return !adopted_pins.empty() || !removed_pins.empty() || !detached.empty() || !replaced_xdp.empty() ||
+               !adopted_tc.empty() || !released_tc.empty();
     }
-    // "recovered from a previous instance: adopted 11 pinned maps from ...; detached XDP from
-    // ...", or empty when there was nothing to recover.
+    // "recovered from a previous instance: adopted 11 pinned maps from ...; replaced XDP on
+    // ... in place", or empty when there was nothing to recover.
     [[nodiscard]] std::string message() const;
 };
 
@@ -100,6 +108,12 @@ public:
     [[nodiscard]] andromeda_fp_config fast_path() const;
     [[nodiscard]] FastPathStats read_fast_path_stats() const { return io::read_fast_path_stats(map_fd(MapId::fp_stats)); }
 
+    // The punt bucket of every tenant port of `ports` (andromeda_punt_limits, by slot) set to
+    // `limit`, written only where it differs. Call before the ports are steered. Throws IoError.
+    void set_punt_limits(const PortTable& ports, PuntLimit limit);
+    // What the bucket of `slot` holds now (its counters), or nullopt when it cannot be read.
+    [[nodiscard]] std::optional<andromeda_punt_limit> punt_bucket(std::uint32_t slot) const;
+
     // XSKMAP entry for (port slot, RX queue): where the XDP program redirects that queue.
     void register_socket(std::uint32_t slot, std::uint32_t queue, int xsk_fd);
     void unregister_socket(std::uint32_t slot, std::uint32_t queue);
@@ -130,6 +144,9 @@ private:
     // Loads the object with every map pinned under pin_dir, reusing the maps pinned there
     // already (libbpf checks that each matches its definition). Throws IoError.
     void load_and_pin();
+    // Pins left by a daemon of another map layout (or none) are removed, not adopted: `left`
+    // is emptied and the log says so.
+    void refuse_other_layouts(std::vector<std::string>& left);
     void unpin_all() noexcept;
     [[nodiscard]] std::filesystem::path tc_link_pin(std::string_view ifname) const;
 

@@ -23,8 +23,12 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
         const AttachReport& report = bpf_.attach(devices.steering);  // logs what it achieved
         bpf_.attach_tc(devices.visible, BpfInstance::TcProgram::punt);
         bpf_.attach_tc(name, BpfInstance::TcProgram::tenant);
+        // Up only now that its program is there: a stop or a removal left it down (unplumb).
+        set_link_up(ifindex, true);
+        if (!link.up) spdlog::info("{}: set up (a stop or a reload had set it down, or it was down)", name);
         note = "tc ingress (fast path, punt via " + devices.visible + "), " + report.message();
     } catch (...) {
+        set_down(name, ifindex);
         bpf_.detach_tc(name);
         bpf_.detach_tc(devices.visible);
         bpf_.detach(devices.steering);
@@ -36,6 +40,7 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
 }
 
 void TenantPlumbing::unplumb(const std::string& name, std::uint32_t ifindex) noexcept {
+    set_down(name, ifindex);  // before its program goes: never an ordinary host interface
     try {
         bpf_.detach_tc(name);
         const auto it = ports_.find(ifindex);
@@ -47,6 +52,19 @@ void TenantPlumbing::unplumb(const std::string& name, std::uint32_t ifindex) noe
     } catch (const std::exception& e) {
         spdlog::warn("tenant port {}: {}", name, e.what());
         ports_.erase(ifindex);
+    }
+}
+
+// Down, a veth or tap drops what the tenant sends (the tenant's end loses its carrier) and the
+// host sends nothing into it: no ARP answered for the host's addresses, nothing routed or
+// delivered, no IPv6 of the host's own. By ifindex: an interface recreated under the same name
+// is another port, not this one.
+void TenantPlumbing::set_down(const std::string& name, std::uint32_t ifindex) noexcept {
+    try {
+        set_link_up(ifindex, false);
+    } catch (const std::exception& e) {
+        spdlog::error("tenant port {}: could not set it down, so the host may answer or forward for its tenant: {}",
+                      name, e.what());
     }
 }
 

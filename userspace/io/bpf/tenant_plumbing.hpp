@@ -19,22 +19,28 @@ class TenantPlumbing {
 public:
     // Borrows `bpf`, which must outlive this.
     explicit TenantPlumbing(BpfInstance& bpf) noexcept : bpf_(bpf) {}
-    // Unplumbs every port still plumbed: after the workers closed their sockets.
+    // Unplumbs every port still plumbed (each is left down): after the workers closed their sockets.
     ~TenantPlumbing();
     TenantPlumbing(const TenantPlumbing&) = delete;
     TenantPlumbing& operator=(const TenantPlumbing&) = delete;
 
-    // Plumbs tenant port `name` (`ifindex`): returns its punt devices and sets `note` to what was
-    // attached. Throws, leaving nothing of the port behind.
+    // Plumbs tenant port `name` (`ifindex`) and sets it up once its programs are attached:
+    // returns its punt devices and sets `note` to what was attached. Throws, leaving nothing of
+    // the port behind and the port down.
     const PuntDevices& plumb(const std::string& name, std::uint32_t ifindex, std::string& note);
-    // Undoes plumb() once no socket binds on the port's steering end; a port not plumbed is
-    // skipped. Errors are logged, not thrown.
+    // Sets the port down (it fails closed: docs/operations.md, "What a stopped port does"), then
+    // undoes plumb() once no socket binds on the port's steering end; a port not plumbed is only
+    // set down. Errors are logged, not thrown.
     void unplumb(const std::string& name, std::uint32_t ifindex) noexcept;
 
     // `table` with every plumbed port's punt devices added (io::add_punt_ports).
     [[nodiscard]] PortTable with_punt_devices(PortTable table) const;
 
+    // Sets a tenant port down (it fails closed), by ifindex; an error is logged, not thrown.
+    static void set_down(const std::string& name, std::uint32_t ifindex) noexcept;
+
 private:
+
     BpfInstance& bpf_;
     std::map<std::uint32_t, std::pair<std::string, std::unique_ptr<PuntPair>>> ports_;  // by tenant ifindex
 };

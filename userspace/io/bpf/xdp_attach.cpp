@@ -1,5 +1,7 @@
 #include "io/bpf/xdp_attach.hpp"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/if_link.h>
 #include <sys/stat.h>
@@ -57,7 +59,7 @@ std::string hint_for_native(int error) {
 std::string AttachReport::message() const {
     std::string out = ifname + ": XDP " + to_string(mode) + (dispatcher ? " (via libxdp's dispatcher)" : " (attached directly)");
     if (!native_refusal.empty()) out += "; native mode refused: " + native_refusal;
-    if (!replaced.empty()) out += "; replaced " + replaced;
+    if (!replaced.empty()) out += "; replaced " + replaced + (replaced_in_place ? " in place" : "");
     return out;
 }
 
@@ -89,8 +91,7 @@ XdpAttachment::XdpAttachment(int prog_fd, const InterfaceInfo& link, XdpModePref
             program_ = nullptr;
             throw IoError("libxdp could not take the loaded XDP program", static_cast<int>(err ? -err : EINVAL));
         }
-        remove_leftovers(replace_foreign);
-        attach_preferring(preference);
+        if (!replace_leftovers(prog_fd, preference, replace_foreign)) attach_preferring(preference);
     } catch (...) {
         release();
         throw;
@@ -126,9 +127,9 @@ void XdpAttachment::attach_preferring(XdpModePreference preference) {
                   "see `ip -d link show " + report_.ifname + "`; generic mode works on any interface");
 }
 
-void XdpAttachment::remove_leftovers(bool replace_foreign) {
+bool XdpAttachment::replace_leftovers(int prog_fd, XdpModePreference preference, bool replace_foreign) {
     const auto present = xdp_programs_on(report_.ifindex);
-    if (present.empty()) return;
+    if (present.empty()) return false;
     bool foreign = false;
     for (const auto& p : present) foreign = foreign || p.name != kXdpProgramName;
     if (foreign && !replace_foreign)
@@ -137,6 +138,47 @@ void XdpAttachment::remove_leftovers(bool replace_foreign) {
                       EBUSY,
                       "remove it (`ip link set dev " + report_.ifname + " xdp off`, or `xdp-loader unload " +
                           report_.ifname + " --all`) or set replace_foreign_xdp");
+    for (const auto& p : present) report_.replaced += (report_.replaced.empty() ? "" : ", ") + describe(p);
+    // A dispatcher is libxdp's to take apart (it keeps pins of its own): detached, then attached.
+    if (present.size() == 1 && !present.front().dispatcher && replace_in_place(prog_fd, preference, present.front()))
+        return true;
+    detach_leftovers(present);
+    return false;
+}
+
+// Between a detach and an attach the port runs no program, and what the pipeline should have
+// had reaches the host's stack (overlay packets: a port unreachable each). The kernel swaps
+// the program in one step when told which program it expects to find there.
+bool XdpAttachment::replace_in_place(int prog_fd, XdpModePreference preference, const AttachedProgram& present) {
+    if ((present.mode == XdpMode::native && preference == XdpModePreference::generic_only) ||
+        (present.mode == XdpMode::generic && preference == XdpModePreference::native_only))
+        return false;  // a mode change: the kernel runs one mode at a time
+    const int old_fd = bpf_prog_get_fd_by_id(present.id);
+    if (old_fd < 0) {
+        spdlog::warn("{}: reading the leftover XDP program {}: {}; detaching it instead", report_.ifname,
+                     describe(present), std::strerror(errno));
+        return false;
+    }
+    bpf_xdp_attach_opts opts{};
+    opts.sz = sizeof opts;
+    opts.old_prog_fd = old_fd;
+    const __u32 flags = XDP_FLAGS_REPLACE | (present.mode == XdpMode::native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
+    const int rc = bpf_xdp_attach(static_cast<int>(report_.ifindex), prog_fd, flags, &opts);
+    close(old_fd);
+    if (rc != 0) {
+        spdlog::warn("{}: replacing the leftover XDP program {} in place: {}; detaching it instead", report_.ifname,
+                     describe(present), std::strerror(-rc));
+        return false;
+    }
+    attached_ = true;
+    report_.mode = present.mode;
+    report_.replaced_in_place = true;
+    spdlog::info("recovered from a previous instance: replaced XDP {} on {} in place", report_.replaced,
+                 report_.ifname);
+    return true;
+}
+
+void XdpAttachment::detach_leftovers(const std::vector<AttachedProgram>& present) {
     LibraryLogCapture quiet;
     xdp_multiprog* mp = multiprog_on(report_.ifindex);
     const int rc = mp != nullptr ? xdp_multiprog__detach(mp) : 0;
@@ -144,7 +186,6 @@ void XdpAttachment::remove_leftovers(bool replace_foreign) {
     if (rc != 0)
         throw IoError("detaching the leftover XDP program " + describe(present.front()) + " from " + report_.ifname, -rc,
                       quiet.tail());
-    for (const auto& p : present) report_.replaced += (report_.replaced.empty() ? "" : ", ") + describe(p);
     spdlog::info("recovered from a previous instance: detached XDP {} from {}", report_.replaced, report_.ifname);
 }
 

@@ -24,9 +24,10 @@ struct AttachReport {
     std::string ifname;
     std::uint32_t ifindex = 0;
     XdpMode mode = XdpMode::native;
-    std::string native_refusal;  // why the driver refused native mode, when it did
-    bool dispatcher = false;     // attached through libxdp's dispatcher (else directly)
-    std::string replaced;        // the leftover program this attach replaced, if any
+    std::string native_refusal;      // why the driver refused native mode, when it did
+    bool dispatcher = false;         // attached through libxdp's dispatcher (else directly)
+    std::string replaced;            // the leftover program this attach replaced, if any
+    bool replaced_in_place = false;  // swapped for it atomically (XDP_FLAGS_REPLACE), not detached first
 
     // One line for the log and `andromedactl status`.
     [[nodiscard]] std::string message() const;
@@ -44,8 +45,11 @@ struct AttachedProgram {
 class XdpAttachment {
 public:
     // Attaches `prog_fd` to `link`. An andromeda_xdp program already there is a previous
-    // instance's leftover: it is detached first and named in report().replaced. Any other
-    // program is an IoError, unless `replace_foreign`. Throws IoError when no mode works.
+    // instance's leftover (named in report().replaced): attached directly, it is swapped for
+    // ours in one step (XDP_FLAGS_REPLACE naming it as the expected program), in its own mode
+    // when `preference` allows that mode, so the port is never without a program; otherwise
+    // (libxdp's dispatcher, a mode change, a refusal) it is detached first. Any other program
+    // is an IoError, unless `replace_foreign`. Throws IoError when no mode works.
     XdpAttachment(int prog_fd, const InterfaceInfo& link, XdpModePreference preference, bool replace_foreign);
     ~XdpAttachment();
     XdpAttachment(const XdpAttachment&) = delete;
@@ -57,7 +61,10 @@ public:
     [[nodiscard]] const AttachReport& report() const noexcept { return report_; }
 
 private:
-    void remove_leftovers(bool replace_foreign);
+    // Deals with what runs on the port now; true when ours replaced it in place (attached).
+    bool replace_leftovers(int prog_fd, XdpModePreference preference, bool replace_foreign);
+    bool replace_in_place(int prog_fd, XdpModePreference preference, const AttachedProgram& present);
+    void detach_leftovers(const std::vector<AttachedProgram>& present);
     void attach_preferring(XdpModePreference preference);
     void release() noexcept;
     bool try_attach(XdpMode mode, std::string& failure);

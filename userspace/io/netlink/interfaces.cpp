@@ -92,6 +92,20 @@ InterfaceInfo require_interface(std::string_view name) {
                   "(nsenter --net=/run/netns/<ns>)");
 }
 
+bool set_link_up(std::uint32_t ifindex, bool up) {
+    ifinfomsg info{};
+    info.ifi_family = AF_UNSPEC;
+    info.ifi_index = static_cast<int>(ifindex);
+    info.ifi_flags = up ? IFF_UP : 0;
+    info.ifi_change = IFF_UP;
+    NetlinkRequest request(RTM_NEWLINK, 0, &info, sizeof info);
+    RtnetlinkSocket netlink;
+    const int rc = netlink.transact(request);
+    if (rc == -ENODEV) return false;
+    if (rc != 0) throw IoError("setting interface " + std::to_string(ifindex) + (up ? " up" : " down"), -rc);
+    return true;
+}
+
 std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex) {
     ifaddrmsg ifa{};
     ifa.ifa_family = AF_INET;

@@ -36,6 +36,10 @@ struct InterfaceInfo {
 // Like find_interface, but a missing interface is an IoError that says what to check.
 [[nodiscard]] InterfaceInfo require_interface(std::string_view name);
 
+// Sets the interface administratively up or down (IFF_UP), by ifindex. False when there is no
+// such interface; throws IoError when netlink refuses.
+bool set_link_up(std::uint32_t ifindex, bool up);
+
 // The interface's IPv4 addresses (RTM_GETADDR), primary first.
 [[nodiscard]] std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex);
 

@@ -16,6 +16,8 @@ static_assert(offsetof(andromeda_port, role) == 0 && offsetof(andromeda_port, sl
               offsetof(andromeda_port, link) == 24);
 
 static_assert(sizeof(andromeda_peer) == 12);
+static_assert(sizeof(andromeda_peer_mtu) == 16);
+static_assert(offsetof(andromeda_peer_mtu, mtu) == 0 && offsetof(andromeda_peer_mtu, expires_ns) == 8);
 static_assert(offsetof(andromeda_peer, node_id) == 0 && offsetof(andromeda_peer, mac) == 4 &&
               offsetof(andromeda_peer, mac_known) == 10);
 
@@ -60,6 +62,11 @@ static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_
               offsetof(andromeda_fp_config, uplink_ifindex) == 28 && offsetof(andromeda_fp_config, uplink_mac) == 32 &&
               offsetof(andromeda_fp_config, uplink_next_hop_mac) == 38 &&
               offsetof(andromeda_fp_config, uplink_next_hop_known) == 44);
+
+static_assert(sizeof(andromeda_punt_limit) == 48);
+static_assert(offsetof(andromeda_punt_limit, ifindex) == 4 && offsetof(andromeda_punt_limit, interval_ns) == 8 &&
+              offsetof(andromeda_punt_limit, tolerance_ns) == 16 && offsetof(andromeda_punt_limit, next_ns) == 24 &&
+              offsetof(andromeda_punt_limit, punted) == 32 && offsetof(andromeda_punt_limit, rate_limited) == 40);
 
 // Counter structs: nothing but __u64 fields, no padding (the per-CPU sums walk them field by field).
 #define ANDROMEDA_ONE(field) +1

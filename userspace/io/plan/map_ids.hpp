@@ -9,19 +9,20 @@
 namespace andromeda::io {
 
 enum class MapId : std::uint8_t {
-    xsks, ports, peers, vnis, fabric, nat_addrs, stats, daemon_stats, fp_config, fp_stats, fp_ip_id, vpc_cidrs, nat_flows
+    xsks, ports, peers, vnis, fabric, nat_addrs, stats, daemon_stats, fp_config, fp_stats, fp_ip_id, vpc_cidrs, nat_flows,
+    punt_limits, peer_mtu
 };
 
-inline constexpr std::array<MapId, 13> kAllMaps = {
+inline constexpr std::array<MapId, 15> kAllMaps = {
     MapId::xsks,         MapId::ports,     MapId::peers,    MapId::vnis,     MapId::fabric,
     MapId::nat_addrs,    MapId::stats,     MapId::daemon_stats, MapId::fp_config, MapId::fp_stats,
-    MapId::fp_ip_id,     MapId::vpc_cidrs, MapId::nat_flows};
+    MapId::fp_ip_id,     MapId::vpc_cidrs, MapId::nat_flows, MapId::punt_limits, MapId::peer_mtu};
 inline constexpr std::size_t kMapCount = kAllMaps.size();
 
 [[nodiscard]] constexpr const char* pin_name(MapId id) noexcept {
     constexpr const char* names[] = {"xsks",         "ports",     "peers",    "vnis",    "fabric",  "nat_addrs",
                                      "stats",        "daemon_stats", "fp_config", "fp_stats", "fp_ip_id",
-                                     "vpc_cidrs",    "nat_flows"};
+                                     "vpc_cidrs",    "nat_flows", "punt_limits", "peer_mtu"};
     return names[static_cast<std::size_t>(id)];
 }
 
@@ -30,7 +31,7 @@ inline constexpr std::size_t kMapCount = kAllMaps.size();
                                      "andromeda_vnis",      "andromeda_fabric",       "andromeda_nat_addrs",
                                      "andromeda_stats",     "andromeda_daemon_stats", "andromeda_fp_config",
                                      "andromeda_fp_stats",  "andromeda_fp_ip_id",     "andromeda_vpc_cidrs",
-                                     "andromeda_nat_flows"};
+                                     "andromeda_nat_flows", "andromeda_punt_limits", "andromeda_peer_mtu"};
     return names[static_cast<std::size_t>(id)];
 }
 

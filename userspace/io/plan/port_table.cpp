@@ -2,7 +2,10 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
+#include <set>
 #include <vector>
 
 #include "io/plan/io_error.hpp"
@@ -89,6 +92,49 @@ void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>
         ++it;
     }
     for (const auto& [ifindex, port] : added) table[ifindex] = port;
+}
+
+namespace {
+
+// A tenant port's entry (its link is its punt device), as opposed to its steering copy (link 0).
+bool is_tenant_port(const andromeda_port& p) noexcept { return p.role == ANDROMEDA_PORT_TENANT && p.link != 0; }
+
+void take_identity(andromeda_port& port, const andromeda_port& wanted) noexcept {
+    port.vni = wanted.vni;
+    port.ip = wanted.ip;
+    std::copy(std::begin(wanted.mac), std::end(wanted.mac), std::begin(port.mac));
+    port.flags =
+        static_cast<__u8>((port.flags & ~ANDROMEDA_PORT_F_FASTPATH) | (wanted.flags & ANDROMEDA_PORT_F_FASTPATH));
+}
+
+}  // namespace
+
+PortTable reconcile_adopted_ports(const PortTable& adopted, const PortTable& tenants) {
+    std::map<std::uint32_t, const andromeda_port*> kept_by_slot;  // slot -> the configuration's entry
+    std::set<std::uint32_t> removed;                              // tenant ports and their punt devices
+    for (const auto& [ifindex, port] : adopted) {
+        if (!is_tenant_port(port)) continue;
+        const auto wanted = tenants.find(ifindex);
+        if (wanted != tenants.end() && wanted->second.role == ANDROMEDA_PORT_TENANT) {
+            kept_by_slot[port.slot] = &wanted->second;
+        } else {
+            removed.insert(ifindex);
+            removed.insert(port.link);
+        }
+    }
+    PortTable out;
+    for (const auto& [ifindex, port] : adopted) {
+        if (removed.count(ifindex) != 0) continue;
+        if (port.role == ANDROMEDA_PORT_PUNT && removed.count(port.link) != 0) continue;
+        andromeda_port entry = port;
+        if (port.role == ANDROMEDA_PORT_TENANT) {
+            const auto wanted = kept_by_slot.find(port.slot);
+            if (wanted == kept_by_slot.end()) continue;  // the steering copy of a removed port
+            take_identity(entry, *wanted->second);
+        }
+        out.emplace(ifindex, entry);
+    }
+    return out;
 }
 
 }  // namespace andromeda::io

@@ -71,6 +71,16 @@ private:
 // A tenant port without punt devices is taken out of the table: it cannot be served.
 void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>& punts);
 
+// The port map a killed predecessor left (adopted) put right for `tenants` (tenant_ports() of the
+// new configuration; their slots are not used), before anything else of the start: the kernel
+// programs go on steering with it while next hops are resolved and the workers start. A tenant
+// port the configuration no longer has (its endpoint removed or moved away) loses its entry,
+// its punt device's and its steering copy's (the copy with its slot), so the fast path forwards
+// nothing of it from then on (tc: no_port); a port it still has keeps its slot and punt device
+// and takes the configuration's VNI, address, MAC and fast-path flag. Every other entry (the
+// underlay, the uplink, their punt pairs) is kept as it is.
+[[nodiscard]] PortTable reconcile_adopted_ports(const PortTable& adopted, const PortTable& tenants);
+
 // XSKMAP key of (port slot, RX queue), as the XDP program computes it.
 [[nodiscard]] constexpr std::uint32_t xsk_key(std::uint32_t slot, std::uint32_t queue) noexcept {
     return slot * ANDROMEDA_MAX_QUEUES + queue;

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -21,6 +23,8 @@ namespace andromeda::io {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// How long a bind waits for a queue a killed predecessor's socket still holds (add_socket).
+constexpr std::chrono::milliseconds kBusyQueueWait{3000};
 constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr std::uint32_t kAllocationsPerRxFrame = 4;
 
@@ -152,8 +156,20 @@ void XskWorker::add_socket(const SocketSpec& spec, BindMode mode) {
     socket_config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // our XDP program, our XSKMAP
     socket_config.bind_flags = XDP_USE_NEED_WAKEUP | (mode == BindMode::zero_copy ? XDP_ZEROCOPY : XDP_COPY);
     LibraryLogCapture capture;
-    const int rc = xsk_socket__create_shared(&s->xsk, spec.ifname.c_str(), spec.queue, umem_, &s->rx, &s->tx, &s->fill,
-                                             &s->completion, &socket_config);
+    // EBUSY right after a kill -9: the dead process's socket on this queue is released by the
+    // kernel's deferred work, which a loaded host runs late. Waiting a little for it beats failing
+    // the start (and with it the fast path this start adopted); a live holder still fails.
+    const auto give_up = Clock::now() + kBusyQueueWait;
+    int rc = 0;
+    for (bool logged = false;; logged = true) {
+        rc = xsk_socket__create_shared(&s->xsk, spec.ifname.c_str(), spec.queue, umem_, &s->rx, &s->tx, &s->fill,
+                                       &s->completion, &socket_config);
+        if (rc != -EBUSY || Clock::now() >= give_up) break;
+        if (!logged)
+            spdlog::info("{} queue {}: busy, waiting up to {} ms for the previous instance's socket to be released",
+                         spec.ifname, spec.queue, kBusyQueueWait.count());
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (rc != 0)
         throw IoError("binding AF_XDP (" + std::string(to_string(mode)) + ") to " + spec.ifname + " queue " +
                           std::to_string(spec.queue),

@@ -1,0 +1,138 @@
+// An underlay narrower than underlay_mtu, end to end: node1 and node2 are routed through two
+// router namespaces whose link between them carries 1400 bytes, while both nodes keep
+// underlay_mtu 1500 (inner MTU 1450). The routers' kernels answer the nodes' DF outer packets
+// with ICMP fragmentation needed (mtu 1400); the daemon learns it for that peer, and the tenants
+// then get PMTUD answers from the gateway with 1400 less the overlay (1350), on whichever path
+// (the fast path's andromeda_peer_mtu, or the pipeline's own check) carries the traffic.
+//
+//   t10 ─ node1 eth1 192.168.1.1 ─ r1 ══ 1400 ══ r2 ─ 192.168.2.2 eth1 node2 ─ t20
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+#include "inet_sockets.hpp"
+
+namespace andromeda::testing {
+namespace {
+
+class NarrowUnderlay : public TwoNodes {
+protected:
+    void SetUp() override {
+        ANDROMEDA_REQUIRE_ROOT();
+        sweep_stale_control_sockets();
+        io::testing::sweep_stale_test_pins();
+        Netns& h1 = topo_.add_namespace("host1");
+        Netns& h2 = topo_.add_namespace("host2");
+        Netns& r1 = topo_.add_namespace("r1");
+        Netns& r2 = topo_.add_namespace("r2");
+        VethOptions narrow;
+        narrow.mtu = 1400;
+        topo_.add_veth(h1, "eth1", r1, "a1", {});
+        topo_.add_veth(r1, "n1", r2, "n2", narrow);
+        topo_.add_veth(r2, "b2", h2, "eth1", {});
+        topo_.add_address(h1, "eth1", "192.168.1.1/24");
+        topo_.add_address(r1, "a1", "192.168.1.254/24");
+        topo_.add_address(r1, "n1", "10.99.0.1/30");
+        topo_.add_address(r2, "n2", "10.99.0.2/30");
+        topo_.add_address(r2, "b2", "192.168.2.254/24");
+        topo_.add_address(h2, "eth1", "192.168.2.2/24");
+        h1.run({"ip", "route", "add", "192.168.2.0/24", "via", "192.168.1.254"});
+        h2.run({"ip", "route", "add", "192.168.1.0/24", "via", "192.168.2.254"});
+        r1.run({"ip", "route", "add", "192.168.2.0/24", "via", "10.99.0.2"});
+        r2.run({"ip", "route", "add", "192.168.1.0/24", "via", "10.99.0.1"});
+        for (Netns* r : {&r1, &r2}) {
+            r->run({"sysctl", "-qw", "net.ipv4.ip_forward=1"});
+            r->run({"sysctl", "-qw", "net.ipv4.icmp_ratelimit=0"});  // every too-big packet answered
+        }
+        Netns* hosts[] = {&h1, &h2};
+        for (int i = 0; i < 2; ++i) {
+            nodes_[i].name = "t" + std::to_string(getpid()) + "-node" + std::to_string(i + 1);
+            nodes_[i].host = hosts[i];
+        }
+        for (int i = 0; i < 2; ++i) {
+            std::string text = base_config(i);
+            replace_all(text, "\"192.168.1.2\"", "\"192.168.2.2\"");
+            nodes_[i].config = write_config(i, text);
+        }
+        t10_ = &add_tenant(h1, "tap-blue-10", "10");
+        t20_ = &add_tenant(h2, "tap-blue-20", "20");
+        t30_ = &add_tenant(h2, "tap-blue-30", "30");
+    }
+
+    void start_and_connect() {
+        start_both();
+        ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 10s)) << logs();
+    }
+};
+
+TEST_F(NarrowUnderlay, DontFragmentPingLearnsThePathAndGetsFragNeededWithTheNarrowerMtu) {
+    start_and_connect();
+    // 1450 bytes fit the configured underlay: sent, and lost on the narrow link, whose router
+    // reports it to node1.
+    const auto lost = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1422", "-c", "1", "-W", "1", "10.0.0.20"}, 10s);
+    EXPECT_FALSE(lost.ok()) << lost.output;
+    ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "underlay_pmtu_learned") >= 1; }, 5s)) << logs();
+    EXPECT_EQ(counter(0, "dataplane", "underlay_pmtu_ignored"), 0u);
+    // The fabric view shows the peer's path MTU (and the daemon's tick has put it in the map).
+    ASSERT_TRUE(eventually([&] { return contains(ctl(0, {"fabric"}).output, "1400 (learned"); }, 5s))
+        << ctl(0, {"fabric"}).output;
+    std::this_thread::sleep_for(1200ms);  // one tick: the fast path's map written
+    const auto answered =
+        t10_->try_run({"ping", "-n", "-M", "do", "-s", "1422", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+    EXPECT_TRUE(contains(answered.output, "From 10.0.0.1 icmp_seq=1 Frag needed and DF set (mtu = 1350)"))
+        << answered.output << logs();
+    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1350"));
+    // On the fast path the kernel's encap sized it by andromeda_peer_mtu and left it to the pipeline.
+    if (fast_path()) {
+        EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
+    }
+    // The largest packet that fits the narrow path goes through.
+    const auto fits = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1322", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+    EXPECT_TRUE(fits.ok()) << fits.output << logs();
+    const auto json = ctl_json(0, "fabric");
+    bool shown = false;
+    for (const auto& n : json["nodes"])
+        if (n.value("address", "") == "192.168.2.2") shown = n.value("path_mtu", 0u) == 1400u;
+    EXPECT_TRUE(shown) << json.dump();
+}
+
+// A bulk upload from a tenant at the kernel's default offloads (TSO: GSO packets on the fast
+// path): the first full-sized segments die on the narrow link, the daemon learns 1400, the
+// tenant learns 1350 from the gateway, and 10 MB arrive byte-exact.
+TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) {
+    start_and_connect();
+    constexpr std::size_t kSize = 10u << 20;
+    std::vector<std::uint8_t> file(kSize);
+    std::mt19937 rng(32);
+    for (auto& b : file) b = static_cast<std::uint8_t>(rng());
+
+    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
+    listener.listen_now();
+    InetSocket client(*t10_, SOCK_STREAM);
+    ASSERT_TRUE(client.connect_to("10.0.0.20", 5001, 10s)) << logs();
+    InetAddress peer;
+    InetSocket served = listener.accept_one(10s, &peer);
+    ASSERT_TRUE(served.valid());
+    bool sent = false;
+    std::thread sender([&] {
+        sent = client.send_all(file.data(), file.size(), 40s);
+        client.shutdown_write();
+    });
+    const auto received = served.receive_all(kSize + 1, 40s);
+    sender.join();
+    EXPECT_TRUE(sent);
+    ASSERT_EQ(received.size(), kSize) << logs();
+    EXPECT_TRUE(received == file) << "the transfer is not byte-exact";
+    EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
+    EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
+    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1350"));
+    if (fast_path()) {
+        EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
+        EXPECT_GT(counter(0, "fastpath", "encap_gso_packets"), 0u);  // the rest went whole through the kernel
+    }
+}
+
+}  // namespace
+}  // namespace andromeda::testing

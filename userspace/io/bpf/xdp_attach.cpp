@@ -29,7 +29,9 @@ bool same_netns(int netns_fd) noexcept {
            ours.st_dev == theirs.st_dev;
 }
 
-XdpMode from_libxdp(xdp_attach_mode mode) noexcept { return mode == XDP_MODE_SKB ? XdpMode::generic : XdpMode::native; }
+// The name the kernel reports for libxdp's dispatcher (its program is xdp_dispatcher, truncated
+// to BPF_OBJ_NAME_LEN like every program name).
+constexpr const char* kLibxdpDispatcherName = "xdp_dispatcher";
 
 // libxdp returns NULL or an error pointer when nothing is attached.
 xdp_multiprog* multiprog_on(std::uint32_t ifindex) {
@@ -63,19 +65,44 @@ std::string AttachReport::message() const {
     return out;
 }
 
+// libxdp 1.3's xdp_multiprog__get_from_ifindex leaks the descriptor it opens for an attached
+// program (it duplicates it and closes only the duplicate): every query of a port with a
+// program cost one descriptor, two per tenant port plumbed and unplumbed. What runs on a port
+// is therefore read with the kernel's own query, and libxdp asked only for the components of a
+// dispatcher, which we never install on the kernels we test.
 std::vector<AttachedProgram> xdp_programs_on(std::uint32_t ifindex) {
     std::vector<AttachedProgram> found;
-    xdp_multiprog* mp = multiprog_on(ifindex);
-    if (mp == nullptr) return found;
-    const XdpMode mode = from_libxdp(xdp_multiprog__attach_mode(mp));
-    const auto add = [&](const xdp_program* p, bool in_dispatcher) {
-        found.push_back({xdp_program__name(p), xdp_program__id(p), in_dispatcher, mode});
-    };
-    if (xdp_multiprog__is_legacy(mp)) {
-        if (const xdp_program* main = xdp_multiprog__main_prog(mp)) add(main, false);
-    } else {
-        for (auto* p = xdp_multiprog__next_prog(nullptr, mp); p != nullptr; p = xdp_multiprog__next_prog(p, mp)) add(p, true);
+    bpf_xdp_query_opts query{};
+    query.sz = sizeof query;
+    if (bpf_xdp_query(static_cast<int>(ifindex), 0, &query) != 0) return found;
+    std::uint32_t id = 0;
+    XdpMode mode = XdpMode::native;
+    if (query.attach_mode == XDP_ATTACHED_DRV || (query.attach_mode == XDP_ATTACHED_MULTI && query.drv_prog_id != 0)) {
+        id = query.drv_prog_id;
+    } else if (query.attach_mode == XDP_ATTACHED_SKB || query.attach_mode == XDP_ATTACHED_MULTI) {
+        id = query.skb_prog_id;
+        mode = XdpMode::generic;
     }
+    if (id == 0) return found;  // nothing, or offloaded to hardware (not ours)
+    std::string name;
+    if (const int fd = bpf_prog_get_fd_by_id(id); fd >= 0) {
+        bpf_prog_info info{};
+        __u32 len = sizeof info;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) name = info.name;
+        close(fd);
+    }
+    if (name != kLibxdpDispatcherName) {
+        found.push_back({name, id, false, mode});
+        return found;
+    }
+    xdp_multiprog* mp = multiprog_on(ifindex);
+    if (mp == nullptr) {
+        found.push_back({name, id, true, mode});
+        return found;
+    }
+    for (auto* p = xdp_multiprog__next_prog(nullptr, mp); p != nullptr; p = xdp_multiprog__next_prog(p, mp))
+        found.push_back({xdp_program__name(p), xdp_program__id(p), true, mode});
+    if (found.empty()) found.push_back({name, id, true, mode});
     xdp_multiprog__close(mp);
     return found;
 }
@@ -218,7 +245,19 @@ bool XdpAttachment::detach() noexcept {
 
 bool XdpAttachment::detach_here() noexcept {
     LibraryLogCapture quiet;
-    const int rc = xdp_program__detach(program_, static_cast<int>(report_.ifindex), libxdp_mode(report_.mode), 0);
+    int rc = 0;
+    if (report_.dispatcher) {
+        rc = xdp_program__detach(program_, static_cast<int>(report_.ifindex), libxdp_mode(report_.mode), 0);
+    } else {
+        // Ours alone, attached directly: detached only if it is still the program there
+        // (XDP_FLAGS_REPLACE naming it), and without libxdp's query, which leaks a descriptor.
+        bpf_xdp_attach_opts opts{};
+        opts.sz = sizeof opts;
+        opts.old_prog_fd = xdp_program__fd(program_);
+        const __u32 flags = XDP_FLAGS_REPLACE | (report_.mode == XdpMode::native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
+        rc = bpf_xdp_detach(static_cast<int>(report_.ifindex), flags, &opts);
+        if (rc == -EEXIST) rc = -ENOENT;  // another program replaced ours: nothing of ours to detach
+    }
     if (rc != 0 && rc != -ENOENT) {
         spdlog::warn("detaching XDP from {}: {} {}", report_.ifname, std::strerror(-rc), quiet.tail());
         return false;

@@ -17,15 +17,10 @@ constexpr std::size_t kBulk = 50u << 20;
 
 // One TCP connection across the NAT, `bytes` from `from` to `to` (one of them the server), the
 // bytes compared whole at the far end.
-void transfer(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>& bytes, const std::string& what) {
-    std::thread sender([&] {
-        from.send_all(bytes.data(), bytes.size(), 60s);
-        from.shutdown_write();
-    });
-    const auto received = to.receive_all(bytes.size() + 1, 60s);
-    sender.join();
-    EXPECT_EQ(received.size(), bytes.size()) << what;
-    EXPECT_TRUE(received == bytes) << what << ": the bytes differ";
+void expect_transfer(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>& bytes, const std::string& what) {
+    const Transfer moved = transfer(from, to, bytes, 60s);
+    EXPECT_EQ(moved.received.size(), bytes.size()) << what;
+    EXPECT_TRUE(moved.received == bytes) << what << ": the bytes differ";
 }
 
 // The same, the connection left open.
@@ -66,8 +61,8 @@ TEST_F(NatKernel, FiftyMegabytesEachWayByteExactWithTheOutsideAtItsDefaults) {
             Connection c = connect_through(*t, server, "203.0.113.1", 8000);
             ASSERT_TRUE(c.established()) << logs();
             EXPECT_EQ(c.peer.ip, "203.0.113.10") << "the outside sees the NAT address";
-            if (upload) transfer(c.client, c.served, up, t->name() + " -> outside");
-            else transfer(c.served, c.client, down, "outside -> " + t->name());
+            if (upload) expect_transfer(c.client, c.served, up, t->name() + " -> outside");
+            else expect_transfer(c.served, c.client, down, "outside -> " + t->name());
         }
     }
     const auto after = ctl_json(1, "stats");
@@ -281,7 +276,7 @@ TEST_F(NatSmallMapFastPath, AFullMapLeavesTheRestWithThePipelineAndLosesNoFlow) 
         ASSERT_TRUE(c.established()) << logs();
         InetSocket& client = c.client;
         InetSocket& served = c.served;
-        transfer(client, served, bytes, "connection " + std::to_string(i));
+        expect_transfer(client, served, bytes, "connection " + std::to_string(i));
     }
     const auto stats = ctl_json(1, "stats");
     EXPECT_GE(stat(stats, "/nat_offload/install_full"), 1u) << stats.dump(2);

@@ -51,10 +51,7 @@ TEST_F(Pmtud, TracepathFindsPmtu1450) {
 // too big, the kernel learns 1450 from the gateway's ICMP and the transfer completes byte-exact.
 TEST_F(Pmtud, BulkTcpFromA1500ByteTenantCompletes) {
     start_and_connect();
-    constexpr std::size_t kSize = 20u << 20;
-    std::vector<std::uint8_t> file(kSize);
-    std::mt19937 rng(3);
-    for (auto& b : file) b = static_cast<std::uint8_t>(rng());
+    const auto file = random_bytes(20u << 20, 3);
 
     InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
     listener.listen_now();
@@ -64,16 +61,10 @@ TEST_F(Pmtud, BulkTcpFromA1500ByteTenantCompletes) {
     InetSocket served = listener.accept_one(10s, &peer);
     ASSERT_TRUE(served.valid());
     EXPECT_EQ(peer.ip, "10.0.0.10");
-    bool sent = false;
-    std::thread sender([&] {
-        sent = client.send_all(file.data(), file.size(), 25s);
-        client.shutdown_write();
-    });
-    const auto received = served.receive_all(kSize + 1, 25s);
-    sender.join();
-    EXPECT_TRUE(sent);
-    ASSERT_EQ(received.size(), kSize) << logs();
-    EXPECT_TRUE(received == file) << "the transfer is not byte-exact";
+    const Transfer moved = transfer(client, served, file, 25s);
+    EXPECT_TRUE(moved.sent);
+    ASSERT_EQ(moved.received.size(), file.size()) << logs();
+    EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
     EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
     EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1450"));
 }

@@ -103,10 +103,7 @@ TEST_F(NarrowUnderlay, DontFragmentPingLearnsThePathAndGetsFragNeededWithTheNarr
 // tenant learns 1350 from the gateway, and 10 MB arrive byte-exact.
 TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) {
     start_and_connect();
-    constexpr std::size_t kSize = 10u << 20;
-    std::vector<std::uint8_t> file(kSize);
-    std::mt19937 rng(32);
-    for (auto& b : file) b = static_cast<std::uint8_t>(rng());
+    const auto file = random_bytes(10u << 20, 32);
 
     InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
     listener.listen_now();
@@ -115,16 +112,10 @@ TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) {
     InetAddress peer;
     InetSocket served = listener.accept_one(10s, &peer);
     ASSERT_TRUE(served.valid());
-    bool sent = false;
-    std::thread sender([&] {
-        sent = client.send_all(file.data(), file.size(), 40s);
-        client.shutdown_write();
-    });
-    const auto received = served.receive_all(kSize + 1, 40s);
-    sender.join();
-    EXPECT_TRUE(sent);
-    ASSERT_EQ(received.size(), kSize) << logs();
-    EXPECT_TRUE(received == file) << "the transfer is not byte-exact";
+    const Transfer moved = transfer(client, served, file, 40s);
+    EXPECT_TRUE(moved.sent);
+    ASSERT_EQ(moved.received.size(), file.size()) << logs();
+    EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
     EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
     EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
     EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1350"));

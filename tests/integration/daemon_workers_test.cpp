@@ -275,14 +275,9 @@ TEST_F(NatGatewayWithTenantWorker, ATenantOnATenantOnlyWorkerFetchesOverTcpAsThe
     InetSocket served = server.accept_one(10s, &peer);
     ASSERT_TRUE(served.valid());
     EXPECT_EQ(peer.ip, "203.0.113.10") << "the server must see the NAT address";
-    std::thread sender([&] {
-        served.send_all(file.data(), file.size(), 20s);
-        served.shutdown_write();
-    });
-    const auto fetched = client.receive_all(file.size() + 1, 20s);
-    sender.join();
-    EXPECT_EQ(fetched.size(), file.size()) << logs();
-    EXPECT_TRUE(fetched == file) << "the fetched file differs";
+    const Transfer fetched = transfer(served, client, file, 20s);
+    EXPECT_EQ(fetched.received.size(), file.size()) << logs();
+    EXPECT_TRUE(fetched.received == file) << "the fetched file differs";
     const auto stats = ctl_json(1, "stats");
     EXPECT_GT(stat(stats, "/nat/translated_outbound"), 0u) << stats.dump(2);
     EXPECT_GT(stat(stats, "/nat/translated_inbound"), 0u) << stats.dump(2);

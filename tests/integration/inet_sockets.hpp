@@ -15,8 +15,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -190,5 +192,31 @@ private:
 
     int fd_ = -1;
 };
+
+// `size` bytes of a seeded pseudo-random stream: a file to move byte-exact.
+inline std::vector<std::uint8_t> random_bytes(std::size_t size, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::uint8_t> out(size);
+    for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+    return out;
+}
+
+// A bulk transfer over an established connection: `from` sends every byte of `bytes` on a thread
+// of its own and then shuts its side down, while `to` receives until that end (or `timeout`).
+struct Transfer {
+    bool sent = false;                   // every byte left `from`
+    std::vector<std::uint8_t> received;  // what reached `to` (one byte more than sent: an excess)
+};
+inline Transfer transfer(InetSocket& from, InetSocket& to, const std::vector<std::uint8_t>& bytes,
+                         std::chrono::milliseconds timeout) {
+    Transfer t;
+    std::thread sender([&] {
+        t.sent = from.send_all(bytes.data(), bytes.size(), timeout);
+        from.shutdown_write();
+    });
+    t.received = to.receive_all(bytes.size() + 1, timeout);
+    sender.join();
+    return t;
+}
 
 }  // namespace andromeda::testing

@@ -156,12 +156,6 @@ struct StatsDelta {
     std::uint64_t operator()(const std::string& pointer) const { return stat(after, pointer) - stat(before, pointer); }
 };
 
-inline std::vector<std::uint8_t> random_bytes(std::size_t size, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::vector<std::uint8_t> out(size);
-    for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-    return out;
-}
 
 
 }  // namespace andromeda::testing

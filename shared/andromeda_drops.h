@@ -123,7 +123,8 @@
 	X(ports_exhausted, 511, "no free port (or ICMP id) left in the VPC's range") \
 	X(nat_address_limit, 512, "too many NAT addresses in use at once (max_nat_addresses)") \
 	X(tuple_conflict, 513, "the translated tuple is already used by another flow") \
-	X(stale_flow, 514, "the flow's VPC no longer NATs to the flow's address")
+	X(stale_flow, 514, "the flow's VPC no longer NATs to the flow's address") \
+	X(tenant_flow_rate_limited, 515, "a new flow beyond its tenant's budget ([node.uplink] new_flows_per_tenant)")
 
 /* The AF_XDP I/O layer, frames freed unsent (io::DropReason; drop_<name> in the io group). */
 #define ANDROMEDA_DROPS_IO(X) \

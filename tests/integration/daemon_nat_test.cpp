@@ -56,14 +56,9 @@ TEST_F(NatGateway, TenantsFetchOverTcpAndQueryUdpAsTheNatAddress) {
         InetSocket served = tcp_server.accept_one(10s, &peer);
         ASSERT_TRUE(served.valid());
         EXPECT_EQ(peer.ip, "203.0.113.10") << "the server must see the NAT address";
-        std::thread sender([&] {
-            served.send_all(file.data(), file.size(), 20s);
-            served.shutdown_write();
-        });
-        const auto fetched = client.receive_all(file.size() + 1, 20s);
-        sender.join();
-        EXPECT_EQ(fetched.size(), file.size()) << logs();
-        EXPECT_TRUE(fetched == file) << "the fetched file differs";
+        const Transfer fetched = transfer(served, client, file, 20s);
+        EXPECT_EQ(fetched.received.size(), file.size()) << logs();
+        EXPECT_TRUE(fetched.received == file) << "the fetched file differs";
 
         InetSocket resolver(*t, SOCK_DGRAM, "0.0.0.0", 0);
         ASSERT_TRUE(resolver.send_datagram("query " + t->name(), "203.0.113.1", 5300));
@@ -178,6 +173,60 @@ TEST_F(NatGateway, TwoTenantsWithTheSameSourcePortGetTwoNatPorts) {
     EXPECT_GE(stat(ctl_json(1, "stats"), "/nat/ports_preserved"), 2u);
 }
 
+// Issue 32: one tenant opening new NAT flows as fast as a socket sends (UDP to a new outside
+// port each time: each datagram a new flow at the gateway) gets its budget ([node.uplink]
+// new_flows_per_tenant, at its default of 1000/s and 2000 at once) and no more; the rest are
+// dropped at the gateway as tenant_flow_rate_limited. Meanwhile the other tenant opens a TCP
+// connection through the NAT within kBound, and the flooder's flow already open keeps working.
+TEST_F(NatGateway, ATenantOpeningFlowsAsFastAsItCanGetsItsBudgetAndTheOtherOpensItsOwn) {
+    ASSERT_NO_FATAL_FAILURE(start_and_reach_outside({tenant_, tenant20_}));
+    constexpr auto kBound = 5s;  // generous on a 2-core box with one core spent on the flood
+    InetSocket listener = outside_listener();
+    Connection before = connect_through(*tenant_, listener, "203.0.113.1", 8000);
+    ASSERT_TRUE(before.established()) << logs();
+    const nlohmann::json stats_before = ctl_json(1, "stats");
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> sent{0};
+    InetSocket flood_socket(*tenant_, SOCK_DGRAM, "0.0.0.0", 0);
+    const auto started = std::chrono::steady_clock::now();
+    std::thread flood([&] {
+        const char payload[32] = {};
+        for (std::uint32_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+            const sockaddr_in to = make_sockaddr("203.0.113.1", static_cast<std::uint16_t>(10000 + i % 50000));
+            if (sendto(flood_socket.fd(), payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) > 0)
+                sent.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    std::this_thread::sleep_for(2s);  // past the flooder's burst
+
+    Connection neighbour;
+    neighbour.client = InetSocket(*tenant20_, SOCK_STREAM);
+    const bool connected = neighbour.client.connect_to("203.0.113.1", 8000, kBound);
+    if (connected) neighbour.served = listener.accept_one(kBound, &neighbour.peer);
+    // The flooder's connection opened before the flood carries data both ways.
+    const bool old_flow_works = before.client.send_all("still here\n", 5s) && before.served.receive_text(11, 5s) == "still here\n";
+    stop = true;
+    flood.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const StatsDelta delta{stats_before, ctl_json(1, "stats")};
+
+    EXPECT_TRUE(connected && neighbour.established())
+        << "the other tenant's TCP connection through the NAT within " << kBound.count() << " s\n" << logs();
+    EXPECT_EQ(neighbour.peer.ip, "203.0.113.10");
+    EXPECT_TRUE(old_flow_works) << "an established flow of the flooding tenant";
+    const std::uint64_t limited = delta("/nat/drop_tenant_flow_rate_limited");
+    const std::uint64_t created = delta("/nat/flows_created");
+    std::cout << "flood: " << sent.load() << " datagrams in " << seconds << " s; gateway: " << created
+              << " flows created, " << limited << " refused as tenant_flow_rate_limited\n";
+    EXPECT_GT(sent.load(), 5000u) << "the flood must outrun the budget for the test to mean anything";
+    EXPECT_GT(limited, 0u) << delta.after.dump(2);
+    // Its budget (2000 at once, 1000/s) and the neighbour's connection; half a second more for
+    // datagrams still in flight when the clock was read.
+    EXPECT_LE(created, 2000 + static_cast<std::uint64_t>(1000 * (seconds + 0.5))) << delta.after.dump(2);
+}
+
+
 // The outside network is narrower than the overlay: the server sits behind a router whose link
 // to it has a 1200-byte MTU. The router's frag-needed, addressed to the NAT address, is
 // translated back to the tenant (ping sees it; a bulk TCP upload completes on the learned MTU).
@@ -221,14 +270,9 @@ TEST_F(NatGatewayBehindNarrowLink, FragNeededFromTheOutsideReachesTheTenant) {
     ASSERT_TRUE(served.valid());
     EXPECT_EQ(peer.ip, "203.0.113.10");
     const auto file = random_bytes(4 << 20, 11);
-    std::thread sender([&] {
-        client.send_all(file.data(), file.size(), 25s);
-        client.shutdown_write();
-    });
-    const auto received = served.receive_all(file.size() + 1, 25s);
-    sender.join();
-    EXPECT_EQ(received.size(), file.size()) << logs();
-    EXPECT_TRUE(received == file) << "the upload differs";
+    const Transfer uploaded = transfer(client, served, file, 25s);
+    EXPECT_EQ(uploaded.received.size(), file.size()) << logs();
+    EXPECT_TRUE(uploaded.received == file) << "the upload differs";
     EXPECT_TRUE(contains(tenant_->run({"ip", "route", "get", "198.51.100.2"}), "mtu 1200"))
         << tenant_->run({"ip", "route", "get", "198.51.100.2"});
 }

@@ -244,6 +244,7 @@ void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
     nat::NatSettings settings;
     settings.shards = std::max<std::uint32_t>(1, host_.underlay.rx_queues);
     settings.offload.enabled = kernel_nat_;
+    settings.tenant_flows = tenant_flow_limit_of(snapshot.local());
     nat_ = std::make_unique<nat::NatEngine>(settings);
     // The workers' NAT stage installs the rules too; here they are needed before any worker runs,
     // to adopt the flows a killed predecessor left in the kernel.

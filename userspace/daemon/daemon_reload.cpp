@@ -288,6 +288,12 @@ void Daemon::update_nat(const fabric::FabricSnapshot& snapshot, const fabric::Fa
     // the kernel before the reload reports success.
     const nat::TimePoint now = nat::Clock::now();
     nat_->set_rules(dataplane::nat_rules_for(snapshot));
+    if (const nat::TenantFlowLimit limit = tenant_flow_limit_of(snapshot.local()); limit != nat_->tenant_flow_limit()) {
+        nat_->set_tenant_flow_limit(limit);
+        notes.push_back(limit.rate == 0 ? std::string("nat: new flows per tenant no longer limited")
+                                        : fmt::format("nat: new flows per tenant limited to {}/s, {} at once",
+                                                      limit.rate, limit.burst));
+    }
     std::size_t expired = nat_->remove_stale(now);
     for (const fabric::Endpoint& e : diff.endpoints_removed) expired += nat_->expire_endpoint(e.vni, e.ip);
     if (nat_offload_) nat_offload_->flush(now);

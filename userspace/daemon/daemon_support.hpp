@@ -6,6 +6,7 @@
 
 #include "fabric/snapshot.hpp"
 #include "io/plan/punt_limit.hpp"
+#include "nat/tenant_budget.hpp"
 #include "wire/addresses.hpp"
 
 namespace andromeda::daemon {
@@ -23,6 +24,13 @@ inline constexpr wire::Ipv4Address kUplinkProbeAddress{0xC6336401};  // 198.51.1
 // [node] punt_rate and punt_burst as the punt buckets take them.
 [[nodiscard]] inline io::PuntLimit punt_limit_of(const fabric::LocalNodeSettings& local) noexcept {
     return {local.punt_rate, local.punt_burst};
+}
+
+// [node.uplink] new_flows_per_tenant and new_flows_burst as the NAT's tenant budget takes them
+// (no uplink: no NAT, nothing to limit).
+[[nodiscard]] inline nat::TenantFlowLimit tenant_flow_limit_of(const fabric::LocalNodeSettings& local) noexcept {
+    if (!local.uplink) return {};
+    return {local.uplink->new_flows_per_tenant, local.uplink->new_flows_burst};
 }
 
 }  // namespace andromeda::daemon

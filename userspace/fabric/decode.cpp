@@ -228,7 +228,8 @@ private:
         const TomlNode* table = fields_.table(node_table, "node", "uplink", false);
         if (table == nullptr) return;
         out_.source.local.uplink = table->line;
-        fields_.reject_unknown_keys(*table, "node.uplink", {"interface", "address", "next_hop", "kernel_flows"});
+        fields_.reject_unknown_keys(*table, "node.uplink", {"interface", "address", "next_hop", "kernel_flows",
+                                                               "new_flows_per_tenant", "new_flows_burst"});
         Uplink uplink;
         uplink.interface = interface(*table, "node.uplink", "interface", true).value_or("");
         uplink.address = fields_.ipv4(*table, "node.uplink", "address", false);
@@ -238,6 +239,17 @@ private:
                 .integer(*table, "node.uplink", "kernel_flows", false,
                          {1, kMaxKernelNatFlows, kDefaultKernelNatFlows, "NAT flows the kernel translates at most"})
                 .value_or(kDefaultKernelNatFlows));
+        uplink.new_flows_per_tenant = static_cast<std::uint32_t>(
+            fields_
+                .integer(*table, "node.uplink", "new_flows_per_tenant", false,
+                         {0, kMaxNewFlowsPerTenant, kDefaultNewFlowsPerTenant,
+                          "new NAT flows per second each tenant may open (0: no limit)"})
+                .value_or(kDefaultNewFlowsPerTenant));
+        uplink.new_flows_burst = static_cast<std::uint32_t>(
+            fields_
+                .integer(*table, "node.uplink", "new_flows_burst", false,
+                         {1, kMaxNewFlowsPerTenant, kDefaultNewFlowsBurst, "new NAT flows a tenant may open at once"})
+                .value_or(kDefaultNewFlowsBurst));
         out_.config.local.uplink = std::move(uplink);
     }
 

@@ -58,12 +58,20 @@ inline constexpr std::uint32_t kLocalNodeIndex = 0;
 // stay with the pipeline. A start-time setting: the map is sized when the object is loaded.
 inline constexpr std::uint32_t kDefaultKernelNatFlows = 131072;
 inline constexpr std::uint32_t kMaxKernelNatFlows = 1u << 20;
+// New NAT flows each tenant (VNI, inside address) may open per second, and at once: one tenant
+// scanning the outside must not take the ports, the table and the slow path from the others.
+// 0: no limit. Changeable by a reload.
+inline constexpr std::uint32_t kDefaultNewFlowsPerTenant = 1000;
+inline constexpr std::uint32_t kDefaultNewFlowsBurst = 2000;
+inline constexpr std::uint32_t kMaxNewFlowsPerTenant = 10'000'000;
 
 struct Uplink {
     std::string interface;
     std::optional<Ipv4Address> address;   // unset: the interface's own address
     std::optional<Ipv4Address> next_hop;  // unset: the kernel's route
     std::uint32_t kernel_flows = kDefaultKernelNatFlows;
+    std::uint32_t new_flows_per_tenant = kDefaultNewFlowsPerTenant;
+    std::uint32_t new_flows_burst = kDefaultNewFlowsBurst;
 
     friend bool operator==(const Uplink&, const Uplink&) = default;
 };

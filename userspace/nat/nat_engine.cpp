@@ -28,12 +28,16 @@ const NatSettings& validated(const NatSettings& settings) {
 }  // namespace
 
 NatEngine::NatEngine(const NatSettings& settings)
-    : settings_(validated(settings)), shard_count_(static_cast<std::uint32_t>(settings.shards)),
+    : settings_(validated(settings)),
+      tenant_budget_(settings.tenant_flows, settings.tenants_tracked, pick_seed(settings.hash_seed) ^ 0xB5AD4ECEDA1CE2A9ULL),
+      shard_count_(static_cast<std::uint32_t>(settings.shards)),
       shard_of_block_(shard_count_) {
     const std::uint64_t seed = pick_seed(settings.hash_seed);
     shards_.reserve(settings.shards);
-    for (std::size_t i = 0; i < settings.shards; ++i)
+    for (std::size_t i = 0; i < settings.shards; ++i) {
         shards_.push_back(std::make_unique<Slot>(i, settings.shards, settings, seed + i * 0x9E3779B97F4A7C15ULL));
+        shards_.back()->shard.set_tenant_budget(&tenant_budget_);
+    }
 }
 
 NatEngine::~NatEngine() = default;

@@ -73,6 +73,9 @@ public:
     // Flows whose VPC lost NAT or changed NAT address, and flows of a port forward that was
     // removed or now leads elsewhere, are dropped when next seen, or at once by remove_stale().
     void set_rules(std::shared_ptr<const NatRules> rules);
+    // The new-flow budget of each tenant (settings().tenant_flows at construction), from now on.
+    void set_tenant_flow_limit(TenantFlowLimit limit) noexcept { tenant_budget_.set_limit(limit); }
+    [[nodiscard]] TenantFlowLimit tenant_flow_limit() const noexcept { return tenant_budget_.limit(); }
     // After set_rules: ends every flow the new rules no longer allow (and any past its deadline)
     // now rather than when next seen, and takes offloaded flows whose remote became a NAT
     // address out of the kernel. Their removals are queued before it returns, so a reload drains
@@ -171,6 +174,7 @@ private:
     void reject(DropReason reason, NatResult& result) noexcept;
 
     NatSettings settings_;
+    TenantFlowBudget tenant_budget_;  // shared by the shards: a tenant's flows span them
     std::vector<std::unique_ptr<Slot>> shards_;
     std::uint32_t shard_count_;
     FastModulo shard_of_block_;

@@ -7,6 +7,7 @@
 #include "nat/nat_packet.hpp"
 #include "nat/nat_shard.hpp"
 #include "nat/spin_lock.hpp"
+#include "nat/tenant_budget.hpp"
 
 namespace andromeda::nat {
 

@@ -123,6 +123,9 @@ ShardOutcome NatShard::create_outbound(std::uint32_t vni, const VpcNatConfig& vp
     std::uint32_t mapping =
         forward ? kNilId : mappings_.find_inside(vni, p.protocol, p.source, p.source_port, vpc.nat_address.value());
     if (flows_.full()) return drop(DropReason::table_full);  // before taking a port for nothing
+    // A forwarded endpoint's flows are the outside's doing as much as its own: not budgeted.
+    if (!forward && tenant_budget_ != nullptr && !tenant_budget_->take(vni, p.source, now))
+        return drop(DropReason::tenant_flow_rate_limited);
     if (mapping == kNilId && !forward) {
         if (const DropReason r = mapping_for(vni, vpc, p, mapping); r != DropReason::none) return drop(r);
     }

@@ -19,6 +19,7 @@
 #include "nat/port_allocator.hpp"
 #include "nat/rules.hpp"
 #include "nat/settings.hpp"
+#include "nat/tenant_budget.hpp"
 #include "nat/timing_wheel.hpp"
 
 namespace andromeda::nat {
@@ -51,6 +52,8 @@ public:
     NatShard& operator=(const NatShard&) = delete;
 
     void set_rules(std::shared_ptr<const NatRules> rules, std::uint32_t generation);
+    // The engine's budget of new flows per tenant, consulted for each outbound flow opened.
+    void set_tenant_budget(TenantFlowBudget* budget) noexcept { tenant_budget_ = budget; }
 
     // Translate one packet; the outcome goes to `out` (see nat_shard.cpp on why not a return).
     void outbound(std::uint32_t vni, const NatPacket& p, std::int64_t now, ShardOutcome& out) noexcept;
@@ -93,6 +96,7 @@ public:
     [[nodiscard]] std::size_t capacity() const noexcept { return flows_.capacity(); }
 
 private:
+    TenantFlowBudget* tenant_budget_ = nullptr;
     enum class Removal : std::uint8_t { expired, endpoint, stale };
 
     ShardOutcome outbound_special(std::uint32_t vni, const NatPacket& p, std::int64_t now) noexcept;

@@ -13,6 +13,10 @@ std::string validate(const NatSettings& s) {
     for (const auto timeout : {t.tcp_handshake, t.tcp_established, t.tcp_closing, t.udp, t.icmp})
         if (timeout.count() <= 0) return "nat timeouts must be positive";
     if (s.offload.grace.count() < 0) return "nat offload grace must not be negative";
+    if (s.tenant_flows.rate != 0 && s.tenant_flows.burst == 0)
+        return "nat tenant_flows burst must be at least 1 when a rate is set";
+    if (s.tenants_tracked == 0 || s.tenants_tracked > (std::size_t{1} << 24))
+        return "nat tenants_tracked must be between 1 and 2^24";
     if (s.offload.queue_limit == 0) return "nat offload queue_limit must be at least 1";
     return {};
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "nat/tenant_budget.hpp"
 #include "nat/types.hpp"
 
 namespace andromeda::nat {
@@ -62,6 +63,10 @@ struct NatSettings {
     // Seed for the table hashes; 0 picks a random one (so remote hosts cannot aim collisions).
     std::uint64_t hash_seed = 0;
     NatOffloadSettings offload;
+    // New outbound flows per tenant (VNI, inside address): tenant_budget.hpp. Changeable at
+    // run time (NatEngine::set_tenant_flow_limit); the number of tenants tracked is not.
+    TenantFlowLimit tenant_flows{};  // unlimited unless the daemon says ([node.uplink])
+    std::size_t tenants_tracked = 65536;
 };
 
 // Empty when the settings are usable, else what is wrong (for a config error message).

@@ -89,12 +89,32 @@ TEST(FabricLoader, PuntLimitKeys) {
     EXPECT_EQ(fabric->local().punt_burst, 50u);
 }
 
+// [node.uplink] new_flows_per_tenant / new_flows_burst: read, 0 is "no limit", and bounded.
+TEST(FabricLoader, NewFlowsPerTenantKeysAndTheirBounds) {
+    std::ifstream in(source_path("configs/nat-gateway.toml"));
+    const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::string at = "interface = \"eth2\"\n";
+    const auto with = [&](const std::string& keys) { return replace_once(base, at, at + keys); };
+    const auto fabric = load_ok(with("new_flows_per_tenant = 50\nnew_flows_burst = 5\n"));
+    EXPECT_EQ(fabric->local().uplink->new_flows_per_tenant, 50u);
+    EXPECT_EQ(fabric->local().uplink->new_flows_burst, 5u);
+    EXPECT_EQ(load_ok(with("new_flows_per_tenant = 0\n"))->local().uplink->new_flows_per_tenant, 0u);
+    const LoadResult bad = load_fabric_string(with("new_flows_burst = 0\n"), "gw.toml");
+    EXPECT_FALSE(bad.snapshot);
+    EXPECT_NE(to_string(bad.errors).find("node.uplink.new_flows_burst: 0 is out of range; new NAT flows a tenant may "
+                                         "open at once is 1 to 10000000"),
+              std::string::npos)
+        << to_string(bad.errors);
+}
+
 TEST(FabricLoader, NatGatewayExample) {
     const auto fabric = load_fabric_file(source_path("configs/nat-gateway.toml")).snapshot;
     ASSERT_TRUE(fabric);
     ASSERT_TRUE(fabric->local().uplink.has_value());
     EXPECT_EQ(fabric->local().uplink->interface, "eth2");
     EXPECT_EQ(fabric->local().uplink->next_hop, ip("203.0.113.1"));
+    EXPECT_EQ(fabric->local().uplink->new_flows_per_tenant, 1000u) << "unset: the default budget";
+    EXPECT_EQ(fabric->local().uplink->new_flows_burst, 2000u);
     const Vpc& blue = *fabric->find_vpc(100);
     ASSERT_TRUE(blue.nat.has_value());
     EXPECT_EQ(blue.nat->gateway_node_index, 0u);

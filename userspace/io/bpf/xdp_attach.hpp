@@ -1,4 +1,5 @@
-// Attaching the XDP program to one interface with libxdp, honestly reported.
+// Attaching the XDP program to one interface with libxdp, honestly reported. What is attached is
+// read, and our own direct attachment detached, with libbpf (xdp_attach.cpp says why).
 //
 // libxdp first tries its multiprog dispatcher (which lets several XDP programs share an
 // interface) and falls back to attaching the program directly when the kernel cannot run the

@@ -50,13 +50,10 @@ TEST_F(NatGateway, TenantsFetchOverTcpAndQueryUdpAsTheNatAddress) {
 
     for (Netns* t : {tenant_, tenant20_}) {
         SCOPED_TRACE(t->name());
-        InetSocket client(*t, SOCK_STREAM);
-        ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-        InetAddress peer;
-        InetSocket served = tcp_server.accept_one(10s, &peer);
-        ASSERT_TRUE(served.valid());
-        EXPECT_EQ(peer.ip, "203.0.113.10") << "the server must see the NAT address";
-        const Transfer fetched = transfer(served, client, file, 20s);
+        Connection c = connect_through(*t, tcp_server, "203.0.113.1", 8000);
+        ASSERT_TRUE(c.established()) << logs();
+        EXPECT_EQ(c.peer.ip, "203.0.113.10") << "the server must see the NAT address";
+        const Transfer fetched = transfer(c.served, c.client, file, 20s);
         EXPECT_EQ(fetched.received.size(), file.size()) << logs();
         EXPECT_TRUE(fetched.received == file) << "the fetched file differs";
 
@@ -200,10 +197,7 @@ TEST_F(NatGateway, ATenantOpeningFlowsAsFastAsItCanGetsItsBudgetAndTheOtherOpens
     });
     std::this_thread::sleep_for(2s);  // past the flooder's burst
 
-    Connection neighbour;
-    neighbour.client = InetSocket(*tenant20_, SOCK_STREAM);
-    const bool connected = neighbour.client.connect_to("203.0.113.1", 8000, kBound);
-    if (connected) neighbour.served = listener.accept_one(kBound, &neighbour.peer);
+    Connection neighbour = connect_through(*tenant20_, listener, "203.0.113.1", 8000, kBound);
     // The flooder's connection opened before the flood carries data both ways.
     const bool old_flow_works = before.client.send_all("still here\n", 5s) && before.served.receive_text(11, 5s) == "still here\n";
     stop = true;
@@ -211,7 +205,7 @@ TEST_F(NatGateway, ATenantOpeningFlowsAsFastAsItCanGetsItsBudgetAndTheOtherOpens
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const StatsDelta delta{stats_before, ctl_json(1, "stats")};
 
-    EXPECT_TRUE(connected && neighbour.established())
+    EXPECT_TRUE(neighbour.established())
         << "the other tenant's TCP connection through the NAT within " << kBound.count() << " s\n" << logs();
     EXPECT_EQ(neighbour.peer.ip, "203.0.113.10");
     EXPECT_TRUE(old_flow_works) << "an established flow of the flooding tenant";

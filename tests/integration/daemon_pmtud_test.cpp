@@ -55,13 +55,10 @@ TEST_F(Pmtud, BulkTcpFromA1500ByteTenantCompletes) {
 
     InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
     listener.listen_now();
-    InetSocket client(*t10_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("10.0.0.20", 5001, 10s)) << logs();
-    InetAddress peer;
-    InetSocket served = listener.accept_one(10s, &peer);
-    ASSERT_TRUE(served.valid());
-    EXPECT_EQ(peer.ip, "10.0.0.10");
-    const Transfer moved = transfer(client, served, file, 25s);
+    Connection c = connect_through(*t10_, listener, "10.0.0.20", 5001);
+    ASSERT_TRUE(c.established()) << logs();
+    EXPECT_EQ(c.peer.ip, "10.0.0.10");
+    const Transfer moved = transfer(c.client, c.served, file, 25s);
     EXPECT_TRUE(moved.sent);
     ASSERT_EQ(moved.received.size(), file.size()) << logs();
     EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";

@@ -269,13 +269,10 @@ TEST_F(NatGatewayWithTenantWorker, ATenantOnATenantOnlyWorkerFetchesOverTcpAsThe
     InetSocket server(*outside_, SOCK_STREAM, "203.0.113.1", 8000);
     server.listen_now();
     const auto file = random_bytes(2 << 20, 32);
-    InetSocket client(*tenant20_, SOCK_STREAM);
-    ASSERT_TRUE(client.connect_to("203.0.113.1", 8000, 10s)) << logs();
-    InetAddress peer;
-    InetSocket served = server.accept_one(10s, &peer);
-    ASSERT_TRUE(served.valid());
-    EXPECT_EQ(peer.ip, "203.0.113.10") << "the server must see the NAT address";
-    const Transfer fetched = transfer(served, client, file, 20s);
+    Connection c = connect_through(*tenant20_, server, "203.0.113.1", 8000);
+    ASSERT_TRUE(c.established()) << logs();
+    EXPECT_EQ(c.peer.ip, "203.0.113.10") << "the server must see the NAT address";
+    const Transfer fetched = transfer(c.served, c.client, file, 20s);
     EXPECT_EQ(fetched.received.size(), file.size()) << logs();
     EXPECT_TRUE(fetched.received == file) << "the fetched file differs";
     const auto stats = ctl_json(1, "stats");

@@ -193,6 +193,22 @@ private:
     int fd_ = -1;
 };
 
+// One TCP connection: `client` connected from `from` to ip:port, `served` the listener's end of
+// it (invalid when either step failed within `timeout`), `peer` the client as the server saw it.
+struct Connection {
+    InetSocket client, served;
+    InetAddress peer;
+    [[nodiscard]] bool established() const { return served.valid(); }
+};
+
+inline Connection connect_through(const Netns& from, InetSocket& listener, const std::string& ip, std::uint16_t port,
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    Connection c;
+    c.client = InetSocket(from, SOCK_STREAM);
+    if (c.client.connect_to(ip, port, timeout)) c.served = listener.accept_one(timeout, &c.peer);
+    return c;
+}
+
 // `size` bytes of a seeded pseudo-random stream: a file to move byte-exact.
 inline std::vector<std::uint8_t> random_bytes(std::size_t size, unsigned seed) {
     std::mt19937 rng(seed);

@@ -135,20 +135,6 @@ inline std::uint64_t stat(const nlohmann::json& stats, const std::string& pointe
     return stats.value(nlohmann::json::json_pointer(pointer), std::uint64_t{0});
 }
 
-// One TCP connection through the NAT: `client` connected from `from` to ip:port, `served` the
-// listener's end of it (invalid when either step failed), `peer` the client as the server saw it.
-struct Connection {
-    InetSocket client, served;
-    InetAddress peer;
-    [[nodiscard]] bool established() const { return served.valid(); }
-};
-
-inline Connection connect_through(const Netns& from, InetSocket& listener, const std::string& ip, std::uint16_t port) {
-    Connection c;
-    c.client = InetSocket(from, SOCK_STREAM);
-    if (c.client.connect_to(ip, port, 10s)) c.served = listener.accept_one(10s, &c.peer);
-    return c;
-}
 
 // How much counters moved between two `andromedactl stats --json`.
 struct StatsDelta {

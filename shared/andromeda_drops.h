@@ -105,7 +105,11 @@
 	/* uplink port */ \
 	X(uplink_without_nat, 441, "uplink frame but this node is no VPC's NAT gateway") \
 	/* tenant ports, again */ \
-	X(gateway_reply_rate_limited, 443, "an ARP request or echo request to the gateway beyond its sender's reply budget")
+	X(gateway_reply_rate_limited, 443, "an ARP request or echo request to the gateway beyond its sender's reply budget") \
+	/* security groups, at the sending (egress) and the receiving (ingress) endpoint */ \
+	X(policy_denied, 444, "denied by a security group rule or the VPC's default (andromedactl policy counts which)") \
+	X(policy_fragment_unknown, 445, "a non-first fragment whose first fragment the firewall did not allow (or never saw)") \
+	X(firewall_table_full, 446, "a new flow the rules allow, with the firewall's connection table full")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

@@ -40,6 +40,7 @@ protected:
         std::string mac;
         std::string port;    // the tenant port on the node's host
         Netns* ns = nullptr; // the tenant, eth0 addressed ip/prefix
+        std::string extra;   // more [[vpc.endpoint]] keys, verbatim (e.g. groups = [...])
     };
     struct Vpc {
         std::string name;
@@ -107,7 +108,7 @@ protected:
             const Vpc& vpc = vpcs_[v];
             b.vpc(vpc.name, vpc.vni, vpc.cidr, vpc.gateway).vpc_key(vpc.extra);
             for (const Endpoint& e : endpoints_)
-                if (e.vpc == v) b.endpoint(e.ip, e.mac, nodes_[e.node].name, e.port);
+                if (e.vpc == v) b.endpoint(e.ip, e.mac, nodes_[e.node].name, e.port, e.extra);
         }
         return b.toml();
     }

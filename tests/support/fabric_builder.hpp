@@ -63,9 +63,11 @@ public:
     }
 
     // A [[vpc.endpoint]] of the current VPC; `port` only for endpoints on this node.
-    FabricBuilder& endpoint(const std::string& ip, const std::string& mac, const std::string& node, const std::string& port = "") {
+    // `more`: further keys, verbatim lines (e.g. "groups = [\"web\"]\n").
+    FabricBuilder& endpoint(const std::string& ip, const std::string& mac, const std::string& node, const std::string& port = "",
+                            const std::string& more = "") {
         current().endpoints.push_back("[[vpc.endpoint]]\nip = " + quote(ip) + "\nmac = " + quote(mac) + "\nnode = " + quote(node) +
-                                      "\n" + optional_key("port", port));
+                                      "\n" + optional_key("port", port) + more);
         return *this;
     }
 

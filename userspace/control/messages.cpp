@@ -78,9 +78,14 @@ ANDROMEDA_CONTROL_FIELDS(FabricReply, generation, source, local_node, nodes, vpc
 ANDROMEDA_CONTROL_FIELDS(FlowTuple, source, source_port, destination, destination_port)
 ANDROMEDA_CONTROL_FIELDS(ConntrackFlow, vni, protocol, origin, state, port_forward, original, translated, age_seconds,
                          expires_in_seconds, kernel, kernel_packets, kernel_bytes)
-ANDROMEDA_CONTROL_FIELDS(ConntrackReply, nat_gateway, count, flows, total, in_table, offset, limit)
+ANDROMEDA_CONTROL_FIELDS(FirewallFlow, vni, endpoint, direction, protocol, tuple, packets, idle_seconds, closing, rule)
+ANDROMEDA_CONTROL_FIELDS(ConntrackReply, nat_gateway, count, flows, total, in_table, offset, limit, firewall_flows,
+                         firewall_in_table)
 ANDROMEDA_CONTROL_FIELDS(ReloadReply, generation, summary)
 ANDROMEDA_CONTROL_FIELDS(LogLevelReply, level, previous)
+ANDROMEDA_CONTROL_FIELDS(PolicyRule, vpc, group, index, direction, action, priority, rule, hits)
+ANDROMEDA_CONTROL_FIELDS(PolicyReply, generation, enforced_vpcs, rules, flows, opened, denied, revoked, expired,
+                         fragments_unknown, table_full)
 #undef ANDROMEDA_CONTROL_FIELDS
 #undef ANDROMEDA_CONTROL_READ
 

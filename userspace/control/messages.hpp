@@ -207,6 +207,19 @@ struct ConntrackFlow {
     std::uint64_t kernel_bytes = 0;
 };
 
+// A flow the firewall tracks, at one endpoint (`endpoint`) in the direction it was opened.
+struct FirewallFlow {
+    std::uint32_t vni = 0;
+    std::string endpoint;
+    std::string direction;
+    std::string protocol;
+    FlowTuple tuple;
+    std::uint64_t packets = 0;
+    double idle_seconds = 0;
+    bool closing = false;
+    std::string rule;  // the rule that opened it (andromedactl policy), when it is still the current policy's
+};
+
 struct ConntrackReply {
     bool nat_gateway = false;
     std::uint64_t count = 0;     // flows in this reply
@@ -215,6 +228,31 @@ struct ConntrackReply {
     std::uint64_t in_table = 0;  // every flow in the table
     std::uint64_t offset = 0;    // as asked
     std::uint64_t limit = 0;     // as applied
+    // The security groups' connection tracking, beside NAT's: the first `limit` of its flows.
+    std::vector<FirewallFlow> firewall_flows;
+    std::uint64_t firewall_in_table = 0;
+};
+
+// --- policy -------------------------------------------------------------------------------
+
+// One rule of a security group (or a VPC's default, group ""), as the firewall counts it.
+struct PolicyRule {
+    std::string vpc;
+    std::string group;   // "" for the VPC's default
+    std::int32_t index = -1;  // its place in the group; -1: the default
+    std::string direction;
+    std::string action;
+    std::uint32_t priority = 0;
+    std::string rule;    // as people read it
+    std::uint64_t hits = 0;  // flows it decided, and packets it denied
+};
+
+struct PolicyReply {
+    std::uint64_t generation = 0;
+    std::vector<std::string> enforced_vpcs;
+    std::vector<PolicyRule> rules;
+    std::uint64_t flows = 0;  // tracked now
+    std::uint64_t opened = 0, denied = 0, revoked = 0, expired = 0, fragments_unknown = 0, table_full = 0;
 };
 
 // --- log-level ----------------------------------------------------------------------------
@@ -254,6 +292,9 @@ ANDROMEDA_CONTROL_JSON(ConntrackFlow)
 ANDROMEDA_CONTROL_JSON(ConntrackReply)
 ANDROMEDA_CONTROL_JSON(ReloadReply)
 ANDROMEDA_CONTROL_JSON(LogLevelReply)
+ANDROMEDA_CONTROL_JSON(PolicyRule)
+ANDROMEDA_CONTROL_JSON(FirewallFlow)
+ANDROMEDA_CONTROL_JSON(PolicyReply)
 #undef ANDROMEDA_CONTROL_JSON
 
 [[nodiscard]] std::string decode_error(const std::exception& e);

@@ -10,7 +10,7 @@ namespace andromeda::control {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Command>, 7> kCommands = {{
+constexpr std::array<std::pair<std::string_view, Command>, 8> kCommands = {{
     {"status", Command::status},
     {"stats", Command::stats},
     {"fabric", Command::fabric},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<std::string_view, Command>, 7> kCommands = {{
     {"reload", Command::reload},
     {"health", Command::health},
     {"log-level", Command::log_level},
+    {"policy", Command::policy},
 }};
 
 // Strings a request may carry besides a file path are short; longer ones are refused unread.
@@ -113,6 +114,7 @@ std::optional<ProtocolError> read_key(ControlRequest& request, const std::string
         case Command::status:
         case Command::stats:
         case Command::fabric:
+        case Command::policy:
         case Command::health: break;
     }
     return ProtocolError{};
@@ -143,7 +145,7 @@ std::variant<ControlRequest, ProtocolError> parse_request(std::string_view line)
     }
     if (!known)
         return ProtocolError{fmt::format(
-            "unknown command \"{}\"; expected status, stats, fabric, conntrack, reload, health or log-level",
+            "unknown command \"{}\"; expected status, stats, fabric, conntrack, policy, reload, health or log-level",
             name.substr(0, 64))};
     for (const auto& [key, value] : j.items()) {
         if (key == "command") continue;

@@ -4,7 +4,7 @@
 // Requests are untrusted bytes (anyone who can reach the socket can send them), so parsing is
 // bounded and every malformed request gets a reason.
 //
-//   request:  {"command": "status" | "stats" | "fabric" | "health" | "reload", "file": "..."}
+//   request:  {"command": "status" | "stats" | "fabric" | "health" | "policy" | "reload", "file": "..."}
 //             {"command": "conntrack", "offset": N, "limit": N, "address": "...", "port": N,
 //              "state": "...", "protocol": "..."}   (every key but "command" optional)
 //             {"command": "log-level", "level": "debug"}   (no "level": only asks)
@@ -24,7 +24,7 @@ namespace andromeda::control {
 // Requests longer than this are refused without being parsed.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
 
-enum class Command { status, stats, fabric, conntrack, reload, health, log_level };
+enum class Command { status, stats, fabric, conntrack, reload, health, log_level, policy };
 
 [[nodiscard]] std::string_view to_string(Command c) noexcept;
 

@@ -178,7 +178,41 @@ std::string render_fabric(const control::FabricReply& r) {
     return s;
 }
 
+std::string render_nat_conntrack(const control::ConntrackReply& r);
+std::string render_firewall_flows(const control::ConntrackReply& r);
+
+std::string render_policy(const control::PolicyReply& r) {
+    if (r.enforced_vpcs.empty()) return "no VPC has security groups: every VPC is open\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& rule : r.rules)
+        rows.push_back({rule.vpc, rule.group.empty() ? "(default)" : rule.group,
+                        rule.index < 0 ? "-" : std::to_string(rule.index), rule.rule, std::to_string(rule.hits)});
+    std::string s = table({"VPC", "GROUP", "#", "RULE", "HITS"}, rows);
+    s += fmt::format("firewall: {} flows tracked; {} opened, {} denied, {} revoked by a new policy, {} expired, "
+                     "{} unknown fragments, {} refused with the table full\n",
+                     r.flows, r.opened, r.denied, r.revoked, r.expired, r.fragments_unknown, r.table_full);
+    return s;
+}
+
+std::string render_firewall_flows(const control::ConntrackReply& r) {
+    if (r.firewall_in_table == 0 && r.firewall_flows.empty()) return "";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& f : r.firewall_flows)
+        rows.push_back({f.endpoint, f.direction, f.protocol,
+                        fmt::format("{}:{} -> {}:{}", f.tuple.source, f.tuple.source_port, f.tuple.destination,
+                                    f.tuple.destination_port),
+                        std::to_string(f.packets), std::to_string(static_cast<std::uint64_t>(std::max(f.idle_seconds, 0.0))),
+                        f.closing ? "closing" : "open", f.rule.empty() ? "-" : f.rule});
+    return "\nsecurity-group flows:\n" +
+           table({"ENDPOINT", "OPENED AS", "PROTO", "TUPLE", "PKTS", "IDLE", "STATE", "RULE"}, rows) +
+           fmt::format("{} of {} firewall flows\n", r.firewall_flows.size(), std::max<std::uint64_t>(r.firewall_in_table, r.firewall_flows.size()));
+}
+
 std::string render_conntrack(const control::ConntrackReply& r) {
+    return render_nat_conntrack(r) + render_firewall_flows(r);
+}
+
+std::string render_nat_conntrack(const control::ConntrackReply& r) {
     auto tuple = [](const control::FlowTuple& t) {
         return fmt::format("{}:{} -> {}:{}", t.source, t.source_port, t.destination, t.destination_port);
     };
@@ -283,6 +317,9 @@ int run_control_command(const Target& target, const control::ControlRequest& req
                     break;
                 case control::Command::health:
                     rendered = render_as<control::HealthReply>(response.result, [](const auto& r) { return render_health(r); }, out, err);
+                    break;
+                case control::Command::policy:
+                    rendered = render_as<control::PolicyReply>(response.result, [](const auto& r) { return render_policy(r); }, out, err);
                     break;
                 case control::Command::log_level:
                     rendered = render_as<control::LogLevelReply>(response.result, [](const auto& r) { return render_log_level(r); },

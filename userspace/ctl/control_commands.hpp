@@ -33,6 +33,7 @@ struct Target {
 [[nodiscard]] std::string render_reload(const control::ReloadReply& reply);
 [[nodiscard]] std::string render_health(const control::HealthReply& reply);
 [[nodiscard]] std::string render_log_level(const control::LogLevelReply& reply);
+[[nodiscard]] std::string render_policy(const control::PolicyReply& reply);
 
 struct CommandOptions {
     bool json = false;

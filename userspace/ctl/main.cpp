@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     auto* status_cmd = add_daemon_command(
         "status", "Ports (XDP mode, AF_XDP bind, queues), fabric generation, uptime, health (exit 3 when degraded)");
     add_daemon_command("health", "healthy (exit 0), or degraded (exit 3) and why: etcd, ports, the last reload, workers");
+    add_daemon_command("policy", "Security groups: every rule with its hits, the defaults, the firewall's counters");
     auto* log_level_cmd = add_daemon_command("log-level", "Show the daemon's log level, or set it: trace|debug|info|warn|error|critical|off");
     std::string log_level;
     log_level_cmd->add_option("level", log_level, "the new level")
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
         request.conntrack = conntrack;
     }
     if (app.got_subcommand("health")) request.command = Command::health;
+    if (app.got_subcommand("policy")) request.command = Command::policy;
     if (log_level_cmd->parsed()) {
         request.command = Command::log_level;
         if (!log_level.empty()) request.level = log_level;

@@ -363,6 +363,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     for (const auto& peer : next_hops_.peers())
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
     pipeline.peer_path_mtu = peer_path_mtu_;
+    pipeline.firewall = firewall_;
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned),
                                          snapshot.local().workers);
     pool_->set_cpus(snapshot.local().worker_cpus);
@@ -436,6 +437,7 @@ void Daemon::tick() {
     std::lock_guard lock(mutex_);
     ++ticks_;
     if (nat_) nat_->expire(nat::Clock::now());
+    firewall_->expire();
     if (next_hops_.unresolved() > 0 || ticks_ % kResolvedRefreshTicks == 0)
         apply_next_hops(next_hops_.refresh(kTickResolveTimeout, kTickResolveBudget));
     if (host_.uplink && !uplink_.next_hop_mac && ticks_ % kResolvedRefreshTicks == 0) {
@@ -493,6 +495,7 @@ std::string Daemon::handle(const control::ControlRequest& request) {
             }
             case control::Command::health: return control::render_ok(health());
             case control::Command::log_level: return control::render_ok(set_log_level(request.level));
+            case control::Command::policy: return control::render_ok(policy());
             case control::Command::reload: break;
         }
         return control::render_error("unknown command");

@@ -38,6 +38,7 @@
 #include "io/plan/map_sync.hpp"
 #include "io/plan/port_table.hpp"
 #include "nat/nat_engine.hpp"
+#include "policy/firewall.hpp"
 
 namespace andromeda::daemon {
 
@@ -149,6 +150,9 @@ private:
     [[nodiscard]] control::FabricReply fabric() const;
     // daemon_conntrack.cpp: the flows the query selects (or what is wrong with the query).
     [[nodiscard]] std::variant<control::ConntrackReply, std::string> conntrack(const control::ConntrackQuery& query) const;
+    // daemon_policy.cpp: the security groups' rules with their hit counts, and the firewall's flows.
+    [[nodiscard]] control::PolicyReply policy() const;
+    [[nodiscard]] std::vector<control::FirewallFlow> firewall_flows(std::size_t limit) const;
     // daemon_health.cpp: whether the daemon does all it was asked to, and why not.
     [[nodiscard]] control::HealthReply health() const;
     [[nodiscard]] std::vector<std::string> detached_programs() const;
@@ -174,6 +178,8 @@ private:
     // Path MTUs towards peers learned by the workers from ICMP about our outer packets; mirrored
     // into andromeda_peer_mtu by tick() (daemon/peer_mtu_sync.hpp).
     std::shared_ptr<dataplane::PeerPathMtu> peer_path_mtu_ = std::make_shared<dataplane::PeerPathMtu>();
+    // Security groups and their connection tracking, shared by every worker's pipeline.
+    std::shared_ptr<policy::Firewall> firewall_ = std::make_shared<policy::Firewall>();
     std::unique_ptr<nat::NatEngine> nat_;
     dataplane::UplinkConfig uplink_;
     // A NAT gateway's uplink (and, with the kernel NAT, underlay) punt pairs and programs: undone

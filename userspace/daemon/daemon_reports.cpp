@@ -66,6 +66,8 @@ std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapsh
     const fabric::Vpc* vpc = e != nullptr ? snapshot.find_vpc(e->vni) : nullptr;
     if (vpc != nullptr && !vpc->fastpath)
         return fmt::format("{} (fast path off: VPC {} fastpath = false)", punt, vpc->name);
+    if (vpc != nullptr && vpc->firewall())
+        return fmt::format("{} (fast path off: VPC {} has security groups)", punt, vpc->name);
     return "fast path (tc) + " + punt;
 }
 

@@ -132,6 +132,7 @@ void FabricState::prepare_express_lanes(const PipelineConfig& config) {
         if (port.role == PortRole::underlay && local_address_word_ != 0) port.express = ExpressLane::deliver;
         if (port.role != PortRole::tenant || port.endpoint == nullptr) continue;
         const VpcState& vpc = vpcs_[port.vpc_index];
+        if (vpc.firewall) continue;  // the general path judges every packet
         // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
         // express lane writes untagged outer headers only: with a VLAN, the general path encapsulates.
         if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
@@ -187,6 +188,7 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         state.vpc = &vpc;
         state.index = static_cast<std::uint32_t>(vpcs_.size());
         state.inner_mtu = andromeda_vpc_inner_mtu(vpc.mtu, underlay_mtu_);
+        state.firewall = vpc.firewall();
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);
         if (vpc.nat && vpc.nat->gateway_node_index != fabric::kNoIndex) {

@@ -94,6 +94,7 @@ struct VpcState {
     std::uint32_t nat_node_index = fabric::kNoIndex;
     gateway::GatewayAddress gateway;
     wire::Ipv6Address gateway_ipv6;  // link-local of the gateway MAC, for ICMPv6 errors
+    bool firewall = false;  // security groups are enforced: no express lane, every packet judged
 };
 
 class FabricState {

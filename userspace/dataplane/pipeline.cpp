@@ -153,7 +153,7 @@ bool Pipeline::express_deliver(const Input& input, FrameSink& sink) {
     // (A port gets this express lane only while this node's address is known: FabricState.)
     if (sink.free_slots() == 0 || !parse_common_overlay(input.bytes, state_, packet)) return false;
     const detail::VpcState* vpc = state_.vpc_by_vni_key(packet.vni_key);
-    if (vpc == nullptr) return false;
+    if (vpc == nullptr || vpc->firewall) return false;
 
     const std::uint8_t* inner = input.bytes.data() + packet.inner_offset;
     const std::uint32_t inner_size = packet.inner_length;  // at least 34 (parse_common_overlay)
@@ -227,7 +227,9 @@ Pipeline::Pipeline(PipelineConfig config)
     : config_(std::move(config)),
       icmp_limiter_(config_.icmp_error_rate, config_.clock),
       reply_limiter_(config_.gateway_reply_rate, config_.clock),
-      path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()) {}
+      path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()),
+      firewall_(config_.firewall ? config_.firewall
+                                 : std::make_shared<policy::Firewall>(policy::FirewallSettings{}, config_.clock)) {}
 
 std::uint64_t Pipeline::now_ns() const {
     if (config_.clock) return config_.clock();
@@ -264,6 +266,7 @@ void Pipeline::prepare(const fabric::FabricSnapshot& fabric) {
     fabric_ = &fabric;
     if (state_.is_current(fabric)) return;
     state_.rebuild(fabric, config_);
+    policy_ = firewall_->policy_for(fabric);
     ++counters_.fabric_rebuilds;
 }
 

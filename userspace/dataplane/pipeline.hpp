@@ -128,6 +128,8 @@ public:
     std::size_t frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
                                     wire::MutableByteSpan out);
 
+    [[nodiscard]] const std::shared_ptr<policy::Firewall>& firewall() const noexcept { return firewall_; }
+
     // The path MTUs this pipeline learned and sizes packets by (shared with its config's).
     [[nodiscard]] const std::shared_ptr<PeerPathMtu>& peer_path_mtu() const noexcept { return path_mtu_; }
 
@@ -193,6 +195,10 @@ private:
     [[nodiscard]] std::uint32_t learned_underlay_mtu(std::uint32_t node_index) const;
     [[nodiscard]] std::uint64_t now_ns() const;
     void decide_uplink(const Input& input, Action& a);
+    // The firewall's verdict on `ip` at `endpoint` in `direction` (VPCs with security groups);
+    // false with `a` set to the drop when it denies.
+    [[nodiscard]] bool firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyDirection direction,
+                                       const wire::Ipv4View& ip, Action& a);
 
     // Execution stage (pipeline_execute.cpp): each fills `result`.
     void execute(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
@@ -217,6 +223,8 @@ private:
     gateway::IcmpErrorRateLimiter icmp_limiter_;
     gateway::IcmpErrorRateLimiter reply_limiter_;  // the gateway's ARP and echo replies, per source
     std::shared_ptr<PeerPathMtu> path_mtu_;
+    std::shared_ptr<policy::Firewall> firewall_;
+    std::shared_ptr<const policy::CompiledPolicy> policy_;  // firewall_'s for the current snapshot
     std::uint16_t icmp_ip_id_ = 1;
     PipelineCounters counters_;
     std::uint64_t express_encapsulated_ = 0;  // see counters()

@@ -11,6 +11,7 @@
 
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/underlay_pmtu.hpp"
+#include "policy/firewall.hpp"
 #include "gateway/rate_limiter.hpp"
 #include "wire/addresses.hpp"
 
@@ -63,6 +64,10 @@ struct PipelineConfig {
     // The path MTUs learned towards peer nodes, shared by every worker's pipeline (and read by the
     // daemon for the fast path's map). Null: the pipeline keeps its own.
     std::shared_ptr<PeerPathMtu> peer_path_mtu;
+    // The node's stateful firewall (security groups and their connection tracking), shared by
+    // every worker's pipeline: the two directions of a flow may meet different workers. Null: the
+    // pipeline keeps its own.
+    std::shared_ptr<policy::Firewall> firewall;
     // The common cases (tenant -> remote endpoint, overlay -> local endpoint) take an express lane
     // with the same outcome as the general one; tests turn it off to compare the two.
     bool express_lanes = true;

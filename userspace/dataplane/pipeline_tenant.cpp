@@ -76,7 +76,20 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
         a.vpc = &vpc;
         return;
     }
+    if (vpc.firewall && !firewall_allows(endpoint, policy::PolicyDirection::egress, *ip, a)) return;
     route_ipv4(vpc, endpoint.vpc_index, ethernet, *ip, input, Origin::tenant, a);
+}
+
+bool Pipeline::firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyDirection direction,
+                               const wire::Ipv4View& ip, Action& a) {
+    const policy::CheckResult verdict = firewall_->check(*policy_, endpoint, direction, ip.packet());
+    if (verdict.allowed) return true;
+    switch (verdict.outcome) {
+        case policy::Outcome::fragment_unknown: a.drop(DropReason::policy_fragment_unknown); break;
+        case policy::Outcome::table_full: a.drop(DropReason::firewall_table_full); break;
+        default: a.drop(DropReason::policy_denied); break;
+    }
+    return false;
 }
 
 void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
@@ -111,6 +124,7 @@ void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, 
         }
         a.port = target->port;
         if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+        if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip, a)) return;
         a.kind = ActionKind::deliver;
         a.frame_length = frame_length;
         a.destination_mac = &target->endpoint->mac;

@@ -74,6 +74,7 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     if (target == nullptr || !target->is_local) return a.drop(DropReason::not_local_endpoint);
     a.port = target->port;
     if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+    if (vpc_state.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, *ip, a)) return;
     a.kind = ActionKind::deliver;
     a.frame_offset = frame_offset;
     a.frame_length = frame_length;

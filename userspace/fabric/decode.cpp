@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "fabric/decode_fields.hpp"
+#include "fabric/decode_policy.hpp"
 
 namespace andromeda::fabric::detail {
 
@@ -267,7 +268,8 @@ private:
     void decode_vpc(const TomlNode& table, std::size_t index) {
         const std::string path = vpc_path(index);
         fields_.reject_unknown_keys(table, path,
-                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "fastpath", "nat", "endpoint"});
+                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "fastpath", "nat", "endpoint",
+                                     "security_group", "default_ingress", "default_egress"});
         Vpc vpc;
         VpcSource src;
         src.table = table.line;
@@ -283,6 +285,7 @@ private:
         decode_mtu(table, path, vpc, src);
         vpc.fastpath = fields_.boolean(table, path, "fastpath", true);
         if (const TomlNode* nat = fields_.table(table, path, "nat", false)) decode_nat(*nat, path + ".nat", vpc, src);
+        decode_security_groups(fields_, table, path, vpc);
         out_.config.vpcs.push_back(std::move(vpc));
         out_.source.vpcs.push_back(std::move(src));
         if (const TomlNode* endpoints = fields_.table_array(table, path, "endpoint")) {
@@ -408,7 +411,7 @@ private:
     }
 
     void decode_endpoint(const TomlNode& table, const std::string& path, std::size_t vpc_index, std::size_t index) {
-        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port"});
+        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port", "groups"});
         EndpointSource src;
         src.table = table.line;
         src.index_in_vpc = static_cast<std::uint32_t>(index);
@@ -421,8 +424,11 @@ private:
             src.port = table.find("port")->line;
             if (!port) return;
         }
-        if (!ip || !mac || !node) return;  // reported; checks across endpoints need all three
+        std::vector<std::string> groups;
+        const bool groups_ok = decode_endpoint_groups(fields_, table, path, out_.config.vpcs[vpc_index], groups);
+        if (!ip || !mac || !node || !groups_ok) return;  // reported; checks across endpoints need all three
         Endpoint endpoint;
+        endpoint.groups = std::move(groups);
         endpoint.vni = out_.config.vpcs[vpc_index].vni;
         endpoint.ip = *ip;
         endpoint.mac = *mac;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "overlay/encap_kind.hpp"
@@ -154,6 +155,46 @@ struct NatConfig {
     friend bool operator==(const NatConfig&, const NatConfig&) = default;
 };
 
+// Security groups (docs/security-groups.md). A rule matches a packet by protocol, destination
+// port (or ICMP type and code) and the remote side (the source for ingress, the destination for
+// egress): CIDRs, or the addresses of another group's members. Of the rules that match, the lowest
+// priority number decides; at the same priority a deny wins. None: the VPC's default.
+enum class PolicyDirection : std::uint8_t { ingress, egress };
+enum class PolicyAction : std::uint8_t { allow, deny };
+enum class PolicyProtocol : std::uint8_t { any = 0, icmp = 1, tcp = 6, udp = 17 };
+inline constexpr std::uint32_t kDefaultRulePriority = 1000;
+inline constexpr std::uint32_t kMaxRulePriority = 65535;
+
+struct PortRange {
+    std::uint16_t first = 0;
+    std::uint16_t last = 65535;
+
+    [[nodiscard]] bool contains(std::uint16_t port) const noexcept { return port >= first && port <= last; }
+    friend bool operator==(const PortRange&, const PortRange&) = default;
+};
+
+struct SecurityRule {
+    PolicyDirection direction = PolicyDirection::ingress;
+    PolicyAction action = PolicyAction::allow;
+    std::uint32_t priority = kDefaultRulePriority;
+    PolicyProtocol protocol = PolicyProtocol::any;
+    std::vector<PortRange> ports;  // tcp and udp; empty: every port
+    std::int16_t icmp_type = -1;   // icmp; -1: any
+    std::int16_t icmp_code = -1;
+    std::vector<Ipv4Prefix> remote_cidrs;   // both empty: any remote address
+    std::vector<std::string> remote_groups;  // groups of the same VPC, by name
+    std::string description;
+
+    friend bool operator==(const SecurityRule&, const SecurityRule&) = default;
+};
+
+struct SecurityGroup {
+    std::string name;
+    std::vector<SecurityRule> rules;
+
+    friend bool operator==(const SecurityGroup&, const SecurityGroup&) = default;
+};
+
 struct Vpc {
     std::string name;
     std::uint32_t vni = 0;
@@ -163,6 +204,24 @@ struct Vpc {
     std::uint32_t mtu = 0;  // inner MTU; default underlay_mtu - kOverlayOverhead
     bool fastpath = true;   // its east-west traffic may take the kernel fast path (where the node runs it)
     std::optional<NatConfig> nat;
+    // The firewall: enforced when the VPC declares a security group or a default; otherwise the VPC
+    // is open, as it was before security groups existed.
+    std::vector<SecurityGroup> security_groups;
+    std::optional<PolicyAction> default_ingress;  // unset: deny (when enforced)
+    std::optional<PolicyAction> default_egress;   // unset: allow
+
+    [[nodiscard]] bool firewall() const noexcept {
+        return !security_groups.empty() || default_ingress.has_value() || default_egress.has_value();
+    }
+    [[nodiscard]] PolicyAction default_action(PolicyDirection d) const noexcept {
+        return d == PolicyDirection::ingress ? default_ingress.value_or(PolicyAction::deny)
+                                             : default_egress.value_or(PolicyAction::allow);
+    }
+    [[nodiscard]] const SecurityGroup* find_group(std::string_view group) const noexcept {
+        for (const auto& g : security_groups)
+            if (g.name == group) return &g;
+        return nullptr;
+    }
 
     [[nodiscard]] bool contains(Ipv4Address ip) const noexcept {
         for (const auto& cidr : cidrs)
@@ -178,6 +237,7 @@ struct Endpoint {
     MacAddress mac;
     std::string node;
     std::string port;  // tenant port; indexed only when the endpoint is on this node
+    std::vector<std::string> groups;  // security groups of its VPC it belongs to
     std::uint32_t vpc_index = kNoIndex;
     std::uint32_t node_index = kNoIndex;
     std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
@@ -186,7 +246,7 @@ struct Endpoint {
 
     // What the configuration says, ignoring the indexes derived from it.
     [[nodiscard]] bool same_config(const Endpoint& o) const noexcept {
-        return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port;
+        return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port && groups == o.groups;
     }
 };
 
@@ -199,6 +259,18 @@ struct FabricConfig {
     std::vector<Endpoint> endpoints;
 };
 
+[[nodiscard]] inline const char* to_string(PolicyDirection d) noexcept {
+    return d == PolicyDirection::ingress ? "ingress" : "egress";
+}
+[[nodiscard]] inline const char* to_string(PolicyAction a) noexcept { return a == PolicyAction::deny ? "deny" : "allow"; }
+[[nodiscard]] inline const char* to_string(PolicyProtocol p) noexcept {
+    switch (p) {
+        case PolicyProtocol::icmp: return "icmp";
+        case PolicyProtocol::tcp: return "tcp";
+        case PolicyProtocol::udp: return "udp";
+        default: return "any";
+    }
+}
 [[nodiscard]] inline const char* to_string(NatProtocol p) noexcept { return p == NatProtocol::udp ? "udp" : "tcp"; }
 
 }  // namespace andromeda::fabric

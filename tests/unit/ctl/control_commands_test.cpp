@@ -149,7 +149,7 @@ TEST_F(CtlTest, AReplyThatDoesNotFitIsRefusedAndNamesTheKey) {
 }
 
 TEST(CtlRender, ConntrackAndReloadAndFabric) {
-    control::ConntrackReply c{true, 1, {}};
+    control::ConntrackReply c{true, 1, {}, 0, 0, 0, 0, {}, 0};
     c.flows.push_back({100, "tcp", "outbound", "established", false, {"10.0.0.10", 40000, "203.0.113.7", 443},
                        {"198.51.100.1", 40000, "203.0.113.7", 443}, 12.7, 7427.2});
     EXPECT_EQ(render_conntrack(c),
@@ -191,16 +191,16 @@ control::ConntrackFlow udp_flow(std::uint16_t port) {
 }
 
 TEST(CtlRender, ConntrackNeverPassesAPageOffAsTheWhole) {
-    control::ConntrackReply page{true, 2, {udp_flow(1), udp_flow(2)}, 12000, 12000, 0, 2};
+    control::ConntrackReply page{true, 2, {udp_flow(1), udp_flow(2)}, 12000, 12000, 0, 2, {}, 0};
     std::string text = render_conntrack(page);
     EXPECT_NE(text.find("\nflows 1-2 of 12000 flows; next page: --offset 2\n"), std::string::npos) << text;
     page.offset = 11998;
     text = render_conntrack(page);
     EXPECT_NE(text.find("\nflows 11999-12000 of 12000 flows\n"), std::string::npos) << text;
-    control::ConntrackReply filtered{true, 2, {udp_flow(1), udp_flow(2)}, 2, 12000, 0, 1000};
+    control::ConntrackReply filtered{true, 2, {udp_flow(1), udp_flow(2)}, 2, 12000, 0, 1000, {}, 0};
     text = render_conntrack(filtered);
     EXPECT_NE(text.find("\n2 flows match of 12000 in the table\n"), std::string::npos) << text;
-    control::ConntrackReply past{true, 0, {}, 5, 5, 10, 1000};
+    control::ConntrackReply past{true, 0, {}, 5, 5, 10, 1000, {}, 0};
     EXPECT_NE(render_conntrack(past).find("\n5 flows; none from offset 10\n"), std::string::npos);
     EXPECT_NE(render_conntrack(control::ConntrackReply{}).find("not a NAT gateway: no flows\n"), std::string::npos);
 }
@@ -259,6 +259,40 @@ TEST_F(CtlTest, HealthAndStatusExitNonZeroWhenDegraded) {
     EXPECT_EQ(out.str(), "log level debug (was info)\n");
     EXPECT_EQ(err.str(), "");
     server.stop();
+}
+
+TEST(CtlRender, PolicyListsEveryRuleWithItsHitsAndConntrackTheFirewallFlows) {
+    control::PolicyReply none;
+    EXPECT_EQ(render_policy(none), "no VPC has security groups: every VPC is open\n");
+    control::PolicyReply p;
+    p.enforced_vpcs = {"blue"};
+    p.rules = {{"blue", "", -1, "ingress", "deny", 0, "ingress default deny", 3},
+               {"blue", "web", 0, "ingress", "allow", 100, "ingress allow tcp 80 from group app (priority 100)", 2}};
+    p.flows = 4;
+    p.opened = 5;
+    p.denied = 3;
+    const std::string text = render_policy(p);
+    EXPECT_NE(text.find("(default)"), std::string::npos) << text;
+    EXPECT_NE(text.find("ingress allow tcp 80 from group app (priority 100)  2"), std::string::npos) << text;
+    EXPECT_NE(text.find("4 flows tracked; 5 opened, 3 denied"), std::string::npos) << text;
+
+    control::ConntrackReply c{false, 0, {}, 0, 0, 0, 1000, {}, 0};
+    control::FirewallFlow f;
+    f.vni = 100;
+    f.endpoint = "10.0.0.10";
+    f.direction = "ingress";
+    f.protocol = "tcp";
+    f.tuple = {"10.0.0.20", 40000, "10.0.0.10", 80};
+    f.packets = 7;
+    f.rule = "web[0]";
+    c.firewall_flows = {f};
+    c.firewall_in_table = 1;
+    const std::string flows = render_conntrack(c);
+    EXPECT_NE(flows.find("not a NAT gateway"), std::string::npos) << flows;
+    EXPECT_NE(flows.find("security-group flows:"), std::string::npos) << flows;
+    EXPECT_NE(flows.find("10.0.0.20:40000 -> 10.0.0.10:80"), std::string::npos) << flows;
+    EXPECT_NE(flows.find("web[0]"), std::string::npos) << flows;
+    EXPECT_NE(flows.find("1 of 1 firewall flows"), std::string::npos) << flows;
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     EXPECT_EQ(json(f)["nodes"][1]["path_mtu"], 1400);
     EXPECT_EQ(json(f)["nodes"][1]["path_mtu_expires_in_s"], 599);
 
-    ConntrackReply c{true, 1, {}};
+    ConntrackReply c{true, 1, {}, 0, 0, 0, 0, {}, 0};
     c.flows.push_back({100, "udp", "inbound", "replied", true, {"203.0.113.9", 5555, "198.51.100.1", 8080},
                        {"203.0.113.9", 5555, "10.0.0.20", 80}, 1.5, 29.5});
     EXPECT_EQ(round_trip(c), json(c));
@@ -70,7 +70,17 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
 
     EXPECT_EQ(round_trip(ReloadReply{7, "endpoints: +1\n"}), json({{"generation", 7}, {"summary", "endpoints: +1\n"}}));
 
-    ConntrackReply paged{true, 1, c.flows, 12000, 15000, 200, 1};
+    ConntrackReply paged{true, 1, c.flows, 12000, 15000, 200, 1, {}, 0};
+    FirewallFlow ff;
+    ff.vni = 100;
+    ff.endpoint = "10.0.0.10";
+    ff.direction = "egress";
+    ff.protocol = "udp";
+    ff.tuple = {"10.0.0.10", 5353, "10.0.0.20", 53};
+    ff.packets = 3;
+    ff.rule = "egress default allow";
+    paged.firewall_flows = {ff};
+    paged.firewall_in_table = 1;
     EXPECT_EQ(round_trip(paged), json(paged));
     EXPECT_EQ(json(paged)["total"], 12000);
     EXPECT_EQ(json(paged)["in_table"], 15000);
@@ -83,6 +93,15 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
     EXPECT_EQ(round_trip(s), json(s));
     EXPECT_EQ(json(s)["health"]["healthy"], false);
     EXPECT_EQ(round_trip(LogLevelReply{"debug", "info"}), json({{"level", "debug"}, {"previous", "info"}}));
+    EXPECT_EQ(json(paged)["firewall_flows"][0]["tuple"]["destination_port"], 53);
+
+    PolicyReply p;
+    p.generation = 3;
+    p.enforced_vpcs = {"blue"};
+    p.rules = {{"blue", "web", 0, "ingress", "allow", 100, "ingress allow tcp 80 from group app (priority 100)", 9}};
+    p.revoked = 1;
+    EXPECT_EQ(round_trip(p), json(p));
+    EXPECT_EQ(json(p)["rules"][0]["hits"], 9);
 }
 
 TEST(ControlMessages, HealthFromADaemonThatDoesNotReportItIsAbsent) {

@@ -85,7 +85,7 @@ TEST(ControlProtocol, MalformedRequestsSayWhy) {
     EXPECT_EQ(error_of("[1]"), "request must be a JSON object");
     EXPECT_EQ(error_of("{}"), "request has no \"command\" string");
     EXPECT_EQ(error_of(R"({"command":"reboot"})"),
-              "unknown command \"reboot\"; expected status, stats, fabric, conntrack, reload, health or log-level");
+              "unknown command \"reboot\"; expected status, stats, fabric, conntrack, policy, reload, health or log-level");
     EXPECT_EQ(error_of(R"({"command":"status","file":"x"})"), "unexpected key \"file\" for command status");
     EXPECT_EQ(error_of(R"({"command":"reload","file":""})"), "\"file\" must be a non-empty string");
     EXPECT_EQ(error_of(std::string(kMaxRequestBytes + 1, ' ')), "request is 65537 bytes; the limit is 65536");

@@ -37,7 +37,7 @@ TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
 
 TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
     expect_error(kBaseFabric + "colour = \"red\"\n",
-                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port");
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups");
 }
 
 TEST(FabricValidation, UnknownTopLevelSection) {

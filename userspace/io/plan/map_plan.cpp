@@ -38,7 +38,8 @@ std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v,
     vni.mtu = vpc_inner_mtu(v, s.local().underlay_mtu);
     vni.gateway = be32(v.gateway);
     v.gateway_mac.copy_to(vni.gateway_mac);
-    vni.flags = v.fastpath ? ANDROMEDA_VNI_F_FASTPATH : 0;
+    // Security groups are enforced by the pipeline alone: such a VPC never takes the fast path.
+    vni.flags = v.fastpath && !v.firewall() ? ANDROMEDA_VNI_F_FASTPATH : 0;
     if (v.nat) {
         if (const Node* node = s.find_node(v.nat->gateway_node)) {
             if (node->is_local) {

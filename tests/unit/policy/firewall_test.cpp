@@ -1,0 +1,295 @@
+// The stateful firewall: flows opened by the rules, replies and related ICMP errors without
+// rules, revocation by a new policy, fragments, expiry and the table's bound.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "policy/firewall.hpp"
+#include "policy_fabric.hpp"
+#include "wire/bytes.hpp"
+
+namespace andromeda::policy::testing {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using fabric::PolicyProtocol;
+using fabric::SecurityGroup;
+using fabric::SecurityRule;
+
+std::uint32_t ip(const char* text) { return wire::Ipv4Address::parse(text)->value(); }
+
+struct Packet {
+    std::uint32_t src = 0, dst = 0;
+    std::uint8_t protocol = 6;
+    std::uint16_t sport = 40000, dport = 80;
+    std::uint8_t tcp_flags = 0x02;  // SYN
+    std::uint8_t icmp_type = 8, icmp_code = 0;
+    std::uint16_t icmp_id = 7;
+    std::uint16_t ip_id = 1;
+    bool more_fragments = false;
+    std::uint16_t fragment_offset = 0;
+    Bytes quote;  // ICMP errors: the packet they are about
+};
+
+Packet pkt(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol = 6, std::uint16_t sport = 40000,
+           std::uint16_t dport = 80) {
+    Packet p;
+    p.src = src;
+    p.dst = dst;
+    p.protocol = protocol;
+    p.sport = sport;
+    p.dport = dport;
+    return p;
+}
+
+Bytes build(const Packet& p) {
+    Bytes l4;
+    if (p.fragment_offset != 0) {
+        l4.assign(16, 0xab);
+    } else if (p.protocol == 6) {
+        l4.assign(20, 0);
+        wire::store_be16(&l4[0], p.sport);
+        wire::store_be16(&l4[2], p.dport);
+        l4[12] = 0x50;
+        l4[13] = p.tcp_flags;
+    } else if (p.protocol == 17) {
+        l4.assign(8, 0);
+        wire::store_be16(&l4[0], p.sport);
+        wire::store_be16(&l4[2], p.dport);
+        wire::store_be16(&l4[4], 8);
+    } else if (p.protocol == 1) {
+        l4.assign(8, 0);
+        l4[0] = p.icmp_type;
+        l4[1] = p.icmp_code;
+        wire::store_be16(&l4[4], p.icmp_id);
+        for (const std::uint8_t b : p.quote) l4.push_back(b);
+    }
+    Bytes out(20 + l4.size(), 0);
+    out[0] = 0x45;
+    wire::store_be16(&out[2], static_cast<std::uint16_t>(20 + l4.size()));
+    wire::store_be16(&out[4], p.ip_id);
+    wire::store_be16(&out[6], static_cast<std::uint16_t>((p.more_fragments ? 0x2000 : 0) | p.fragment_offset));
+    out[8] = 64;
+    out[9] = p.protocol;
+    wire::store_be32(&out[12], p.src);
+    wire::store_be32(&out[16], p.dst);
+    for (std::size_t i = 0; i < l4.size(); ++i) out[20 + i] = l4[i];
+    return out;
+}
+
+Packet reply_of(Packet p) {
+    std::swap(p.src, p.dst);
+    std::swap(p.sport, p.dport);
+    p.tcp_flags = 0x12;  // SYN ACK
+    if (p.protocol == 1) p.icmp_type = 0;
+    return p;
+}
+
+// web (.10, .11 on node1) takes tcp/80 from app (.20) and tcp/22 from 10.0.0.21/32; ingress
+// otherwise denied, egress allowed (the defaults).
+std::vector<SecurityGroup> web_app_ssh() {
+    SecurityGroup web{"web", {}};
+    SecurityRule http;
+    http.protocol = PolicyProtocol::tcp;
+    http.ports = {{80, 80}};
+    http.remote_groups = {"app"};
+    http.priority = 100;
+    SecurityRule ssh;
+    ssh.protocol = PolicyProtocol::tcp;
+    ssh.ports = {{22, 22}};
+    ssh.remote_cidrs = {*wire::Ipv4Prefix::parse("10.0.0.21/32")};
+    ssh.priority = 110;
+    web.rules = {http, ssh};
+    return {web, SecurityGroup{"app", {}}};
+}
+
+class FirewallTest : public ::testing::Test {
+protected:
+    FirewallTest() : firewall_(settings(), [this] { return now_; }) {
+        base_ = load(blue_fabric(""));
+        set_policy(web_app_ssh(), {{"web"}, {"web"}, {"app"}, {}});
+    }
+    static FirewallSettings settings() {
+        FirewallSettings s;
+        s.max_flows = 64;
+        return s;
+    }
+    void set_policy(std::vector<SecurityGroup> groups, std::vector<std::vector<std::string>> members) {
+        snapshot_ = with_policy(*base_, std::move(groups), members, ++generation_);
+        policy_ = firewall_.policy_for(*snapshot_);
+    }
+    const fabric::Endpoint& endpoint(const char* address) {
+        return *snapshot_->find_endpoint(100, *wire::Ipv4Address::parse(address));
+    }
+    // The packet as `at` meets it: ingress when it is the destination, egress when the source.
+    CheckResult check(const char* at, const Packet& p) {
+        const fabric::Endpoint& e = endpoint(at);
+        const PolicyDirection d = p.dst == e.ip.value() ? PolicyDirection::ingress : PolicyDirection::egress;
+        const Bytes bytes = build(p);
+        return firewall_.check(*policy_, e, d, bytes);
+    }
+    const RuleInfo& rule(std::uint32_t id) const { return policy_->rules()[id]; }
+
+    std::uint64_t now_ = 1'000'000'000;
+    std::uint64_t generation_ = 0;
+    Firewall firewall_;
+    std::shared_ptr<const fabric::FabricSnapshot> base_, snapshot_;
+    std::shared_ptr<const CompiledPolicy> policy_;
+};
+
+TEST_F(FirewallTest, AnAllowedConnectionsRepliesPassWithoutARule) {
+    const Packet syn = pkt(ip("10.0.0.20"), ip("10.0.0.10"));
+    // At the sender (.20: egress allowed by default) and at the receiver (web: allowed from app).
+    EXPECT_EQ(check("10.0.0.20", syn).outcome, Outcome::opened);
+    const CheckResult in = check("10.0.0.10", syn);
+    EXPECT_EQ(in.outcome, Outcome::opened);
+    EXPECT_EQ(rule(in.rule).group, "web");
+    EXPECT_EQ(rule(in.rule).index, 0);
+    // The replies: egress at web, ingress at app (whose ingress default is deny).
+    EXPECT_EQ(check("10.0.0.10", reply_of(syn)).outcome, Outcome::reply);
+    EXPECT_EQ(check("10.0.0.20", reply_of(syn)).outcome, Outcome::reply);
+    EXPECT_EQ(check("10.0.0.20", syn).outcome, Outcome::established);
+    EXPECT_EQ(rule(in.rule).hits->load(), 1u);
+}
+
+TEST_F(FirewallTest, WhatNoRuleAllowsIsDeniedByTheDefaultAndCounted) {
+    // app -> web on 443: no rule; .21 -> web on 80: not in app.
+    const CheckResult https = check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 443));
+    EXPECT_EQ(https.outcome, Outcome::denied);
+    EXPECT_EQ(rule(https.rule).group, "");
+    EXPECT_EQ(rule(https.rule).text, "ingress default deny");
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.21"), ip("10.0.0.10"))).outcome, Outcome::denied);
+    EXPECT_EQ(rule(https.rule).hits->load(), 2u);
+    // ssh from the one CIDR it names.
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 22)).outcome, Outcome::opened);
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 22)).outcome, Outcome::denied);
+    // A denied flow stays unknown: the reply of a denied SYN is not a reply.
+    EXPECT_EQ(check("10.0.0.20", reply_of(pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 443))).outcome,
+              Outcome::denied);
+}
+
+TEST_F(FirewallTest, EchoRepliesPassOnlyForEchoRequestsSent) {
+    Packet ping = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 1);
+    EXPECT_EQ(check("10.0.0.10", ping).outcome, Outcome::opened);       // egress: allowed
+    EXPECT_EQ(check("10.0.0.10", reply_of(ping)).outcome, Outcome::reply);  // ingress: the reply
+    Packet other = reply_of(ping);
+    other.icmp_id = 8;  // another identifier: no request went out with it
+    EXPECT_EQ(check("10.0.0.10", other).outcome, Outcome::denied);
+}
+
+TEST_F(FirewallTest, IcmpErrorsAboutAnAllowedFlowAreRelated) {
+    const Packet query = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 5353, 53);
+    EXPECT_EQ(check("10.0.0.10", query).outcome, Outcome::opened);
+    Packet unreachable = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 1);
+    unreachable.icmp_type = 3;
+    unreachable.icmp_code = 3;
+    unreachable.quote = build(query);
+    unreachable.quote.resize(28);
+    EXPECT_EQ(check("10.0.0.10", unreachable).outcome, Outcome::related);
+    // About a flow never opened: judged as ICMP, and the ingress default denies it.
+    Packet forged = unreachable;
+    forged.quote = build(pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 5353, 54));
+    EXPECT_EQ(check("10.0.0.10", forged).outcome, Outcome::denied);
+}
+
+TEST_F(FirewallTest, ANewPolicyRevokesOpenConnectionsItNoLongerAllows) {
+    const Packet ssh = pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 22);
+    const Packet http = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40001, 80);
+    ASSERT_EQ(check("10.0.0.10", ssh).outcome, Outcome::opened);
+    ASSERT_EQ(check("10.0.0.10", http).outcome, Outcome::opened);
+    auto groups = web_app_ssh();
+    groups[0].rules.pop_back();  // ssh revoked
+    set_policy(groups, {{"web"}, {"web"}, {"app"}, {}});
+    Packet ssh_data = ssh;
+    ssh_data.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::revoked);
+    EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::denied);  // and stays closed
+    // (web's own packets to the client are egress, which the default still allows, as a new flow:
+    // the connection is dead anyway, its client's packets never reach web.)
+    // The connection the new policy still allows carries on, its replies included.
+    EXPECT_EQ(check("10.0.0.10", reply_of(http)).outcome, Outcome::reply);
+    EXPECT_EQ(check("10.0.0.10", http).outcome, Outcome::established);
+    EXPECT_EQ(firewall_.counters().revoked, 1u);
+}
+
+TEST_F(FirewallTest, NonFirstFragmentsFollowTheirFirstFragment) {
+    Packet first = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 80);
+    first.ip_id = 99;
+    first.more_fragments = true;
+    ASSERT_EQ(check("10.0.0.10", first).outcome, Outcome::opened);
+    Packet rest = first;
+    rest.more_fragments = false;
+    rest.fragment_offset = 4;
+    EXPECT_EQ(check("10.0.0.10", rest).outcome, Outcome::fragment);
+    Packet stray = rest;
+    stray.ip_id = 100;
+    EXPECT_EQ(check("10.0.0.10", stray).outcome, Outcome::fragment_unknown);
+    // Of a denied first fragment: unknown too.
+    Packet denied = first;
+    denied.ip_id = 101;
+    denied.dport = 443;
+    EXPECT_EQ(check("10.0.0.10", denied).outcome, Outcome::denied);
+    denied.fragment_offset = 4;
+    EXPECT_EQ(check("10.0.0.10", denied).outcome, Outcome::fragment_unknown);
+}
+
+TEST_F(FirewallTest, IdleFlowsExpireAndClosedOnesSooner) {
+    const Packet query = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 5353, 53);
+    ASSERT_EQ(check("10.0.0.10", query).outcome, Outcome::opened);
+    const Packet syn = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 6, 40000, 5432);
+    ASSERT_EQ(check("10.0.0.10", syn).outcome, Outcome::opened);
+    Packet fin = reply_of(syn);
+    fin.tcp_flags = 0x11;
+    ASSERT_EQ(check("10.0.0.10", fin).outcome, Outcome::reply);
+    now_ += 31'000'000'000;  // past the closing timeout, within UDP's
+    EXPECT_EQ(firewall_.expire(), 1u);
+    EXPECT_EQ(check("10.0.0.10", reply_of(query)).outcome, Outcome::reply);
+    now_ += 181'000'000'000;
+    EXPECT_EQ(firewall_.expire(), 1u);
+    EXPECT_EQ(check("10.0.0.10", reply_of(query)).outcome, Outcome::denied);
+    EXPECT_EQ(firewall_.counters().flows, 0u);
+}
+
+TEST_F(FirewallTest, AFullTableRefusesNewFlowsAndKeepsTheOpenOnes) {
+    for (std::uint16_t port = 1; port <= 64; ++port)
+        ASSERT_EQ(check("10.0.0.10", pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, port, 53)).outcome, Outcome::opened);
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 65, 53)).outcome, Outcome::table_full);
+    EXPECT_EQ(check("10.0.0.10", reply_of(pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 1, 53))).outcome, Outcome::reply);
+}
+
+TEST_F(FirewallTest, MalformedPacketsAreDeniedNotRead) {
+    Bytes truncated = build(pkt(ip("10.0.0.20"), ip("10.0.0.10")));
+    truncated.resize(30);  // total length says 40
+    EXPECT_EQ(firewall_.check(*policy_, endpoint("10.0.0.10"), PolicyDirection::ingress, truncated).outcome,
+              Outcome::malformed);
+    Bytes short_tcp = build(pkt(ip("10.0.0.20"), ip("10.0.0.10")));
+    short_tcp.resize(26);
+    wire::store_be16(&short_tcp[2], 26);
+    EXPECT_EQ(firewall_.check(*policy_, endpoint("10.0.0.10"), PolicyDirection::ingress, short_tcp).outcome,
+              Outcome::malformed);
+    for (std::size_t n = 0; n < 20; ++n) {
+        const Bytes tiny(n, 0x45);
+        EXPECT_FALSE(firewall_.check(*policy_, endpoint("10.0.0.10"), PolicyDirection::ingress, tiny).allowed);
+    }
+}
+
+TEST_F(FirewallTest, WorkersCheckingAtOnceAgree) {
+    // Two threads open and answer flows through one firewall; every reply finds its flow.
+    std::atomic<int> failures{0};
+    auto work = [&](std::uint16_t base) {
+        for (std::uint16_t i = 0; i < 2000; ++i) {
+            const Packet q = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, static_cast<std::uint16_t>(base + i % 30), 53);
+            const fabric::Endpoint& e = endpoint("10.0.0.10");
+            if (!firewall_.check(*policy_, e, PolicyDirection::egress, build(q)).allowed) ++failures;
+            if (!firewall_.check(*policy_, e, PolicyDirection::ingress, build(reply_of(q))).allowed) ++failures;
+        }
+    };
+    std::thread a(work, 1000), b(work, 1010);  // overlapping ports: both threads touch the same flows
+    a.join();
+    b.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(firewall_.counters().flows, 40u);
+}
+
+}  // namespace
+}  // namespace andromeda::policy::testing

@@ -1,0 +1,175 @@
+// The security-group schema: what loads, and every error with its file, line, key and remedy.
+#include <gtest/gtest.h>
+
+#include "policy_fabric.hpp"
+
+namespace andromeda::policy::testing {
+namespace {
+
+std::vector<std::string> errors_of(const std::string& text) {
+    const fabric::LoadResult result = fabric::load_fabric_string(text, "t.toml");
+    std::vector<std::string> messages;
+    for (const auto& e : result.errors) messages.push_back(e.to_string());
+    return messages;
+}
+
+const std::string kWebAndApp = R"(
+[[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+ports = [80, "8000-8099"]
+remote_groups = ["app"]
+priority = 100
+description = "web from app"
+[[vpc.security_group.rule]]
+direction = "ingress"
+action = "deny"
+protocol = "tcp"
+ports = [80]
+remote_cidrs = ["10.0.0.0/24"]
+priority = 200
+[[vpc.security_group]]
+name = "app"
+)";
+
+TEST(PolicySchema, GroupsRulesAndMembershipsLoad) {
+    const auto snapshot = load(blue_fabric(kWebAndApp, {R"(["web"])", R"(["app", "web"])"}));
+    const fabric::Vpc& vpc = snapshot->vpcs()[0];
+    ASSERT_TRUE(vpc.firewall());
+    EXPECT_EQ(vpc.default_action(fabric::PolicyDirection::ingress), fabric::PolicyAction::deny);
+    EXPECT_EQ(vpc.default_action(fabric::PolicyDirection::egress), fabric::PolicyAction::allow);
+    ASSERT_EQ(vpc.security_groups.size(), 2u);
+    const fabric::SecurityRule& r = vpc.security_groups[0].rules[0];
+    EXPECT_EQ(r.protocol, fabric::PolicyProtocol::tcp);
+    EXPECT_EQ(r.ports, (std::vector<fabric::PortRange>{{80, 80}, {8000, 8099}}));
+    EXPECT_EQ(r.remote_groups, std::vector<std::string>{"app"});
+    EXPECT_EQ(r.priority, 100u);
+    EXPECT_EQ(r.description, "web from app");
+    EXPECT_EQ(vpc.security_groups[0].rules[1].action, fabric::PolicyAction::deny);
+    const fabric::Endpoint* e = snapshot->find_endpoint(100, *wire::Ipv4Address::parse("10.0.0.11"));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->groups, (std::vector<std::string>{"app", "web"}));
+}
+
+TEST(PolicySchema, AVpcWithoutGroupsOrDefaultsIsOpen) {
+    const auto snapshot = load(blue_fabric(""));
+    EXPECT_FALSE(snapshot->vpcs()[0].firewall());
+    const auto defaulted = load(blue_fabric("default_ingress = \"allow\"\n"));
+    EXPECT_TRUE(defaulted->vpcs()[0].firewall());
+    EXPECT_EQ(defaulted->vpcs()[0].default_action(fabric::PolicyDirection::ingress), fabric::PolicyAction::allow);
+}
+
+TEST(PolicySchema, EveryMistakeIsReportedWithItsLine) {
+    const std::string groups = R"(default_egress = "drop"
+[[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "inbound"
+protocol = "sctp"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "icmp"
+ports = [80]
+[[vpc.security_group.rule]]
+direction = "egress"
+protocol = "tcp"
+ports = ["90-80", 70000]
+icmp_code = 3
+[[vpc.security_group.rule]]
+direction = "ingress"
+remote_groups = ["db"]
+remote_cidrs = ["10.0.0.0/33"]
+priority = 0
+[[vpc.security_group]]
+name = "web"
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups, {R"(["web", "cache"])"})),
+              (std::vector<std::string>{
+                  "t.toml:13: vpc[0].default_egress: \"drop\" is not an action; expected \"allow\" or \"deny\"",
+                  "t.toml:17: vpc[0].security_group[0].rule[0].direction: \"inbound\" is not a direction; expected "
+                  "\"ingress\" or \"egress\"",
+                  "t.toml:18: vpc[0].security_group[0].rule[0].protocol: \"sctp\" is not a protocol a rule can match; "
+                  "expected \"tcp\", \"udp\", \"icmp\" or \"any\"",
+                  "t.toml:22: vpc[0].security_group[0].rule[1].ports: ports with protocol \"icmp\"; ports need protocol "
+                  "= \"tcp\" or \"udp\" (ICMP has icmp_type and icmp_code)",
+                  "t.toml:26: vpc[0].security_group[0].rule[2].ports: \"90-80\" is not a port or port range; a port "
+                  "0-65535 or \"first-last\" with first <= last, e.g. ports = [22, \"8000-8099\"]",
+                  "t.toml:26: vpc[0].security_group[0].rule[2].ports: 70000 is not a port or port range; a port "
+                  "0-65535 or \"first-last\" with first <= last, e.g. ports = [22, \"8000-8099\"]",
+                  "t.toml:27: vpc[0].security_group[0].rule[2].icmp_code: icmp_code without protocol = \"icmp\"; add "
+                  "protocol = \"icmp\", or remove it",
+                  "t.toml:31: vpc[0].security_group[0].rule[3].remote_cidrs: \"10.0.0.0/33\" is not a CIDR prefix; "
+                  "expected a network address and prefix length such as \"10.0.0.0/24\"",
+                  "t.toml:32: vpc[0].security_group[0].rule[3].priority: 0 is out of range; the lower number decides "
+                  "first; valid is 1 to 65535",
+                  "t.toml:34: vpc[0].security_group[1].name: security group \"web\" is defined twice in VPC \"blue\" "
+                  "(first at line 14); give each group of a VPC its own name",
+                  "t.toml:40: vpc[0].endpoint[0].groups: no security group \"cache\" in VPC \"blue\"; name one of \"web\"",
+              }));
+}
+
+TEST(PolicySchema, AReferenceToAnUnknownGroupNamesTheKnownOnes) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+remote_groups = ["db"]
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups)),
+              std::vector<std::string>{"t.toml:15: vpc[0].security_group[0].rule[0].remote_groups: no security group "
+                                       "\"db\" in VPC \"blue\"; name one of this VPC's groups: \"web\""});
+}
+
+TEST(PolicySchema, ARuleShadowedByOneThatDecidesFirstIsDead) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+remote_cidrs = ["10.0.0.0/8"]
+priority = 100
+[[vpc.security_group.rule]]
+direction = "ingress"
+action = "deny"
+protocol = "tcp"
+ports = ["20-30"]
+remote_cidrs = ["10.1.0.0/16"]
+priority = 200
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups)),
+              std::vector<std::string>{
+                  "t.toml:20: vpc[0].security_group[0].rule[1]: can never decide: rule[0] (line 15, priority 100, "
+                  "allow) matches every packet it does and decides first; give it a lower priority number than 100, "
+                  "narrow rule[0], or remove it"});
+    // Decides first instead: fine.
+    EXPECT_TRUE(errors_of(blue_fabric(std::string(groups).replace(groups.rfind("200"), 3, "50"))).empty());
+}
+
+TEST(PolicySchema, OverlappingRulesWithOnePriorityAndTwoActionsAreAmbiguous) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+ports = ["80-90"]
+priority = 100
+[[vpc.security_group.rule]]
+direction = "ingress"
+action = "deny"
+protocol = "tcp"
+ports = ["85-95"]
+priority = 100
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups)),
+              std::vector<std::string>{
+                  "t.toml:20: vpc[0].security_group[0].rule[1]: priority 100 is also rule[0] (line 15, priority 100, "
+                  "allow)'s, with the other action, and the two can match the same packet; give one of them another "
+                  "priority: the lower number decides first"});
+    // Ports that never meet: no ambiguity.
+    EXPECT_TRUE(errors_of(blue_fabric(std::string(groups).replace(groups.find("85-95"), 5, "91-95"))).empty());
+}
+
+}  // namespace
+}  // namespace andromeda::policy::testing

@@ -1,0 +1,322 @@
+#include "policy/firewall.hpp"
+
+#include <chrono>
+
+namespace andromeda::policy {
+
+namespace {
+
+constexpr std::uint8_t kIcmp = 1;
+constexpr std::uint8_t kTcp = 6;
+constexpr std::uint8_t kUdp = 17;
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+std::uint64_t steady_ns() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+PolicyDirection opposite(PolicyDirection d) noexcept {
+    return d == PolicyDirection::ingress ? PolicyDirection::egress : PolicyDirection::ingress;
+}
+
+bool is_icmp_error(std::uint8_t type) noexcept { return type == 3 || type == 11 || type == 12; }
+
+// The flow key of the IPv4 packet at `ip` (at least `size` bytes, header checked by the caller for
+// the outer packet; for a quoted one only what is there). Ports of TCP and UDP; for ICMP echo the
+// identifier, on the requester's side of the tuple so a reply is the request's reverse.
+struct Parsed {
+    FlowKey key;
+    PacketMatch match;
+    bool ok = false;
+    bool non_first_fragment = false;
+    bool more_fragments = false;
+    std::uint16_t ip_id = 0;
+    bool closing = false;  // TCP FIN or RST
+    bool icmp_error = false;
+    const std::uint8_t* quoted = nullptr;  // ICMP error: the packet it is about
+    std::size_t quoted_size = 0;
+};
+
+Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, std::uint32_t local, PolicyDirection d,
+             bool is_quote) {
+    Parsed p;
+    if (size < 20) return p;
+    const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+    if (ihl < 20 || size < ihl) return p;
+    std::size_t total = wire::load_be16(ip + 2);
+    if (!is_quote && (total < ihl || total > size)) return p;
+    if (is_quote || total > size) total = size;  // a quote is cut short by design
+    FlowKey& k = p.key;
+    k.vni = vni;
+    k.local = local;
+    k.source = wire::load_be32(ip + 12);
+    k.destination = wire::load_be32(ip + 16);
+    k.protocol = ip[9];
+    k.direction = d;
+    p.ip_id = wire::load_be16(ip + 4);
+    const std::uint16_t frag = wire::load_be16(ip + 6);
+    p.more_fragments = (frag & 0x2000) != 0;
+    p.match.protocol = k.protocol;
+    p.match.remote = d == PolicyDirection::ingress ? k.source : k.destination;
+    if ((frag & 0x1fff) != 0) {
+        p.non_first_fragment = true;
+        p.ok = true;
+        return p;
+    }
+    const std::uint8_t* l4 = ip + ihl;
+    const std::size_t l4_size = total - ihl;
+    switch (k.protocol) {
+        case kTcp:
+            if (l4_size < (is_quote ? 4u : 14u)) return p;
+            if (!is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
+            [[fallthrough]];
+        case kUdp:
+            if (l4_size < 4) return p;
+            k.source_port = wire::load_be16(l4);
+            k.destination_port = wire::load_be16(l4 + 2);
+            p.match.port = k.destination_port;
+            break;
+        case kIcmp: {
+            if (l4_size < 4) return p;
+            p.match.icmp_type = l4[0];
+            p.match.icmp_code = l4[1];
+            if (l4[0] == 8 || l4[0] == 0) {  // echo request / reply
+                if (l4_size < 8) return p;
+                const std::uint16_t id = wire::load_be16(l4 + 4);
+                (l4[0] == 8 ? k.source_port : k.destination_port) = id;
+            } else if (!is_quote && is_icmp_error(l4[0]) && l4_size >= 8 + 20) {
+                p.icmp_error = true;
+                p.quoted = l4 + 8;
+                p.quoted_size = l4_size - 8;
+            }
+            break;
+        }
+        default: break;
+    }
+    p.ok = true;
+    return p;
+}
+
+}  // namespace
+
+std::size_t FlowKeyHash::operator()(const FlowKey& k) const noexcept {
+    std::uint64_t h = mix(k.vni, k.local);
+    h = mix(h, (std::uint64_t{k.source} << 32) | k.destination);
+    h = mix(h, (std::uint64_t{k.source_port} << 24) | (std::uint64_t{k.destination_port} << 8) | k.protocol);
+    return static_cast<std::size_t>(mix(h, static_cast<std::uint64_t>(k.direction)));
+}
+
+std::size_t Firewall::FragmentKeyHash::operator()(const FragmentKey& k) const noexcept {
+    std::uint64_t h = mix(k.vni, k.local);
+    h = mix(h, (std::uint64_t{k.source} << 32) | k.destination);
+    return static_cast<std::size_t>(mix(h, (std::uint64_t{k.id} << 16) | (std::uint64_t{k.protocol} << 8) |
+                                               static_cast<std::uint64_t>(k.direction)));
+}
+
+const char* to_string(Outcome o) noexcept {
+    switch (o) {
+        case Outcome::not_enforced: return "not_enforced";
+        case Outcome::established: return "established";
+        case Outcome::reply: return "reply";
+        case Outcome::related: return "related";
+        case Outcome::fragment: return "fragment";
+        case Outcome::opened: return "opened";
+        case Outcome::denied: return "denied";
+        case Outcome::revoked: return "revoked";
+        case Outcome::fragment_unknown: return "fragment_unknown";
+        case Outcome::malformed: return "malformed";
+        case Outcome::table_full: return "table_full";
+    }
+    return "unknown";
+}
+
+Firewall::Firewall(FirewallSettings settings, Clock clock) : settings_(settings), clock_(std::move(clock)) {
+    if (!clock_) clock_ = steady_ns;
+}
+
+std::shared_ptr<const CompiledPolicy> Firewall::policy_for(const fabric::FabricSnapshot& fabric) {
+    std::lock_guard lock(policy_mutex_);
+    if (!policy_ || policy_->source() != &fabric || policy_->generation() != fabric.generation())
+        policy_ = CompiledPolicy::compile(fabric, hits_, ++epoch_);
+    return policy_;
+}
+
+std::shared_ptr<const CompiledPolicy> Firewall::current_policy() const {
+    std::lock_guard lock(policy_mutex_);
+    return policy_;
+}
+
+std::uint64_t Firewall::timeout_of(const FlowKey& key, const Entry& e) const noexcept {
+    if (key.protocol == kTcp) return e.closing ? settings_.tcp_closing_timeout_ns : settings_.tcp_timeout_ns;
+    if (key.protocol == kUdp) return settings_.udp_timeout_ns;
+    return settings_.other_timeout_ns;
+}
+
+Firewall::Located Firewall::find(const FlowKey& key, std::uint64_t now, bool closing, std::uint64_t generation,
+                                 bool* stale, std::uint32_t* rule) {
+    for (const bool reply : {false, true}) {
+        const FlowKey k = reply ? key.reversed() : key;
+        Shard& s = shard_of(k);
+        std::lock_guard lock(s.lock);
+        auto it = s.flows.find(k);
+        if (it == s.flows.end()) continue;
+        Entry& e = it->second;
+        if (now - e.last_seen > timeout_of(k, e)) continue;  // expired, not yet swept: a new flow
+        e.last_seen = now;
+        ++e.packets;
+        e.closing = e.closing || closing;
+        *stale = e.generation != generation;
+        *rule = e.rule;
+        return {k, true, reply};
+    }
+    return {};
+}
+
+void Firewall::erase(const FlowKey& key) {
+    Shard& s = shard_of(key);
+    std::lock_guard lock(s.lock);
+    if (s.flows.erase(key) != 0) size_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool Firewall::insert(const FlowKey& key, std::uint32_t rule, std::uint64_t generation, std::uint64_t now, bool closing) {
+    Shard& s = shard_of(key);
+    std::lock_guard lock(s.lock);
+    auto it = s.flows.find(key);
+    if (it == s.flows.end()) {
+        if (size_.load(std::memory_order_relaxed) >= settings_.max_flows) return false;
+        it = s.flows.emplace(key, Entry{}).first;
+        size_.fetch_add(1, std::memory_order_relaxed);
+    }
+    it->second = Entry{rule, generation, now, it->second.packets + 1, closing};
+    return true;
+}
+
+CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint& local, PolicyDirection direction,
+                            wire::ByteSpan ip_packet) {
+    const RuleSet* rules = policy.rules_for(local.position, direction);
+    if (rules == nullptr) return {true, Outcome::not_enforced, 0};
+    const Parsed p = parse(ip_packet.data(), ip_packet.size(), local.vni, local.ip.value(), direction, false);
+    if (!p.ok) {
+        denied_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::malformed, rules->fallback.rule};
+    }
+    const std::uint64_t t = now();
+    const std::uint64_t generation = policy.epoch();
+
+    if (p.non_first_fragment) {
+        const FragmentKey fk{p.key.vni, p.key.local, p.key.source, p.key.destination, p.ip_id, p.key.protocol, direction};
+        std::lock_guard lock(fragment_lock_);
+        auto it = fragments_.find(fk);
+        if (it != fragments_.end() && t - it->second <= settings_.fragment_timeout_ns) return {true, Outcome::fragment, 0};
+        fragments_unknown_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::fragment_unknown, 0};
+    }
+
+    bool stale = false;
+    std::uint32_t rule = 0;
+    if (p.icmp_error) {
+        const Parsed quoted = parse(p.quoted, p.quoted_size, local.vni, local.ip.value(), opposite(direction), true);
+        if (quoted.ok && !quoted.non_first_fragment &&
+            find(quoted.key, t, false, generation, &stale, &rule).found && !stale)
+            return {true, Outcome::related, rule};
+    }
+
+    const Located flow = find(p.key, t, p.closing, generation, &stale, &rule);
+    if (flow.found && !stale) return {true, flow.is_reply ? Outcome::reply : Outcome::established, rule};
+    if (flow.found) {
+        // Judged again under the current policy, as the packet that opened it: a reply stays
+        // allowed exactly while its flow would still be opened.
+        const PolicyDirection opened_as = flow.key.direction;
+        const RuleSet* own = policy.rules_for(local.position, opened_as);
+        PacketMatch match = p.match;
+        if (flow.is_reply) {
+            match.remote = p.match.remote;  // the same peer, seen from the other direction
+            match.port = flow.key.destination_port;
+            if (p.key.protocol == kIcmp) {  // the echo request
+                match.icmp_type = 8;
+                match.icmp_code = 0;
+            }
+        }
+        const Decision again = own->decide(match);
+        if (again.action == PolicyAction::allow) {
+            insert(flow.key, again.rule, generation, t, p.closing);
+            return {true, flow.is_reply ? Outcome::reply : Outcome::established, again.rule};
+        }
+        erase(flow.key);
+        policy.count(again.rule);
+        revoked_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::revoked, again.rule};
+    }
+
+    const Decision d = rules->decide(p.match);
+    policy.count(d.rule);
+    if (d.action == PolicyAction::deny) {
+        denied_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::denied, d.rule};
+    }
+    if (!insert(p.key, d.rule, generation, t, p.closing)) {
+        table_full_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::table_full, d.rule};
+    }
+    if (p.more_fragments) {
+        const FragmentKey fk{p.key.vni, p.key.local, p.key.source, p.key.destination, p.ip_id, p.key.protocol, direction};
+        std::lock_guard lock(fragment_lock_);
+        fragments_[fk] = t;
+    }
+    opened_.fetch_add(1, std::memory_order_relaxed);
+    return {true, Outcome::opened, d.rule};
+}
+
+std::size_t Firewall::expire() {
+    const std::uint64_t t = now();
+    std::size_t removed = 0;
+    for (Shard& s : shards_) {
+        std::lock_guard lock(s.lock);
+        for (auto it = s.flows.begin(); it != s.flows.end();) {
+            if (t - it->second.last_seen > timeout_of(it->first, it->second)) {
+                it = s.flows.erase(it);
+                ++removed;
+            } else {
+                ++it;
+            }
+        }
+    }
+    size_.fetch_sub(removed, std::memory_order_relaxed);
+    expired_.fetch_add(removed, std::memory_order_relaxed);
+    std::lock_guard lock(fragment_lock_);
+    for (auto it = fragments_.begin(); it != fragments_.end();)
+        it = t - it->second > settings_.fragment_timeout_ns ? fragments_.erase(it) : std::next(it);
+    return removed;
+}
+
+std::vector<FlowView> Firewall::flows(std::size_t limit) const {
+    const std::uint64_t t = clock_();
+    std::vector<FlowView> out;
+    for (const Shard& s : shards_) {
+        std::lock_guard lock(s.lock);
+        for (const auto& [key, e] : s.flows) {
+            if (out.size() >= limit) return out;
+            out.push_back({key, e.rule, e.generation, e.packets, t - e.last_seen, e.closing});
+        }
+    }
+    return out;
+}
+
+FirewallCounters Firewall::counters() const {
+    FirewallCounters c;
+    c.flows = size_.load(std::memory_order_relaxed);
+    c.opened = opened_.load(std::memory_order_relaxed);
+    c.denied = denied_.load(std::memory_order_relaxed);
+    c.revoked = revoked_.load(std::memory_order_relaxed);
+    c.expired = expired_.load(std::memory_order_relaxed);
+    c.fragments_unknown = fragments_unknown_.load(std::memory_order_relaxed);
+    c.table_full = table_full_.load(std::memory_order_relaxed);
+    return c;
+}
+
+}  // namespace andromeda::policy

@@ -7,7 +7,8 @@
 // where [datapath] is two andromedad (configs/node1.toml, node2.toml, node names made unique)
 // with the kernel fast path ("andromeda") or with `fastpath = false`, every packet through the
 // AF_XDP pipeline ("andromeda-slow"; "andromeda-slow-workers" the same with `workers = 2`, the
-// tenant port on a tenant-only worker, asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
+// tenant port on a tenant-only worker; "andromeda-policy" the default config with a 100-rule
+// security group on both tenants, which the pipeline enforces; both asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
 // plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Asked for by name (--only),
 // the ceiling of this topology too: "ceiling", tc redirects over the fast path's hops doing no
 // work at all (andromeda-forward), and "ceiling-xdp", the same with an empty XDP program on each
@@ -106,10 +107,11 @@ public:
         t20_ = &add_tenant(*hosts_[1], "20");
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "andromeda-slow-workers") start_andromeda(false, "workers = 2\n");
+        else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_100_rules());
         else if (impl == "kernel-vxlan") build_kernel_vxlan();
         else if (impl == "ceiling" || impl == "ceiling-xdp") start_ceiling(impl == "ceiling-xdp");
         else throw std::runtime_error("unknown datapath '" + impl +
-                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, kernel-vxlan, ceiling, ceiling-xdp)");
+                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy, kernel-vxlan, ceiling, ceiling-xdp)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
             if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -300,7 +302,20 @@ private:
     }
 
     // `node_extra`: lines added to each node's [node] table.
-    void start_andromeda(bool fast_path, const std::string& node_extra = "") {
+    // Security groups (issue 29): both tenants in group "bench", whose 100 ingress rules allow
+    // TCP and UDP ports and ICMP from the VPC; the 100th allows every TCP and UDP port, so the
+    // benchmark's flows open after the whole list (the matcher's worst case).
+    static std::string policy_of_100_rules() {
+        std::string s = "[[vpc.security_group]]\nname = \"bench\"\n";
+        for (int i = 0; i < 99; ++i)
+            s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nprotocol = \"" + std::string(i % 2 ? "udp" : "tcp") +
+                 "\"\nports = [" + std::to_string(20000 + i) + "]\nremote_cidrs = [\"10.0." + std::to_string(1 + i) +
+                 ".0/24\"]\npriority = " + std::to_string(100 + i) + "\n";
+        s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nremote_cidrs = [\"10.0.0.0/24\"]\npriority = 1000\n";
+        return s;
+    }
+
+    void start_andromeda(bool fast_path, const std::string& node_extra = "", const std::string& groups = "") {
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
         for (int i = 0; i < 2; ++i) {
@@ -309,6 +324,11 @@ private:
             for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
             replace_all(text, "[node]\n",
                         std::string("[node]\nunderlay_mtu = 1550\n") + (fast_path ? "" : "fastpath = false\n") + node_extra);
+            if (!groups.empty()) {
+                // The groups before the first endpoint; every endpoint in group "bench".
+                text.replace(text.find("[[vpc.endpoint]]"), 0, groups);
+                replace_all(text, "[[vpc.endpoint]]\n", "[[vpc.endpoint]]\ngroups = [\"bench\"]\n");
+            }
             const std::string path = "/tmp/" + topo_.prefix() + "e2e-node" + std::to_string(i + 1) + ".toml";
             std::ofstream(path) << text;
             files_.push_back(path);
@@ -443,7 +463,8 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
 
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
-                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|kernel-vxlan|ceiling|ceiling-xdp|\n"
+                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-policy|kernel-vxlan|\n"
+                 "                             ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
                  "                     [--check]\n";
@@ -606,7 +627,7 @@ int main(int argc, char** argv) {
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
     if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
-    for (const std::string impl : {"ceiling", "ceiling-xdp", "andromeda-slow-workers"})
+    for (const std::string impl : {"ceiling", "ceiling-xdp", "andromeda-slow-workers", "andromeda-policy"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
             result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
     std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());

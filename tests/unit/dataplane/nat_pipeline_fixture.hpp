@@ -3,6 +3,8 @@
 // modes (copy, in place, batch) so every test covers all of NatPipeline's entry points.
 #pragma once
 
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,10 +50,16 @@ inline bool contains_address(const Bytes& bytes, wire::Ipv4Address address) {
 
 class NatPipelineTest : public ::testing::TestWithParam<Mode> {
 protected:
-    explicit NatPipelineTest(const std::string& port_range = "[1024, 65535]", std::size_t max_flows = 4096)
+    // `edit`, when given, rewrites both nodes' fabric text (e.g. to add security groups).
+    explicit NatPipelineTest(const std::string& port_range = "[1024, 65535]", std::size_t max_flows = 4096,
+                             const std::function<std::string(std::string)>& edit = {})
         : engine_(small_nat_settings(max_flows)),
-          node1_(load_fabric(nat_fabric_text("node1", port_range)), "node1", nullptr),
-          node2_(load_fabric(nat_fabric_text("node2", port_range)), "node2", &engine_) {}
+          node1_(load_fabric(edited(nat_fabric_text("node1", port_range), edit)), "node1", nullptr),
+          node2_(load_fabric(edited(nat_fabric_text("node2", port_range), edit)), "node2", &engine_) {}
+
+    static std::string edited(std::string text, const std::function<std::string(std::string)>& edit) {
+        return edit ? edit(std::move(text)) : text;
+    }
 
     Sent send(NatNode& node, PortId port, const Bytes& frame) {
         Sent sent;

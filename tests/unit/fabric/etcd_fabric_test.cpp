@@ -136,6 +136,51 @@ TEST(EtcdFabric, EachBadKeyIsLeftOutWithItsReasonAndTheRestIsBuilt) {
     EXPECT_EQ(built.keys_used, kvs.size() - 9);
 }
 
+TEST(EtcdFabric, SecurityGroupsTravelInTheVpcsValueAndBadOnesAreLeftOut) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+ports = [80]
+remote_groups = ["web"]
+)";
+    const std::string toml = test_support::two_node_blue("node1")
+                                 .vpc_key(groups)
+                                 .endpoint("10.0.0.10", "02:00:00:00:00:10", "node1", "tap1", "groups = [\"web\"]\n")
+                                 .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
+                                 .toml();
+    auto kvs = import_of(toml);
+    const std::string root = kLayout.root();
+    EXPECT_NE(kvs[root + "vpcs/blue"].find("\"security_group\""), std::string::npos) << kvs[root + "vpcs/blue"];
+    EXPECT_NE(kvs[root + "endpoints/blue/10.0.0.10"].find("\"groups\":[\"web\"]"), std::string::npos);
+    const EtcdFabric built = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(built.loaded.ok()) << to_string(built.loaded.errors);
+    EXPECT_TRUE(built.rejected.empty()) << reasons(built);
+    const auto direct = load_fabric_string(toml, "fabric.toml");
+    ASSERT_TRUE(direct.ok()) << to_string(direct.errors);
+    EXPECT_EQ(built.loaded.snapshot->vpcs()[0].security_groups, direct.snapshot->vpcs()[0].security_groups);
+    EXPECT_EQ(built.loaded.snapshot->find_endpoint(100, wire::Ipv4Address(0x0a00000a))->groups,
+              std::vector<std::string>{"web"});
+
+    // An endpoint naming a group its VPC lacks is left out alone; a VPC with a bad rule is left
+    // out with its endpoints, and says why.
+    kvs[root + "endpoints/blue/10.0.0.30"] = R"({"mac": "02:00:00:00:00:30", "node": "node2", "groups": ["db"]})";
+    kvs[root + "vpcs/green"] =
+        R"({"vni": 200, "cidr": "10.1.0.0/24", "gateway": "10.1.0.1", "security_group": [{"name": "x", "rule": [{"direction": "sideways"}]}]})";
+    kvs[root + "endpoints/green/10.1.0.10"] = R"({"mac": "02:00:00:00:01:10", "node": "node2"})";
+    const EtcdFabric partly = build_etcd_fabric(kLocal, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(partly.loaded.ok()) << to_string(partly.loaded.errors);
+    std::map<std::string, std::string> why;
+    for (const auto& r : partly.rejected) why[r.key.substr(root.size())] = r.reason;
+    EXPECT_EQ(why.size(), 3u) << reasons(partly);
+    EXPECT_NE(why["endpoints/blue/10.0.0.30"].find("no security group \"db\" in VPC \"blue\""), std::string::npos)
+        << why["endpoints/blue/10.0.0.30"];
+    EXPECT_NE(why["vpcs/green"].find("\"sideways\" is not a direction"), std::string::npos) << why["vpcs/green"];
+    EXPECT_NE(why["endpoints/green/10.1.0.10"].find("vpcs/green is rejected"), std::string::npos);
+    EXPECT_NE(partly.loaded.snapshot->find_endpoint(100, wire::Ipv4Address(0x0a00000a)), nullptr);
+}
+
 TEST(EtcdFabric, TheBuilderParsesOnlyWhatChangedAndBuildsWhatAFreshBuildWould) {
     auto kvs = import_of(kFabric);
     EtcdFabricBuilder builder(kLayout);

@@ -12,14 +12,6 @@ namespace {
 
 using Kind = TomlNode::Kind;
 
-// Node and VPC names end up in paths (the pin directory) and in logs.
-bool is_valid_name(std::string_view name) {
-    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-               c == '_' || c == '.';
-    });
-}
-
 // Linux interface names: 1 to 15 bytes, no '/', ':' or whitespace.
 bool is_valid_interface_name(std::string_view name) {
     return !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), [](char c) {

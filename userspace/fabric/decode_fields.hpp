@@ -59,6 +59,9 @@ private:
 };
 
 [[nodiscard]] std::string join_path(const std::string& path, std::string_view key);
+// Node, VPC and security group names (they end up in paths and logs): 1 to 64 letters, digits,
+// '-', '_' or '.'.
+[[nodiscard]] bool is_valid_name(std::string_view name);
 [[nodiscard]] std::string quoted(std::string_view text);
 
 }  // namespace andromeda::fabric::detail

@@ -15,13 +15,6 @@ namespace {
 
 using Kind = TomlNode::Kind;
 
-bool is_group_name(std::string_view name) {
-    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-               c == '_' || c == '.';
-    });
-}
-
 std::optional<std::uint16_t> port_number(std::string_view text) {
     unsigned value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -136,7 +129,7 @@ public:
             std::uint32_t line = 0;
             auto name = fields_.string(g, path, "name", true, "name = \"web\"", &line);
             if (!name) continue;
-            if (!is_group_name(*name)) {
+            if (!is_valid_name(*name)) {
                 fields_.error(line, path + ".name", quoted(*name) + " is not a valid group name",
                               "use 1 to 64 letters, digits, '-', '_' or '.'");
                 continue;

@@ -141,8 +141,16 @@ Firewall::Firewall(FirewallSettings settings, Clock clock) : settings_(settings)
 
 std::shared_ptr<const CompiledPolicy> Firewall::policy_for(const fabric::FabricSnapshot& fabric) {
     std::lock_guard lock(policy_mutex_);
-    if (!policy_ || policy_->source() != &fabric || policy_->generation() != fabric.generation())
-        policy_ = CompiledPolicy::compile(fabric, hits_, ++epoch_);
+    auto same = [&](const std::shared_ptr<const CompiledPolicy>& p) {
+        return p && p->source() == &fabric && p->generation() == fabric.generation();
+    };
+    // Workers move to a new snapshot one by one: one still on the previous one gets the policy
+    // it had, not a recompile with a new epoch (two epochs in use would have every packet of every
+    // flow judged again, back and forth).
+    if (same(policy_)) return policy_;
+    if (same(previous_)) return previous_;
+    previous_ = std::move(policy_);
+    policy_ = CompiledPolicy::compile(fabric, hits_, ++epoch_);
     return policy_;
 }
 
@@ -266,7 +274,9 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
     if (p.more_fragments) {
         const FragmentKey fk{p.key.vni, p.key.local, p.key.source, p.key.destination, p.ip_id, p.key.protocol, direction};
         std::lock_guard lock(fragment_lock_);
-        fragments_[fk] = t;
+        // Bounded like the flows: beyond it the rest of a datagram is dropped, its first
+        // fragment having passed (reassembly at the receiver then times out).
+        if (fragments_.size() < settings_.max_flows) fragments_[fk] = t;
     }
     opened_.fetch_add(1, std::memory_order_relaxed);
     return {true, Outcome::opened, d.rule};

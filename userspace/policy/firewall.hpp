@@ -151,6 +151,7 @@ private:
     HitCounters hits_;
     mutable std::mutex policy_mutex_;
     std::shared_ptr<const CompiledPolicy> policy_;
+    std::shared_ptr<const CompiledPolicy> previous_;  // the snapshot before, while workers move on
     std::uint64_t epoch_ = 0;
     std::array<Shard, kShards> shards_;
     std::atomic<std::size_t> size_{0};

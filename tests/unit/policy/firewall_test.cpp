@@ -212,6 +212,20 @@ TEST_F(FirewallTest, ANewPolicyRevokesOpenConnectionsItNoLongerAllows) {
     EXPECT_EQ(firewall_.counters().revoked, 1u);
 }
 
+TEST_F(FirewallTest, WorkersStillOnThePreviousSnapshotShareItsPolicyAndFlowsStayJudged) {
+    const auto old_snapshot = snapshot_;
+    const auto old_policy = policy_;
+    const Packet syn = pkt(ip("10.0.0.20"), ip("10.0.0.10"));
+    ASSERT_EQ(check("10.0.0.10", syn).outcome, Outcome::opened);
+    set_policy(web_app_ssh(), {{"web"}, {"web"}, {"app"}, {}});  // the same rules, a new generation
+    EXPECT_EQ(firewall_.policy_for(*old_snapshot), old_policy) << "recompiled for a worker not yet moved";
+    EXPECT_EQ(firewall_.policy_for(*snapshot_), policy_);
+    // Judged again once under the new policy, then established again.
+    EXPECT_EQ(check("10.0.0.10", syn).outcome, Outcome::established);
+    EXPECT_EQ(check("10.0.0.10", syn).outcome, Outcome::established);
+    EXPECT_EQ(firewall_.counters().revoked, 0u);
+}
+
 TEST_F(FirewallTest, NonFirstFragmentsFollowTheirFirstFragment) {
     Packet first = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 80);
     first.ip_id = 99;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <stdexcept>
 
 #include "policy/compiled_policy.hpp"
 #include "policy_fabric.hpp"
@@ -94,9 +95,16 @@ public:
             r.icmp_type = static_cast<std::int16_t>(pick(2) ? 8 : 3);
             if (pick(2)) r.icmp_code = static_cast<std::int16_t>(pick(3));
         }
-        for (std::uint32_t n = pick(3); n > 0; --n)
-            r.remote_cidrs.push_back(*wire::Ipv4Prefix::parse(
-                "10.0." + std::to_string(pick(2)) + "." + std::to_string(pick(4) * 64) + "/" + std::to_string(24 + pick(9))));
+        for (std::uint32_t n = pick(3); n > 0; --n) {
+            // 10.0.0.0/24 and 10.0.1.0/24, cut into /24 to /32 prefixes (no host bits: a valid CIDR).
+            const auto length = static_cast<std::uint8_t>(24 + pick(9));
+            const std::uint32_t address = (10u << 24) | (pick(2) << 8) | pick(256);
+            const std::uint32_t mask = length == 32 ? 0xFFFFFFFFu : ~((1u << (32 - length)) - 1);
+            const auto prefix = wire::Ipv4Prefix::parse(wire::Ipv4Address(address & mask).to_string() + "/" +
+                                                        std::to_string(length));
+            if (!prefix) throw std::logic_error("the generator made an invalid CIDR");
+            r.remote_cidrs.push_back(*prefix);
+        }
         if (pick(3) == 0) r.remote_groups.push_back("g" + std::to_string(pick(static_cast<std::uint32_t>(groups))));
         return r;
     }

@@ -191,3 +191,57 @@ TEST_F(SecurityGroups, SpoofingAMembersAddressGetsNowhere) {
 
 }  // namespace
 }  // namespace andromeda::testing
+
+namespace andromeda::testing {
+namespace {
+
+// A VPC that was open gets security groups by a reload: its traffic, on the kernel fast path
+// until then, is judged from the reload on (the VPC leaves the fast path), open connections
+// included.
+class OpenVpcGetsGroups : public Fabric {
+protected:
+    void SetUp() override {
+        Fabric::SetUp();
+        if (IsSkipped()) return;
+        add_nodes(2);
+        blue_ = add_vpc("blue", 100);
+        web_ = &add_endpoint(blue_, 0, "10.0.0.10", "02:00:00:00:00:10");
+        other_ = &add_endpoint(blue_, 1, "10.0.0.20", "02:00:00:00:00:20");
+        start_all();
+    }
+    std::size_t blue_ = 0;
+    Endpoint* web_ = nullptr;
+    Endpoint* other_ = nullptr;
+};
+
+TEST_F(OpenVpcGetsGroups, AReloadThatAddsGroupsStopsWhatTheyDoNotAllow) {
+    ASSERT_TRUE(eventually([&] { return ping_once(*other_->ns, web_->ip); }, 10s)) << logs();
+    const std::string received = "/tmp/" + topo_.prefix() + "stream";
+    files_.push_back(received);
+    Process& server = topo_.spawn(*web_->ns, {"sh", "-c", "exec timeout 12 nc -l 22 > " + received});
+    ASSERT_TRUE(listening(*web_->ns, 22));
+    Process& client = topo_.spawn(*other_->ns, {"sh", "-c", "while :; do echo line; sleep 0.05; done | timeout 10 nc " + web_->ip + " 22"});
+    auto size = [&] { return std::filesystem::exists(received) ? std::filesystem::file_size(received) : 0; };
+    ASSERT_TRUE(eventually([&] { return size() > 50; }, 5s)) << "the stream never started" << logs();
+
+    // web gets a group that lets only tcp/80 in; nothing else changes.
+    vpcs_[blue_].extra = "[[vpc.security_group]]\nname = \"web\"\n[[vpc.security_group.rule]]\ndirection = \"ingress\"\n"
+                         "protocol = \"tcp\"\nports = [80]\n";
+    web_->extra = "groups = [\"web\"]\n";
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        std::ofstream(nodes_[i].config) << with_path_mode(config_text(i));
+        const auto r = ctl(i, {"reload"});
+        ASSERT_TRUE(r.ok()) << r.output << logs();
+    }
+    std::this_thread::sleep_for(1s);
+    const auto after_one_second = size();
+    std::this_thread::sleep_for(2s);
+    EXPECT_EQ(size(), after_one_second) << "the connection the new group does not allow still carries data";
+    EXPECT_GT(counter(0, "dataplane", "drop_policy_denied"), 0u) << logs();
+    EXPECT_FALSE(ping_once(*other_->ns, web_->ip));
+    client.stop(1s);
+    server.stop(1s);
+}
+
+}  // namespace
+}  // namespace andromeda::testing

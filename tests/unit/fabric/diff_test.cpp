@@ -104,6 +104,15 @@ TEST(FabricDiff, VpcAddedRemovedChanged) {
     ASSERT_EQ(d.vpcs_changed.size(), 1u);
     EXPECT_EQ(d.vpcs_changed[0].before.mtu, 1450u);
     EXPECT_EQ(d.vpcs_changed[0].after.mtu, 1400u);
+    // Security groups change a VPC too: gaining them takes it off the fast path (its VNI entry).
+    d = diff(kBase, replace_once(kBase, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\ndefault_ingress = \"allow\""));
+    ASSERT_EQ(d.vpcs_changed.size(), 1u);
+    EXPECT_TRUE(d.vpcs_changed[0].after.firewall());
+    const std::string group = "gateway = \"10.0.0.1\"\n[[vpc.security_group]]\nname = \"web\"\n";
+    const std::string with_rule = "gateway = \"10.0.0.1\"\n[[vpc.security_group]]\nname = \"web\"\n"
+                                  "[[vpc.security_group.rule]]\ndirection = \"ingress\"\n";
+    d = diff(replace_once(kBase, "gateway = \"10.0.0.1\"\n", group), replace_once(kBase, "gateway = \"10.0.0.1\"\n", with_rule));
+    EXPECT_EQ(d.vpcs_changed.size(), 1u);
 }
 
 TEST(FabricDiff, NewVniRemovesAndAddsTheVpcAndItsEndpoints) {

@@ -42,7 +42,50 @@ priority = 120
 name = "app"
 )";
 
-class SecurityGroups : public Fabric {
+// What both fixtures do: reload every node from the fixture's description, and keep a stream of
+// lines flowing over one TCP connection to watch it stop.
+class PolicyFabric : public Fabric {
+protected:
+    void reload_all() {
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            std::ofstream(nodes_[i].config) << with_path_mode(config_text(i));
+            const auto r = ctl(i, {"reload"});
+            ASSERT_TRUE(r.ok()) << r.output << logs();
+        }
+    }
+
+    // `from` sends a line every 50 ms to `to`:`port` (nc, for about 10 s); returns once lines arrive.
+    void start_stream(const Endpoint& from, const Endpoint& to, int port) {
+        const std::string p = std::to_string(port);
+        stream_file_ = "/tmp/" + topo_.prefix() + "stream";
+        files_.push_back(stream_file_);
+        stream_server_ = &topo_.spawn(*to.ns, {"sh", "-c", "exec timeout 12 nc -l " + p + " > " + stream_file_});
+        ASSERT_TRUE(listening(*to.ns, port));
+        stream_client_ = &topo_.spawn(
+            *from.ns, {"sh", "-c", "while :; do echo line; sleep 0.05; done | timeout 10 nc " + to.ip + " " + p});
+        ASSERT_TRUE(eventually([&] { return streamed() > 50; }, 5s)) << "the stream never started" << logs();
+    }
+    std::uintmax_t streamed() const {
+        return std::filesystem::exists(stream_file_) ? std::filesystem::file_size(stream_file_) : 0;
+    }
+    // Nothing more arrives from one second after the change on.
+    void expect_stream_stopped(const char* what) {
+        std::this_thread::sleep_for(1s);
+        const auto after_one_second = streamed();
+        std::this_thread::sleep_for(2s);
+        EXPECT_EQ(streamed(), after_one_second) << what;
+    }
+    void stop_stream() {
+        if (stream_client_ != nullptr) stream_client_->stop(1s);
+        if (stream_server_ != nullptr) stream_server_->stop(1s);
+    }
+
+    std::string stream_file_;
+    Process* stream_server_ = nullptr;
+    Process* stream_client_ = nullptr;
+};
+
+class SecurityGroups : public PolicyFabric {
 protected:
     void SetUp() override {
         Fabric::SetUp();
@@ -77,11 +120,7 @@ protected:
 
     void rewrite_and_reload(const std::string& groups) {
         vpcs_[blue_].extra = groups;
-        for (std::size_t i = 0; i < nodes_.size(); ++i) {
-            std::ofstream(nodes_[i].config) << with_path_mode(config_text(i));
-            const auto r = ctl(i, {"reload"});
-            ASSERT_TRUE(r.ok()) << r.output << logs();
-        }
+        reload_all();
     }
 
     std::size_t blue_ = 0;
@@ -147,28 +186,18 @@ TEST_F(SecurityGroups, RepliesFlowBothWaysWithoutRules) {
 
 TEST_F(SecurityGroups, AReloadThatRevokesARuleStopsAnOpenConnectionWithinASecond) {
     ASSERT_TRUE(eventually([&] { return ping_once(*admin_->ns, web_->ip); }, 10s)) << logs();
-    const std::string received = "/tmp/" + topo_.prefix() + "stream";
-    files_.push_back(received);
-    Process& server = topo_.spawn(*web_->ns, {"sh", "-c", "exec timeout 12 nc -l 22 > " + received});
-    ASSERT_TRUE(listening(*web_->ns, 22));
-    Process& client = topo_.spawn(*admin_->ns, {"sh", "-c", "while :; do echo line; sleep 0.05; done | timeout 10 nc " + web_->ip + " 22"});
-    auto size = [&] { return std::filesystem::exists(received) ? std::filesystem::file_size(received) : 0; };
-    ASSERT_TRUE(eventually([&] { return size() > 50; }, 5s)) << "the stream never started" << logs();
+    ASSERT_NO_FATAL_FAILURE(start_stream(*admin_, *web_, 22));
 
     std::string revoked = kGroups;
     const auto ssh = revoked.find("ports = [22]");
     revoked.replace(ssh, 12, "ports = [2222]");
     ASSERT_NO_FATAL_FAILURE(rewrite_and_reload(revoked));
-    std::this_thread::sleep_for(1s);
-    const auto after_one_second = size();
-    std::this_thread::sleep_for(2s);
-    EXPECT_EQ(size(), after_one_second) << "the revoked connection still carries data";
+    expect_stream_stopped("the revoked connection still carries data");
     EXPECT_GT(counter(0, "dataplane", "drop_policy_denied"), 0u);
     // New connections to 22 are refused too, and the rule's new port is open.
     EXPECT_FALSE(connects(*admin_, *web_, 22));
     EXPECT_TRUE(connects(*admin_, *web_, 2222));
-    client.stop(1s);
-    server.stop(1s);
+    stop_stream();
 }
 
 TEST_F(SecurityGroups, SpoofingAMembersAddressGetsNowhere) {
@@ -198,7 +227,7 @@ namespace {
 // A VPC that was open gets security groups by a reload: its traffic, on the kernel fast path
 // until then, is judged from the reload on (the VPC leaves the fast path), open connections
 // included.
-class OpenVpcGetsGroups : public Fabric {
+class OpenVpcGetsGroups : public PolicyFabric {
 protected:
     void SetUp() override {
         Fabric::SetUp();
@@ -216,31 +245,17 @@ protected:
 
 TEST_F(OpenVpcGetsGroups, AReloadThatAddsGroupsStopsWhatTheyDoNotAllow) {
     ASSERT_TRUE(eventually([&] { return ping_once(*other_->ns, web_->ip); }, 10s)) << logs();
-    const std::string received = "/tmp/" + topo_.prefix() + "stream";
-    files_.push_back(received);
-    Process& server = topo_.spawn(*web_->ns, {"sh", "-c", "exec timeout 12 nc -l 22 > " + received});
-    ASSERT_TRUE(listening(*web_->ns, 22));
-    Process& client = topo_.spawn(*other_->ns, {"sh", "-c", "while :; do echo line; sleep 0.05; done | timeout 10 nc " + web_->ip + " 22"});
-    auto size = [&] { return std::filesystem::exists(received) ? std::filesystem::file_size(received) : 0; };
-    ASSERT_TRUE(eventually([&] { return size() > 50; }, 5s)) << "the stream never started" << logs();
+    ASSERT_NO_FATAL_FAILURE(start_stream(*other_, *web_, 22));
 
     // web gets a group that lets only tcp/80 in; nothing else changes.
     vpcs_[blue_].extra = "[[vpc.security_group]]\nname = \"web\"\n[[vpc.security_group.rule]]\ndirection = \"ingress\"\n"
                          "protocol = \"tcp\"\nports = [80]\n";
     web_->extra = "groups = [\"web\"]\n";
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        std::ofstream(nodes_[i].config) << with_path_mode(config_text(i));
-        const auto r = ctl(i, {"reload"});
-        ASSERT_TRUE(r.ok()) << r.output << logs();
-    }
-    std::this_thread::sleep_for(1s);
-    const auto after_one_second = size();
-    std::this_thread::sleep_for(2s);
-    EXPECT_EQ(size(), after_one_second) << "the connection the new group does not allow still carries data";
+    ASSERT_NO_FATAL_FAILURE(reload_all());
+    expect_stream_stopped("the connection the new group does not allow still carries data");
     EXPECT_GT(counter(0, "dataplane", "drop_policy_denied"), 0u) << logs();
     EXPECT_FALSE(ping_once(*other_->ns, web_->ip));
-    client.stop(1s);
-    server.stop(1s);
+    stop_stream();
 }
 
 }  // namespace

@@ -128,8 +128,6 @@ public:
     std::size_t frag_needed_for_nat(std::uint32_t vni, wire::ByteSpan frame, const fabric::FabricSnapshot& fabric,
                                     wire::MutableByteSpan out);
 
-    [[nodiscard]] const std::shared_ptr<policy::Firewall>& firewall() const noexcept { return firewall_; }
-
     // The path MTUs this pipeline learned and sizes packets by (shared with its config's).
     [[nodiscard]] const std::shared_ptr<PeerPathMtu>& peer_path_mtu() const noexcept { return path_mtu_; }
 

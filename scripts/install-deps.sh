@@ -12,7 +12,7 @@ set -euo pipefail
 # The configure step needs every find_package of CMakeLists.txt (GoogleTest and Google Benchmark
 # included: the demo shares build/ with scripts/test.sh, so it configures the same options).
 DEMO_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang llvm
+  build-essential cmake ninja-build pkg-config clang llvm lld
   libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libsystemd-dev
   libtoml11-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libcurl4-openssl-dev

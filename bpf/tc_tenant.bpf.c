@@ -21,6 +21,7 @@
 #include "lib/ipv4.h"
 #include "lib/nat.h"
 #include "lib/overlay.h"
+#include "lib/policy.h"
 #include "lib/port_security.h"
 #include "lib/punt.h"
 #include "lib/stats.h"
@@ -139,6 +140,25 @@ static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant
 	return STAGE_CONTINUE;
 }
 
+/* In a VPC with security groups, a flow the pipeline's firewall allowed (lib/policy.h): egress at
+ * the sender and, for a delivery into another tenant of this node, ingress at the receiver too;
+ * what the kernel does not find is the pipeline's to judge. */
+static __always_inline int tenant_policy(struct tenant_frame *f, const struct tenant_route *r)
+{
+	if (!(r->vni->flags & ANDROMEDA_VNI_F_POLICY))
+		return STAGE_CONTINUE;
+	switch (policy_check(f->port->vni, r->vni, f->ip, f->c.pos, f->c.end, ANDROMEDA_POLICY_EGRESS,
+			     r->kind == ROUTE_LOCAL, f->len)) {
+	case POLICY_PASS:
+		COUNT(f->s, policy_packets);
+		return STAGE_CONTINUE;
+	case POLICY_NO_FLOW:
+		return TENANT_PUNT(f, policy_no_flow);
+	default:
+		return TENANT_PUNT(f, policy_control);
+	}
+}
+
 /* Whether the packet, or each segment of a GSO packet, fits the overlay's path MTU; what does not
  * is the pipeline's (ICMP fragmentation needed, or fragmentation). A GSO packet the fast path
  * cannot size (neither TCP nor UDP) is punted to be segmented. */
@@ -229,6 +249,9 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
 	verdict = tenant_classify(&f, &r);
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	verdict = tenant_policy(&f, &r);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
 	if (r.kind == ROUTE_LOCAL)

@@ -21,6 +21,7 @@
 #include "lib/ipv4.h"
 #include "lib/nat.h"
 #include "lib/overlay.h"
+#include "lib/policy.h"
 #include "lib/punt.h"
 #include "lib/stats.h"
 
@@ -114,6 +115,23 @@ static __always_inline int uplink_flow(struct uplink_packet *u, struct uplink_ta
 	return STAGE_CONTINUE;
 }
 
+/* Security groups, for a reply delivered into a tenant of this node: ingress at the tenant, by a
+ * flow the pipeline allowed (lib/policy.h), keyed as the rules see the packet, after the reverse
+ * translation (the outside's address to the tenant's own address and port). A tenant on another
+ * node has it checked there, at the decap. */
+static __always_inline int uplink_policy(struct uplink_packet *u, const struct uplink_target *t)
+{
+	if (!(t->vni->flags & ANDROMEDA_VNI_F_POLICY))
+		return STAGE_CONTINUE;
+	if (u->ip->protocol != IPPROTO_TCP && u->ip->protocol != IPPROTO_UDP)
+		return UPLINK_PUNT(u, policy_control);
+	if (policy_flow_check(t->flow->vni, t->vni->policy_generation, u->ip->saddr, t->flow->tenant_ip, u->ip->protocol,
+			      t->l4.sport, t->flow->tenant_port, ANDROMEDA_POLICY_INGRESS, u->len) != POLICY_PASS)
+		return UPLINK_PUNT(u, policy_no_flow);
+	COUNT(u->s, policy_packets);
+	return STAGE_CONTINUE;
+}
+
 /* Whether the translated packet (or each segment of a GSO one) fits the overlay to the endpoint's
  * node; what does not is the pipeline's (Fragmentation Needed to the outside, or fragments). */
 static __always_inline int uplink_check_mtu(struct uplink_packet *u, const struct uplink_target *t)
@@ -195,6 +213,9 @@ int andromeda_tc_uplink(struct __sk_buff *skb)
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
 	if (t.endpoint->local) {
+		verdict = uplink_policy(&u, &t);
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
 		verdict = uplink_translate(&u, &t);
 		return verdict != STAGE_CONTINUE ? verdict : bpf_redirect_peer(t.endpoint->ifindex, 0);
 	}

@@ -26,7 +26,7 @@ typedef uint32_t __be32;
  * meaning at the same size (a field or flag bit reused, a unit or byte order changed, entries
  * written differently), here or in andromeda_nat_kern_user.h: libbpf refuses to reuse a pinned map
  * only when its type, sizes or flags differ, so nothing else catches such a change. */
-#define ANDROMEDA_MAP_LAYOUT 1
+#define ANDROMEDA_MAP_LAYOUT 2
 
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
@@ -150,6 +150,9 @@ struct andromeda_peer_mtu {
 /* andromeda_vni.flags */
 #define ANDROMEDA_VNI_F_FASTPATH 0x1 /* the VPC runs the kernel fast path on this node */
 #define ANDROMEDA_VNI_F_NAT_HERE 0x2 /* this node is the VPC's NAT gateway */
+#define ANDROMEDA_VNI_F_POLICY 0x4   /* the VPC has security groups: the fast path carries only flows
+                                      * the pipeline allowed (andromeda_policy_flows, with the VNI's
+                                      * policy_generation) */
 
 struct andromeda_vni {
 	__u32 vpc_id;
@@ -159,6 +162,9 @@ struct andromeda_vni {
 	__u8 flags;       /* ANDROMEDA_VNI_F_* */
 	__u8 pad;
 	__be32 nat_node_ip; /* underlay address of the VPC's NAT gateway node; 0: the VPC has no NAT */
+	__u32 policy_generation; /* ANDROMEDA_VNI_F_POLICY: a fingerprint of everything its rules
+	                          * depend on (groups, defaults, members); a policy flow of another
+	                          * generation is not the VPC's any more */
 };
 
 /* andromeda_vpc_cidrs (an LPM trie): (VNI, address) -> inside the VPC. prefixlen counts the VNI's
@@ -260,6 +266,9 @@ struct andromeda_fp_handoff {
 	X(punt_nat_no_flow)     /* a NAT frame of a flow the kernel has no translation for (first packets) */ \
 	X(punt_nat_control)     /* TCP SYN/FIN/RST, fragments, ICMP other than echo: the pipeline's to track */ \
 	X(punt_nat_no_uplink)   /* the uplink, or its router's MAC, is not known to the kernel */ \
+	X(policy_packets)       /* a packet of a VPC with security groups passed by a flow the pipeline allowed */ \
+	X(punt_policy_no_flow)  /* ... with no flow of the VPC's policy generation here: the pipeline judges it */ \
+	X(punt_policy_control)  /* ... TCP SYN/FIN/RST, ICMP, fragments, other protocols: the pipeline's to track */ \
 	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */
 
 struct andromeda_fp_stats {

@@ -19,6 +19,7 @@
 #include "fabric.h"
 #include "ipv4.h"
 #include "overlay.h"
+#include "policy.h"
 
 /* The local endpoint an overlay packet is for (DECAP_LOCAL), and its VPC. */
 struct decap_target {
@@ -35,6 +36,7 @@ struct overlay_packet {
 	__u8 *overlay;
 	struct ethhdr *inner_eth;
 	struct iphdr *inner_ip;
+	void *end; /* of the linear part: the inner transport header lies between inner_ip and it */
 };
 
 static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_packet *p)
@@ -45,6 +47,7 @@ static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_
 	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
 	p->inner_eth = cursor_pull(c, sizeof(*p->inner_eth));
 	p->inner_ip = ipv4_pull(c);
+	p->end = c->end;
 	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth && p->inner_ip ? 0 : -1;
 }
 
@@ -79,7 +82,7 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
  * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
  * (decap_sender_valid); lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
- * endpoint bound to its port, DECAP_NAT for an address outside the VPC when this node is its NAT
+ * endpoint bound to its port (in a VPC with security groups, a flow the pipeline allowed into it), DECAP_NAT for an address outside the VPC when this node is its NAT
  * gateway (out->vni set), DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as
  * outer total length (the kernel rewrites it per segment) and is taken on its other checks. The
  * caller has checked that the sender is a peer node. */
@@ -119,6 +122,10 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
 	if (target) {
 		if (!target->local || target->ifindex == 0)
+			return DECAP_NONE;
+		/* Security groups: ingress at the receiver, by a flow the pipeline allowed (policy.h). */
+		if (policy_check(vni_id, vni, p->inner_ip, (void *)(p->inner_ip + 1), p->end, ANDROMEDA_POLICY_INGRESS, 0,
+				 total - ANDROMEDA_ENCAP_OVERHEAD) != POLICY_PASS)
 			return DECAP_NONE;
 		out->endpoint = target;
 		return DECAP_LOCAL;

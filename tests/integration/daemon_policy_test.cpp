@@ -182,6 +182,16 @@ TEST_F(SecurityGroups, RepliesFlowBothWaysWithoutRules) {
     const auto r = app2_->ns->try_run({"sh", "-c", "nc -w 5 " + web_->ip + " 80 </dev/null > " + received}, 60s);
     server.wait(10s);
     EXPECT_TRUE(contains(run_command({"sha256sum", received}).output, digest)) << r.output << logs();
+    if (!fast_path_on()) return;
+    // On the fast path the kernel carried the established flows (the flow cache the firewall
+    // programs, bpf/lib/policy.h): the pipeline saw their first packets and installed them.
+    std::uint64_t kernel = 0, installs = 0;
+    for (const std::size_t node : {0u, 1u}) {
+        kernel += counter(node, "fastpath", "policy_packets");
+        installs += counter(node, "policy_offload", "installs");
+    }
+    EXPECT_GT(kernel, 100u) << logs();
+    EXPECT_GE(installs, 2u) << logs();
 }
 
 TEST_F(SecurityGroups, AReloadThatRevokesARuleStopsAnOpenConnectionWithinASecond) {

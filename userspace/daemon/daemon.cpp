@@ -62,6 +62,7 @@ Daemon::Daemon(DaemonOptions options)
                  snapshot.endpoints().size());
     start_bpf(snapshot);
     start_nat(snapshot);
+    start_policy_offload();
     start_uplink_route();
     start_workers(snapshot);
     start_control();
@@ -86,6 +87,7 @@ Daemon::~Daemon() {
     control_.stop();
     pool_.reset();         // threads joined, sockets closed
     nat_offload_.reset();  // its thread joined; the kernel's flows go with the maps below
+    policy_offload_.reset();
     tenants_.reset();      // tenant ports set down, their programs detached, punt pairs deleted
     gateway_.reset();      // the uplink's (and underlay's) punt pairs likewise
     nat_.reset();
@@ -258,6 +260,17 @@ void Daemon::start_nat(const fabric::FabricSnapshot& snapshot) {
     if (const std::size_t adopted = nat_offload_->adopt(nat::Clock::now()); adopted > 0)
         spdlog::info("NAT: adopted {} flow(s) the kernel was translating", adopted);
     if (!kernel_nat_) nat_offload_.reset();
+}
+
+// Security groups in the kernel: with the fast path, the flows the firewall allows are carried
+// there (policy_offload.hpp); those a killed predecessor had installed are tracked again first,
+// so that the kernel goes on carrying them and their replies are known here.
+void Daemon::start_policy_offload() {
+    if (!fast_path_) return;
+    policy_offload_ = std::make_unique<PolicyOffloadLoop>(firewall_, bpf_->map_writer());
+    if (const std::size_t adopted = policy_offload_->adopt(); adopted > 0)
+        spdlog::info("security groups: adopted {} flow(s) the kernel was carrying", adopted);
+    policy_offload_->start();
 }
 
 // Where translated outbound traffic goes: [node.uplink] next_hop, else the kernel's route.

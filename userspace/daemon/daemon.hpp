@@ -30,6 +30,7 @@
 #include "daemon/next_hops.hpp"
 #include "daemon/peer_mtu_sync.hpp"
 #include "daemon/nat_offload.hpp"
+#include "daemon/policy_offload.hpp"
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
@@ -83,6 +84,7 @@ private:
     // Maps adopted from a killed predecessor put right for this configuration at once.
     void reconcile_adopted(const fabric::FabricSnapshot& snapshot);
     void set_down_ports_left_behind(const io::PortTable& adopted, const io::PortTable& tenants);
+    void start_policy_offload();
     void start_nat(const fabric::FabricSnapshot& snapshot);
     void start_uplink_route();
     void start_workers(const fabric::FabricSnapshot& snapshot);
@@ -187,6 +189,8 @@ private:
     std::unique_ptr<io::NatGatewayPlumbing> gateway_;
     // The kernel's NAT flows, kept by their own thread (nat_offload.hpp); with the kernel NAT only.
     std::unique_ptr<NatOffloadLoop> nat_offload_;
+    // The security groups' kernel flows, kept by their own thread (policy_offload.hpp); with the fast path only.
+    std::unique_ptr<PolicyOffloadLoop> policy_offload_;
     // Tenant ports' punt pairs and programs: undone after the workers (their sockets bind there).
     std::unique_ptr<io::TenantPlumbing> tenants_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written

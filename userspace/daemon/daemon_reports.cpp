@@ -67,7 +67,7 @@ std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapsh
     if (vpc != nullptr && !vpc->fastpath)
         return fmt::format("{} (fast path off: VPC {} fastpath = false)", punt, vpc->name);
     if (vpc != nullptr && vpc->firewall())
-        return fmt::format("{} (fast path off: VPC {} has security groups)", punt, vpc->name);
+        return fmt::format("fast path (tc, flows the security groups allowed) + {}", punt);
     return "fast path (tc) + " + punt;
 }
 
@@ -158,6 +158,11 @@ control::StatsReply Daemon::stats() const {
     if (nat_offload_) {
         auto& o = out.groups["nat_offload"];
         nat_offload_->counters().for_each([&](std::string_view name, std::uint64_t v) { o[std::string(name)] = v; });
+    }
+    // The security groups' kernel flows: installs, removals, syncs (policy_offload.hpp).
+    if (policy_offload_) {
+        auto& o = out.groups["policy_offload"];
+        policy_offload_->counters().for_each([&](std::string_view name, std::uint64_t v) { o[std::string(name)] = v; });
     }
     // Each tenant port's punt bucket (andromeda_punt_limits): "<port>.punted", "<port>.rate_limited".
     auto& punt = out.groups["punt_limit"];

@@ -4,6 +4,8 @@
 #include <array>
 #include <unordered_map>
 
+#include "fabric/policy_generation.hpp"
+
 namespace andromeda::policy {
 
 void AddressSet::add(const wire::Ipv4Prefix& prefix) {
@@ -102,6 +104,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const fabric::Fabr
     bool any = false;
     for (std::size_t v = 0; v < vpcs.size(); ++v) any = any || (out->enforced_[v] = vpcs[v].firewall());
     if (!any) return out;
+    out->kernel_generations_ = fabric::policy_generations(fabric);
 
     // Members of each group, by VPC: [vpc][group] -> addresses.
     std::vector<std::vector<std::vector<std::uint32_t>>> members(vpcs.size());

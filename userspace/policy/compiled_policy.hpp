@@ -17,6 +17,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabric/model.hpp"
@@ -127,6 +128,12 @@ public:
     void count(std::uint32_t rule) const noexcept {
         if (rule < infos_.size()) infos_[rule].hits->fetch_add(1, std::memory_order_relaxed);
     }
+    // The policy generation of the VPC of `vni` (fabric/policy_generation.hpp), as the kernel's
+    // flow cache knows it; 0 for a VPC without a firewall.
+    [[nodiscard]] std::uint32_t kernel_generation(std::uint32_t vni) const noexcept {
+        const auto it = kernel_generations_.find(vni);
+        return it == kernel_generations_.end() ? 0 : it->second;
+    }
 
 private:
     static constexpr std::uint32_t kNone = 0xFFFFFFFF;
@@ -137,6 +144,7 @@ private:
     std::vector<std::uint32_t> set_of_endpoint_;  // by endpoint position
     std::vector<RuleSet> sets_;                  // [2i]: ingress, [2i + 1]: egress
     std::vector<RuleInfo> infos_;
+    std::unordered_map<std::uint32_t, std::uint32_t> kernel_generations_;  // VNI -> generation
 };
 
 // "ingress allow tcp 80,8000-8099 from 10.0.0.0/8, group app (priority 100)".

@@ -1,6 +1,8 @@
 #include "policy/firewall.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace andromeda::policy {
 
@@ -188,7 +190,75 @@ Firewall::Located Firewall::find(const FlowKey& key, std::uint64_t now, bool clo
 void Firewall::erase(const FlowKey& key) {
     Shard& s = shard_of(key);
     std::lock_guard lock(s.lock);
-    if (s.flows.erase(key) != 0) size_.fetch_sub(1, std::memory_order_relaxed);
+    const auto it = s.flows.find(key);
+    if (it == s.flows.end()) return;
+    if (it->second.kernel_generation != 0) ask_kernel(KernelChange::Kind::remove, key, it->second, it->second.kernel_generation);
+    s.flows.erase(it);
+    size_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Firewall::ask_kernel(KernelChange::Kind kind, const FlowKey& key, const Entry& e, std::uint32_t generation) {
+    std::lock_guard lock(kernel_mutex_);
+    kernel_changes_.push_back({kind, {key, generation, e.rule}});
+}
+
+void Firewall::note_kernel(const FlowKey& flow_key, std::uint32_t generation, bool eligible, bool closing,
+                           std::uint64_t now) {
+    if (generation == 0 || !kernel_flows_.load(std::memory_order_relaxed)) return;
+    constexpr std::uint64_t kAskAgainNs = 1'000'000'000;
+    Shard& s = shard_of(flow_key);
+    std::lock_guard lock(s.lock);
+    const auto it = s.flows.find(flow_key);
+    if (it == s.flows.end()) return;
+    Entry& e = it->second;
+    if (closing || e.closing) {
+        // The rest of a closing connection is the pipeline's: it tracks the close.
+        if (e.kernel_generation != 0) ask_kernel(KernelChange::Kind::remove, flow_key, e, e.kernel_generation);
+        e.kernel_generation = 0;
+        return;
+    }
+    if (!eligible || (e.kernel_generation == generation && now - e.kernel_asked < kAskAgainNs)) return;
+    e.kernel_generation = generation;
+    e.kernel_asked = now;
+    ask_kernel(KernelChange::Kind::install, flow_key, e, generation);
+}
+
+std::vector<KernelChange> Firewall::drain_kernel_changes() {
+    std::lock_guard lock(kernel_mutex_);
+    return std::exchange(kernel_changes_, {});
+}
+
+bool Firewall::kernel_seen(const FlowKey& key, std::uint32_t generation, std::uint64_t last_seen_ns) {
+    for (const bool reply : {false, true}) {
+        const FlowKey k = reply ? key.reversed() : key;
+        Shard& s = shard_of(k);
+        std::lock_guard lock(s.lock);
+        const auto it = s.flows.find(k);
+        if (it == s.flows.end() || it->second.kernel_generation != generation) continue;
+        it->second.last_seen = std::max(it->second.last_seen, last_seen_ns);
+        return true;
+    }
+    return false;
+}
+
+bool Firewall::adopt(const KernelFlow& flow) {
+    const std::uint64_t t = now();
+    Shard& s = shard_of(flow.key);
+    std::lock_guard lock(s.lock);
+    auto it = s.flows.find(flow.key);
+    if (it == s.flows.end()) {
+        if (size_.load(std::memory_order_relaxed) >= settings_.max_flows) return false;
+        it = s.flows.emplace(flow.key, Entry{}).first;
+        size_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Epoch 0 is no policy's (they count from 1): the flow's next packet here is judged again.
+    Entry& e = it->second;
+    e.rule = flow.rule;
+    e.generation = 0;
+    e.last_seen = t;
+    e.kernel_generation = flow.generation;
+    e.kernel_asked = t;
+    return true;
 }
 
 bool Firewall::insert(const FlowKey& key, std::uint32_t rule, std::uint64_t generation, std::uint64_t now, bool closing) {
@@ -200,7 +270,12 @@ bool Firewall::insert(const FlowKey& key, std::uint32_t rule, std::uint64_t gene
         it = s.flows.emplace(key, Entry{}).first;
         size_.fetch_add(1, std::memory_order_relaxed);
     }
-    it->second = Entry{rule, generation, now, it->second.packets + 1, closing};
+    Entry& e = it->second;
+    e.rule = rule;
+    e.generation = generation;
+    e.last_seen = now;
+    ++e.packets;
+    e.closing = closing;
     return true;
 }
 
@@ -234,8 +309,15 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
             return {true, Outcome::related, rule};
     }
 
+    // What the kernel's flow cache may carry: TCP and UDP, unfragmented.
+    const std::uint32_t kernel = policy.kernel_generation(local.vni);
+    const bool eligible = (p.key.protocol == kTcp || p.key.protocol == kUdp) && !p.more_fragments;
+
     const Located flow = find(p.key, t, p.closing, generation, &stale, &rule);
-    if (flow.found && !stale) return {true, flow.is_reply ? Outcome::reply : Outcome::established, rule};
+    if (flow.found && !stale) {
+        note_kernel(flow.key, kernel, eligible, p.closing, t);
+        return {true, flow.is_reply ? Outcome::reply : Outcome::established, rule};
+    }
     if (flow.found) {
         // Judged again under the current policy, as the packet that opened it: a reply stays
         // allowed exactly while its flow would still be opened.
@@ -253,6 +335,7 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
         const Decision again = own->decide(match);
         if (again.action == PolicyAction::allow) {
             insert(flow.key, again.rule, generation, t, p.closing);
+            note_kernel(flow.key, kernel, eligible, p.closing, t);
             return {true, flow.is_reply ? Outcome::reply : Outcome::established, again.rule};
         }
         erase(flow.key);
@@ -278,6 +361,7 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
         // fragment having passed (reassembly at the receiver then times out).
         if (fragments_.size() < settings_.max_flows) fragments_[fk] = t;
     }
+    note_kernel(p.key, kernel, eligible, p.closing, t);
     opened_.fetch_add(1, std::memory_order_relaxed);
     return {true, Outcome::opened, d.rule};
 }
@@ -289,6 +373,8 @@ std::size_t Firewall::expire() {
         std::lock_guard lock(s.lock);
         for (auto it = s.flows.begin(); it != s.flows.end();) {
             if (t - it->second.last_seen > timeout_of(it->first, it->second)) {
+                if (it->second.kernel_generation != 0)
+                    ask_kernel(KernelChange::Kind::remove, it->first, it->second, it->second.kernel_generation);
                 it = s.flows.erase(it);
                 ++removed;
             } else {

@@ -94,6 +94,24 @@ struct FlowView {
     bool closing = false;
 };
 
+// The kernel's flow cache (shared/andromeda_policy_kern_user.h, bpf/lib/policy.h): the firewall
+// asks for each TCP or UDP flow it allowed to be installed there (two entries: the flow's own
+// direction and its replies'), and for its removal when it closes (FIN, RST), is revoked or
+// expires. The daemon drains the requests into the BPF map and reads the kernel's use back
+// (kernel_seen), so that a flow the kernel carries never expires here.
+struct KernelFlow {
+    FlowKey key;                   // the flow as it was opened; its replies are key.reversed()
+    std::uint32_t generation = 0;  // the VPC's policy generation (CompiledPolicy::kernel_generation)
+    std::uint32_t rule = 0;
+    friend bool operator==(const KernelFlow&, const KernelFlow&) = default;
+};
+
+struct KernelChange {
+    enum class Kind : std::uint8_t { install, remove };
+    Kind kind = Kind::install;
+    KernelFlow flow;
+};
+
 struct FirewallCounters {
     std::uint64_t flows = 0;  // tracked now
     std::uint64_t opened = 0, denied = 0, revoked = 0, expired = 0, fragments_unknown = 0, table_full = 0;
@@ -115,6 +133,20 @@ public:
 
     // Forgets idle flows; returns how many.
     std::size_t expire();
+
+    // The kernel's flow cache (KernelFlow): off until the daemon, which owns the map, turns it on.
+    void enable_kernel_flows(bool on) noexcept { kernel_flows_.store(on, std::memory_order_relaxed); }
+    // The installs and removals asked for since the last call, in order.
+    [[nodiscard]] std::vector<KernelChange> drain_kernel_changes();
+    // A kernel entry, for the packet tuple `key` (at its endpoint, in its direction), was last used
+    // at `last_seen_ns` (steady clock): the flow it belongs to (as itself or as a reply) is kept
+    // alive to then. False when the firewall does not have that flow installed under
+    // `generation`: the entry is stale, for the caller to delete.
+    bool kernel_seen(const FlowKey& key, std::uint32_t generation, std::uint64_t last_seen_ns);
+    // After a restart: a flow the previous daemon had installed (its own direction), tracked again
+    // as installed under `generation`, and judged by the rules at its next packet here. False when
+    // the table is full.
+    bool adopt(const KernelFlow& flow);
     [[nodiscard]] std::vector<FlowView> flows(std::size_t limit) const;
     [[nodiscard]] FirewallCounters counters() const;
 
@@ -125,6 +157,8 @@ private:
         std::uint64_t last_seen = 0;
         std::uint64_t packets = 0;
         bool closing = false;
+        std::uint32_t kernel_generation = 0;  // installed in the kernel under it; 0: not installed
+        std::uint64_t kernel_asked = 0;       // when the install was last asked for
     };
     struct Shard {
         mutable nat::SpinLock lock;
@@ -145,6 +179,11 @@ private:
     Shard& shard_of(const FlowKey& key) { return shards_[FlowKeyHash{}(key) % kShards]; }
     [[nodiscard]] std::uint64_t timeout_of(const FlowKey& key, const Entry& e) const noexcept;
     [[nodiscard]] std::uint64_t now() const { return clock_(); }
+    // The kernel's side of an allowed packet of the flow `flow_key`: an install where the flow is
+    // not installed under `generation` (or was asked for over a second ago and the packet still
+    // came here: the entry is gone, evicted), a removal when the packet closes it.
+    void note_kernel(const FlowKey& flow_key, std::uint32_t generation, bool eligible, bool closing, std::uint64_t now);
+    void ask_kernel(KernelChange::Kind kind, const FlowKey& key, const Entry& e, std::uint32_t generation);
 
     FirewallSettings settings_;
     Clock clock_;
@@ -168,6 +207,10 @@ private:
     };
     mutable nat::SpinLock fragment_lock_;
     std::unordered_map<FragmentKey, std::uint64_t, FragmentKeyHash> fragments_;  // -> when allowed
+
+    std::atomic<bool> kernel_flows_{false};
+    std::mutex kernel_mutex_;
+    std::vector<KernelChange> kernel_changes_;  // guarded by kernel_mutex_
 
     std::atomic<std::uint64_t> opened_{0}, denied_{0}, revoked_{0}, expired_{0}, fragments_unknown_{0}, table_full_{0};
 };

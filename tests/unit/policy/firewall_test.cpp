@@ -305,5 +305,116 @@ TEST_F(FirewallTest, WorkersCheckingAtOnceAgree) {
     EXPECT_EQ(firewall_.counters().flows, 40u);
 }
 
+// The kernel's flow cache (KernelChange): what the firewall asks the daemon to install and remove.
+class FirewallKernelTest : public FirewallTest {
+protected:
+    FirewallKernelTest() { firewall_.enable_kernel_flows(true); }
+    std::uint32_t generation() const { return policy_->kernel_generation(100); }
+};
+
+TEST_F(FirewallKernelTest, AnAllowedTcpOrUdpFlowIsInstalledOnceUnderItsVpcsGeneration) {
+    ASSERT_NE(generation(), 0u);
+    const Packet syn = pkt(ip("10.0.0.20"), ip("10.0.0.10"));
+    ASSERT_EQ(check("10.0.0.10", syn).outcome, Outcome::opened);
+    auto changes = firewall_.drain_kernel_changes();
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].kind, KernelChange::Kind::install);
+    EXPECT_EQ(changes[0].flow.generation, generation());
+    EXPECT_EQ(changes[0].flow.key.source, ip("10.0.0.20"));
+    EXPECT_EQ(changes[0].flow.key.local, ip("10.0.0.10"));
+    EXPECT_EQ(changes[0].flow.key.direction, PolicyDirection::ingress);
+    // Its reply and its next packets ask for nothing more (within the second).
+    EXPECT_EQ(check("10.0.0.10", reply_of(syn)).outcome, Outcome::reply);
+    Packet ack = syn;
+    ack.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", ack).outcome, Outcome::established);
+    EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
+    // A packet of it still here a second later: the kernel lost it (evicted), asked again.
+    now_ += 1'500'000'000;
+    EXPECT_EQ(check("10.0.0.10", ack).outcome, Outcome::established);
+    EXPECT_EQ(firewall_.drain_kernel_changes().size(), 1u);
+    // ICMP and denied flows: never installed.
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.10"), ip("10.0.0.20"), 1)).outcome, Outcome::opened);
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 443)).outcome, Outcome::denied);
+    EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
+}
+
+TEST_F(FirewallKernelTest, AClosingOrRevokedOrExpiredFlowIsRemoved) {
+    const Packet syn = pkt(ip("10.0.0.20"), ip("10.0.0.10"));
+    const Packet ssh = pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 22);
+    const Packet dns = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 5353, 53);
+    for (const Packet& p : {syn, ssh, dns}) ASSERT_TRUE(check("10.0.0.10", p).allowed);
+    ASSERT_EQ(firewall_.drain_kernel_changes().size(), 3u);
+    // A FIN: the rest of the close is the pipeline's.
+    Packet fin = reply_of(syn);
+    fin.tcp_flags = 0x11;
+    EXPECT_EQ(check("10.0.0.10", fin).outcome, Outcome::reply);
+    auto changes = firewall_.drain_kernel_changes();
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].kind, KernelChange::Kind::remove);
+    EXPECT_EQ(changes[0].flow.key.destination_port, 80);
+    // Revoked by a new policy.
+    auto groups = web_app_ssh();
+    groups[0].rules.pop_back();
+    set_policy(groups, {{"web"}, {"web"}, {"app"}, {}});
+    Packet ssh_data = ssh;
+    ssh_data.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::revoked);
+    changes = firewall_.drain_kernel_changes();
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].kind, KernelChange::Kind::remove);
+    EXPECT_EQ(changes[0].flow.key.destination_port, 22);
+    // Expired: UDP after 180 s idle.
+    now_ += 181'000'000'000;
+    EXPECT_EQ(firewall_.expire(), 2u);  // the DNS flow and the closing connection
+    changes = firewall_.drain_kernel_changes();
+    ASSERT_EQ(changes.size(), 1u);  // only the DNS flow was still installed
+    EXPECT_EQ(changes[0].flow.key.destination_port, 53);
+}
+
+TEST_F(FirewallKernelTest, TheKernelsUseKeepsAFlowAliveAndAStaleEntryIsToldApart) {
+    const Packet dns = pkt(ip("10.0.0.10"), ip("10.0.0.20"), 17, 5353, 53);
+    ASSERT_EQ(check("10.0.0.10", dns).outcome, Outcome::opened);
+    const KernelFlow flow = firewall_.drain_kernel_changes().at(0).flow;
+    // The kernel carried the replies for 170 s (the sync reports their entry's last use).
+    now_ += 170'000'000'000;
+    FlowKey reply = flow.key.reversed();
+    EXPECT_TRUE(firewall_.kernel_seen(reply, flow.generation, now_));
+    now_ += 170'000'000'000;  // 340 s after the query, 170 s after the kernel's last use
+    EXPECT_EQ(firewall_.expire(), 0u);
+    EXPECT_EQ(check("10.0.0.10", reply_of(dns)).outcome, Outcome::reply);
+    // Another generation, or a flow the firewall never had: stale, for the sync to delete.
+    EXPECT_FALSE(firewall_.kernel_seen(reply, flow.generation + 1, now_));
+    FlowKey other = flow.key;
+    other.source_port = 5354;
+    EXPECT_FALSE(firewall_.kernel_seen(other, flow.generation, now_));
+}
+
+TEST_F(FirewallKernelTest, AnAdoptedFlowsRepliesAreKnownAndItIsJudgedAgain) {
+    // A predecessor installed web's egress flow to app (its own direction) under this generation.
+    FlowKey key{100, ip("10.0.0.10"), ip("10.0.0.10"), ip("10.0.0.20"), 40000, 5432, 6, PolicyDirection::egress};
+    ASSERT_TRUE(firewall_.adopt({key, generation(), 0}));
+    EXPECT_TRUE(firewall_.kernel_seen(key.reversed(), generation(), now_));
+    // The first packet here is a reply (ingress at web, whose ingress default denies): known.
+    Packet back = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 5432, 40000);
+    back.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", back).outcome, Outcome::reply);
+    EXPECT_EQ(firewall_.counters().flows, 1u);
+}
+
+TEST_F(FirewallKernelTest, TheGenerationFollowsTheRulesAndTheMembersAndNothingElse) {
+    const std::uint32_t before = generation();
+    set_policy(web_app_ssh(), {{"web"}, {"web"}, {"app"}, {}});  // the same policy, a new snapshot
+    EXPECT_EQ(generation(), before);
+    set_policy(web_app_ssh(), {{"web"}, {"web"}, {"app"}, {"app"}});  // .21 joins app
+    const std::uint32_t joined = generation();
+    EXPECT_NE(joined, before);
+    auto groups = web_app_ssh();
+    groups[0].rules[0].ports = {{80, 81}};
+    set_policy(groups, {{"web"}, {"web"}, {"app"}, {"app"}});
+    EXPECT_NE(generation(), joined);
+    EXPECT_NE(generation(), before);
+}
+
 }  // namespace
 }  // namespace andromeda::policy::testing

@@ -36,6 +36,7 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::nat_flows: return skel.maps.andromeda_nat_flows;
     case MapId::punt_limits: return skel.maps.andromeda_punt_limits;
     case MapId::peer_mtu: return skel.maps.andromeda_peer_mtu;
+    case MapId::policy_flows: return skel.maps.andromeda_policy_flows;
     }
     return nullptr;
 }

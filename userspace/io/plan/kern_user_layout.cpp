@@ -5,6 +5,7 @@
 
 #include "andromeda_kern_user.h"
 #include "andromeda_nat_kern_user.h"
+#include "andromeda_policy_kern_user.h"
 
 namespace andromeda::io {
 namespace {
@@ -21,10 +22,21 @@ static_assert(offsetof(andromeda_peer_mtu, mtu) == 0 && offsetof(andromeda_peer_
 static_assert(offsetof(andromeda_peer, node_id) == 0 && offsetof(andromeda_peer, mac) == 4 &&
               offsetof(andromeda_peer, mac_known) == 10);
 
-static_assert(sizeof(andromeda_vni) == 24);
+static_assert(sizeof(andromeda_vni) == 28);
 static_assert(offsetof(andromeda_vni, vpc_id) == 0 && offsetof(andromeda_vni, mtu) == 4 &&
               offsetof(andromeda_vni, gateway) == 8 && offsetof(andromeda_vni, gateway_mac) == 12 &&
-              offsetof(andromeda_vni, flags) == 18 && offsetof(andromeda_vni, nat_node_ip) == 20);
+              offsetof(andromeda_vni, flags) == 18 && offsetof(andromeda_vni, nat_node_ip) == 20 &&
+              offsetof(andromeda_vni, policy_generation) == 24);
+
+static_assert(sizeof(andromeda_policy_flow_key) == 20);
+static_assert(offsetof(andromeda_policy_flow_key, vni) == 0 && offsetof(andromeda_policy_flow_key, saddr) == 4 &&
+              offsetof(andromeda_policy_flow_key, daddr) == 8 && offsetof(andromeda_policy_flow_key, sport) == 12 &&
+              offsetof(andromeda_policy_flow_key, dport) == 14 && offsetof(andromeda_policy_flow_key, protocol) == 16 &&
+              offsetof(andromeda_policy_flow_key, direction) == 17);
+static_assert(sizeof(andromeda_policy_flow) == 40);
+static_assert(offsetof(andromeda_policy_flow, generation) == 0 && offsetof(andromeda_policy_flow, rule) == 4 &&
+              offsetof(andromeda_policy_flow, flags) == 8 && offsetof(andromeda_policy_flow, last_seen_ns) == 16 &&
+              offsetof(andromeda_policy_flow, packets) == 24 && offsetof(andromeda_policy_flow, bytes) == 32);
 
 static_assert(sizeof(andromeda_vpc_cidr_key) == 12);
 static_assert(offsetof(andromeda_vpc_cidr_key, prefixlen) == 0 && offsetof(andromeda_vpc_cidr_key, vni) == 4 &&

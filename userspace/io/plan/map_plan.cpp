@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "andromeda_overlay.h"
+#include "fabric/policy_generation.hpp"
 
 namespace andromeda::io {
 
@@ -29,17 +31,26 @@ std::pair<__be32, andromeda_peer> peer_entry(const Node& n, const LocalContext& 
     return {be32(*n.address), peer};
 }
 
+using PolicyGenerations = std::unordered_map<std::uint32_t, std::uint32_t>;
+
 // A VPC's entry: its MTU and gateway, and where its NAT is (the NAT node's underlay address, and
 // whether that is this node), which the fast path needs to send the outside's traffic there and
-// to accept the outside's replies from there alone.
-std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v, const LocalContext& local) {
+// to accept the outside's replies from there alone; with security groups, their generation
+// (fabric/policy_generation.hpp).
+std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v, const LocalContext& local,
+                                          const PolicyGenerations& generations) {
     andromeda_vni vni{};
     vni.vpc_id = stable_id(v.name);
     vni.mtu = vpc_inner_mtu(v, s.local().underlay_mtu);
     vni.gateway = be32(v.gateway);
     v.gateway_mac.copy_to(vni.gateway_mac);
-    // Security groups are enforced by the pipeline alone: such a VPC never takes the fast path.
-    vni.flags = v.fastpath && !v.firewall() ? ANDROMEDA_VNI_F_FASTPATH : 0;
+    vni.flags = v.fastpath ? ANDROMEDA_VNI_F_FASTPATH : 0;
+    // Security groups: the fast path carries only the flows the pipeline's firewall allowed under
+    // this generation of the VPC's policy (bpf/lib/policy.h).
+    if (const auto g = generations.find(v.vni); v.firewall() && g != generations.end()) {
+        vni.flags |= ANDROMEDA_VNI_F_POLICY;
+        vni.policy_generation = g->second;
+    }
     if (v.nat) {
         if (const Node* node = s.find_node(v.nat->gateway_node)) {
             if (node->is_local) {
@@ -99,11 +110,11 @@ std::optional<std::pair<__be32, __u32>> nat_entry(const Vpc& v, const std::strin
 }
 
 void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local,
-                FabricMapPlan& plan) {
+                const PolicyGenerations& generations, FabricMapPlan& plan) {
     // A VPC's entry names its NAT node's address: a NAT node that comes, goes or moves changes it.
     const auto replan_nat_vpcs = [&](const std::string& node) {
         for (const Vpc& v : after.vpcs())
-            if (v.nat && v.nat->gateway_node == node) plan.vnis.upserts.push_back(vni_entry(after, v, local));
+            if (v.nat && v.nat->gateway_node == node) plan.vnis.upserts.push_back(vni_entry(after, v, local, generations));
     };
     for (const Node& n : diff.nodes_added) replan_nat_vpcs(n.name);
     for (const Node& n : diff.nodes_removed) replan_nat_vpcs(n.name);
@@ -123,10 +134,10 @@ void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, con
 }
 
 void plan_vpcs(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local,
-               FabricMapPlan& plan) {
+               const PolicyGenerations& generations, FabricMapPlan& plan) {
     const std::string& local_name = after.local().name;
     for (const Vpc& v : diff.vpcs_added) {
-        plan.vnis.upserts.push_back(vni_entry(after, v, local));
+        plan.vnis.upserts.push_back(vni_entry(after, v, local, generations));
         plan_vpc_cidrs(nullptr, &v, plan);
         if (auto nat = nat_entry(v, local_name)) plan.nat_addrs.upserts.push_back(*nat);
     }
@@ -135,8 +146,13 @@ void plan_vpcs(const FabricSnapshot& after, const fabric::FabricDiff& diff, cons
         plan_vpc_cidrs(&v, nullptr, plan);
         if (auto nat = nat_entry(v, local_name)) plan.nat_addrs.erases.push_back(nat->first);
     }
+    // A VPC with security groups whose members change (an endpoint added, removed or moved between
+    // groups, which is no change of the VPC itself) has a new policy generation: its entry is
+    // planned in every diff, and the sync writes it where the generation did change.
+    for (const Vpc& v : after.vpcs())
+        if (v.firewall()) plan.vnis.upserts.push_back(vni_entry(after, v, local, generations));
     for (const auto& [before, now] : diff.vpcs_changed) {
-        plan.vnis.upserts.push_back(vni_entry(after, now, local));
+        plan.vnis.upserts.push_back(vni_entry(after, now, local, generations));
         plan_vpc_cidrs(&before, &now, plan);
         const auto old_nat = nat_entry(before, local_name);
         const auto new_nat = nat_entry(now, local_name);
@@ -171,8 +187,9 @@ FabricMapPlan plan_full(const FabricSnapshot& snapshot, const LocalContext& loca
     FabricMapPlan plan;
     for (const Node& n : snapshot.nodes())
         if (is_peer(n)) plan.peers.upserts.push_back(peer_entry(n, local));
+    const PolicyGenerations generations = fabric::policy_generations(snapshot);
     for (const Vpc& v : snapshot.vpcs()) {
-        plan.vnis.upserts.push_back(vni_entry(snapshot, v, local));
+        plan.vnis.upserts.push_back(vni_entry(snapshot, v, local, generations));
         plan_vpc_cidrs(nullptr, &v, plan);
         if (auto nat = nat_entry(v, snapshot.local().name)) plan.nat_addrs.upserts.push_back(*nat);
     }
@@ -195,8 +212,9 @@ FabricMapPlan plan_endpoint_changes(std::span<const Node> nodes, const fabric::F
 
 FabricMapPlan plan_diff(const FabricSnapshot& after, const fabric::FabricDiff& diff, const LocalContext& local) {
     FabricMapPlan plan;
-    plan_nodes(after, diff, local, plan);
-    plan_vpcs(after, diff, local, plan);
+    const PolicyGenerations generations = fabric::policy_generations(after);
+    plan_nodes(after, diff, local, generations, plan);
+    plan_vpcs(after, diff, local, generations, plan);
     for (const Endpoint& e : diff.endpoints_removed) plan.fabric.erases.push_back(fabric_key(e));
     for (const Endpoint& e : diff.endpoints_added) plan.fabric.upserts.push_back(fabric_entry(after, e, local));
     for (const auto& change : diff.endpoints_changed)

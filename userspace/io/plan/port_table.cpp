@@ -63,8 +63,7 @@ PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
         if (e.port.empty() || e.port_ifindex == 0) continue;
         andromeda_port& port = table[e.port_ifindex] =
             make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
-        if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath &&
-            !snapshot.vpcs()[e.vpc_index].firewall())
+        if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)
             port.flags |= ANDROMEDA_PORT_F_FASTPATH;
     }
     return table;

@@ -223,6 +223,9 @@ void World::make_pipeline() {
     c.ports.push_back(dp::PortBinding{dev_.uplink, dp::PortRole::uplink, {}});
     for (const auto& [name, ifindex] : dev_.tenants)
         c.ports.push_back(dp::PortBinding{ifindex, dp::PortRole::tenant, {}});
+    firewall_ = std::make_shared<policy::Firewall>();
+    firewall_->enable_kernel_flows(true);
+    c.firewall = firewall_;
     pipeline_ = std::make_unique<dp::Pipeline>(std::move(c));
     nat_ = std::make_unique<nat::NatEngine>(nat_settings());
     nat_stage_ = std::make_unique<dp::NatPipeline>(
@@ -230,6 +233,7 @@ void World::make_pipeline() {
         dp::UplinkConfig{dev_.uplink, wire::MacAddress(kUplinkMac), wire::MacAddress(kUplinkRouterMac)});
     map_writer_ = aio::make_map_writer(*skel_);
     nat_flow_map_ = std::make_unique<aio::NatFlowMap>(*map_writer_);
+    policy_flow_map_ = std::make_unique<aio::PolicyFlowMap>(*map_writer_);
     spare_chunks_.assign(64, Bytes(4096));
     for (Bytes& chunk : spare_chunks_)
         spares_.push_back(dp::PacketBuffer{chunk.data(), static_cast<std::uint32_t>(chunk.size()), kHeadroom, 0});
@@ -272,6 +276,12 @@ std::vector<nat::OffloadChange> World::apply_nat_changes() {
     }
     nat_flow_map_->apply(all, *nat_, now());
     return all;
+}
+
+std::size_t World::apply_policy_changes() {
+    const std::vector<policy::KernelChange> changes = firewall_->drain_kernel_changes();
+    policy_flow_map_->apply(changes);
+    return changes.size();
 }
 
 std::optional<andromeda_nat_entry> World::nat_entry(const andromeda_nat_key& key) const {

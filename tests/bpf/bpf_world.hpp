@@ -38,6 +38,7 @@
 #include "io/plan/map_plan.hpp"
 #include "io/plan/map_sync.hpp"
 #include "io/plan/nat_flow_map.hpp"
+#include "io/plan/policy_flow_map.hpp"
 #include "io/plan/port_table.hpp"
 #include "nat/nat_engine.hpp"
 #include "support/xdp_skeleton.hpp"
@@ -184,6 +185,12 @@ public:
     // The kernel's entry for `key`, or nullopt.
     [[nodiscard]] std::optional<andromeda_nat_entry> nat_entry(const andromeda_nat_key& key) const;
 
+    // The security groups' side, as the daemon runs it: the pipeline's firewall, its kernel flows
+    // on; its queued installs and removals drained and written into andromeda_policy_flows by
+    // io::PolicyFlowMap (PolicyOffloadLoop's every 2 ms). Returns how many.
+    [[nodiscard]] policy::Firewall& firewall() { return *firewall_; }
+    std::size_t apply_policy_changes();
+
     // How the tc programs' skbs are made from here on (SkbShape).
     void set_skb_shape(const SkbShape& shape) { skb_shape_ = shape; }
     [[nodiscard]] const SkbShape& skb_shape() const { return skb_shape_; }
@@ -239,6 +246,8 @@ private:
     std::unique_ptr<dataplane::NatPipeline> nat_stage_;
     std::unique_ptr<io::MapWriter> map_writer_;
     std::unique_ptr<io::NatFlowMap> nat_flow_map_;
+    std::shared_ptr<policy::Firewall> firewall_;
+    std::unique_ptr<io::PolicyFlowMap> policy_flow_map_;
     nat::Duration skew_{0};
     SkbShape skb_shape_;
     std::vector<Bytes> spare_chunks_;

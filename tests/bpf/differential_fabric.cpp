@@ -98,7 +98,23 @@ Mac node_mac(const std::string& node) {
     return node == "node1" ? kUnderlayMac : node == "node2" ? kNode2Mac : kNode3Mac;
 }
 
-std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool forwards) {
+namespace {
+
+// Blue's endpoints' groups when it has security groups (fabric_toml's `blue_groups`).
+std::string blue_groups_of(std::uint32_t ip) {
+    switch (ip & 255) {
+        case 10:
+        case 12: return "groups = [\"web\"]\n";
+        case 11:
+        case 20:
+        case 30: return "groups = [\"app\"]\n";
+        default: return "";
+    }
+}
+
+}  // namespace
+
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool forwards, const std::string& blue_groups) {
     test_support::FabricBuilder b("node1", ip_text(kNode1));
     if (encap == Encap::vxlan) b.node_key("encap = \"vxlan\"");
     b.uplink(kUplinkName);
@@ -108,6 +124,8 @@ std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool 
         if (v.gateway_mac != kDefaultGatewayMac) b.vpc_key("gateway_mac = \"" + mac_text(v.gateway_mac) + "\"");
         if (v.mtu != 0) b.vpc_key("mtu = " + std::to_string(v.mtu));
         if (!v.fastpath) b.vpc_key("fastpath = false");
+        const bool groups = v.name == "blue" && !blue_groups.empty();
+        if (groups) b.vpc_key(blue_groups);
         std::string forward_tables;
         for (const ForwardDef& f : forwards ? v.forwards : std::vector<ForwardDef>{})
             forward_tables += "\n[[vpc.nat.forward]]\nprotocol = \"" + std::string(f.protocol == kTcp ? "tcp" : "udp") +
@@ -115,7 +133,8 @@ std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool 
                               ":" + std::to_string(f.endpoint_port) + "\"\n";
         if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address), forward_tables);
         for (const EndpointDef& e : v.endpoints)
-            if (removed.count({v.vni, e.ip}) == 0) b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port);
+            if (removed.count({v.vni, e.ip}) == 0)
+                b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port, groups ? blue_groups_of(e.ip) : "");
     }
     return b.toml();
 }

@@ -114,8 +114,11 @@ Mac node_mac(const std::string& node);
 using EndpointKey = std::pair<std::uint32_t, std::uint32_t>;  // (VNI, address)
 
 // node1's node.toml for the fabric above, less the endpoints `removed` (and the port forwards,
-// when `forwards` is false).
-std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {}, bool forwards = true);
+// when `forwards` is false). With `blue_groups` (TOML: [[vpc.security_group]] tables), blue gets
+// those security groups, and its endpoints join them: .10 and .12 "web", .11, .20 and .30 "app",
+// .21 none (tests/bpf/policy_test.cpp).
+std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {}, bool forwards = true,
+                        const std::string& blue_groups = "");
 
 // ---- frames ------------------------------------------------------------------------------------
 

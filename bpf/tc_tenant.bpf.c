@@ -148,7 +148,7 @@ static __always_inline int tenant_policy(struct tenant_frame *f, const struct te
 	if (!(r->vni->flags & ANDROMEDA_VNI_F_POLICY))
 		return STAGE_CONTINUE;
 	switch (policy_check(f->port->vni, r->vni, f->ip, f->c.pos, f->c.end, ANDROMEDA_POLICY_EGRESS,
-			     r->kind == ROUTE_LOCAL, f->len)) {
+			     r->kind == ROUTE_LOCAL)) {
 	case POLICY_PASS:
 		COUNT(f->s, policy_packets);
 		return STAGE_CONTINUE;

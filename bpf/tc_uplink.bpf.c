@@ -126,7 +126,7 @@ static __always_inline int uplink_policy(struct uplink_packet *u, const struct u
 	if (u->ip->protocol != IPPROTO_TCP && u->ip->protocol != IPPROTO_UDP)
 		return UPLINK_PUNT(u, policy_control);
 	if (policy_flow_check(t->flow->vni, t->vni->policy_generation, u->ip->saddr, t->flow->tenant_ip, u->ip->protocol,
-			      t->l4.sport, t->flow->tenant_port, ANDROMEDA_POLICY_INGRESS, u->len) != POLICY_PASS)
+			      t->l4.sport, t->flow->tenant_port, ANDROMEDA_POLICY_INGRESS) != POLICY_PASS)
 		return UPLINK_PUNT(u, policy_no_flow);
 	COUNT(u->s, policy_packets);
 	return STAGE_CONTINUE;

@@ -43,11 +43,10 @@ struct andromeda_policy_flow {
 	__u32 rule;       /* the rule that opened the flow (andromedactl policy shows it) */
 	__u32 flags;      /* ANDROMEDA_POLICY_FLOW_F_* */
 	__u32 pad;
-	/* Written by the kernel, read by the daemon every second (so that a flow busy in the kernel
-	 * never expires in the pipeline's firewall): */
-	__u64 last_seen_ns; /* bpf_ktime_get_ns() of the last packet passed */
-	__u64 packets;
-	__u64 bytes;
+	/* Written by the kernel, at most every 100 ms, read by the daemon every second (so that a
+	 * flow busy in the kernel never expires in the pipeline's firewall). No per-packet counts:
+	 * the fast path's packet rate is the point, and the flow's rule counted its opening. */
+	__u64 last_seen_ns; /* bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC to a tick) of a recent packet */
 };
 
 #endif /* ANDROMEDA_POLICY_KERN_USER_H */

@@ -29,6 +29,7 @@ inline std::string kDaemon = ANDROMEDAD_PATH;  // --daemon replaces it (A/B runs
 inline const std::string kGen = XSKGEN_PATH;
 inline const std::string kSink = XDPSINK_PATH;
 inline const std::string kRr = UDPRR_PATH;
+inline const std::string kCrr = TCPCRR_PATH;
 inline const std::string kForward = FORWARD_PATH;
 
 struct Settings {

@@ -8,7 +8,8 @@
 // with the kernel fast path ("andromeda") or with `fastpath = false`, every packet through the
 // AF_XDP pipeline ("andromeda-slow"; "andromeda-slow-workers" the same with `workers = 2`, the
 // tenant port on a tenant-only worker; "andromeda-policy" the default config with a 100-rule
-// security group on both tenants, which the pipeline enforces; both asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
+// security group on both tenants, "andromeda-policy-10" and "-1000" with 10 and 1000 rules; all
+// asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
 // plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Asked for by name (--only),
 // the ceiling of this topology too: "ceiling", tc redirects over the fast path's hops doing no
 // work at all (andromeda-forward), and "ceiling-xdp", the same with an empty XDP program on each
@@ -107,11 +108,14 @@ public:
         t20_ = &add_tenant(*hosts_[1], "20");
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "andromeda-slow-workers") start_andromeda(false, "workers = 2\n");
-        else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_100_rules());
+        else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_rules(100));
+        else if (impl == "andromeda-policy-10") start_andromeda(true, "", policy_of_rules(10));
+        else if (impl == "andromeda-policy-1000") start_andromeda(true, "", policy_of_rules(1000));
         else if (impl == "kernel-vxlan") build_kernel_vxlan();
         else if (impl == "ceiling" || impl == "ceiling-xdp") start_ceiling(impl == "ceiling-xdp");
         else throw std::runtime_error("unknown datapath '" + impl +
-                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy, kernel-vxlan, ceiling, ceiling-xdp)");
+                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy[-10|-1000], kernel-vxlan, ceiling, "
+                                      "ceiling-xdp)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
             if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -256,6 +260,35 @@ public:
         return r;
     }
 
+    // New TCP connections per second, t10 to t20 (andromeda-tcpcrr: connect, a request and its
+    // answer, close; --crr-concurrency at once): with security groups, every one a new flow the
+    // pipeline judges by the rules and installs in the kernel.
+    json measure_connections() {
+        Process& server = topo_.spawn(*t20_, settings_.prefix() + std::vector<std::string>{kCrr, "server", "--port", "7800"});
+        if (!server.wait_for_output("ready:", 10s)) throw std::runtime_error("tcpcrr server: " + server.output());
+        const auto before = snapshot(pids());
+        const auto c = t10_->try_run(
+            settings_.prefix() + std::vector<std::string>{kCrr, "client", "--to", "10.0.0.20", "--port", "7800", "--duration",
+                                                          std::to_string(settings_.tcp_seconds), "--concurrency",
+                                                          std::to_string(settings_.crr_concurrency)},
+            std::chrono::milliseconds(static_cast<int>(settings_.tcp_seconds * 1000) + 30000));
+        const auto after = snapshot(pids());
+        server.stop(3s);
+        const json j = last_json(c.output);
+        if (!c.ok() || j.value("connections", 0) <= 0) throw std::runtime_error(impl_ + ": tcpcrr client: " + c.output);
+        const auto d = delta(before, after);
+        json r = {{"impl", impl_},
+                  {"concurrency", settings_.crr_concurrency},
+                  {"per_second", j["per_second"]},
+                  {"connections", j["connections"]},
+                  {"failed", j["failed"]},
+                  {"p50_us", j["p50_us"]},
+                  {"p99_us", j["p99_us"]},
+                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+        log(impl_ + " connections: " + r.dump());
+        return r;
+    }
+
     // realtime: andromedad's threads and both tools under SCHED_FIFO for this measurement only
     // (the kernel's datapath runs in softirq, ahead of every task, either way).
     json measure_latency(bool realtime) {
@@ -302,16 +335,16 @@ private:
     }
 
     // `node_extra`: lines added to each node's [node] table.
-    // Security groups (issue 29): both tenants in group "bench", whose 100 ingress rules allow
-    // TCP and UDP ports and ICMP from the VPC; the 100th allows every TCP and UDP port, so the
+    // Security groups (issue 29): both tenants in group "bench", whose `n` ingress rules allow
+    // TCP and UDP ports from other networks; the last allows everything from the VPC, so the
     // benchmark's flows open after the whole list (the matcher's worst case).
-    static std::string policy_of_100_rules() {
+    static std::string policy_of_rules(int n) {
         std::string s = "[[vpc.security_group]]\nname = \"bench\"\n";
-        for (int i = 0; i < 99; ++i)
+        for (int i = 0; i < n - 1; ++i)
             s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nprotocol = \"" + std::string(i % 2 ? "udp" : "tcp") +
-                 "\"\nports = [" + std::to_string(20000 + i) + "]\nremote_cidrs = [\"10.0." + std::to_string(1 + i) +
-                 ".0/24\"]\npriority = " + std::to_string(100 + i) + "\n";
-        s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nremote_cidrs = [\"10.0.0.0/24\"]\npriority = 1000\n";
+                 "\"\nports = [" + std::to_string(20000 + i) + "]\nremote_cidrs = [\"10." + std::to_string(1 + i / 250) + "." +
+                 std::to_string(i % 250) + ".0/24\"]\npriority = " + std::to_string(100 + i) + "\n";
+        s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nremote_cidrs = [\"10.0.0.0/24\"]\npriority = 5000\n";
         return s;
     }
 
@@ -463,7 +496,7 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
 
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
-                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-policy|kernel-vxlan|\n"
+                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-policy[-10|-1000]|kernel-vxlan|\n"
                  "                             ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
@@ -520,7 +553,7 @@ int main(int argc, char** argv) {
         "alone at the same size and rate (softirq work the kernel ran in its context), per frame delivered to the "
         "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
         "(tick-sampled, indicative only)";
-    std::vector<json> gens, pps, cpu, bpf, tcp, latency;
+    std::vector<json> gens, pps, cpu, bpf, tcp, latency, connections;
     std::vector<json> ns_tcp, ns_ping, ns_udp_rr, ns_connections;  // north-south (north_south.hpp)
     const bool any_north_south = std::any_of(s.impls.begin(), s.impls.end(), is_north_south);
     const bool any_east_west = !std::all_of(s.impls.begin(), s.impls.end(), is_north_south);
@@ -559,6 +592,7 @@ int main(int argc, char** argv) {
                 if (s.wants("bpf") && impl.rfind("andromeda", 0) == 0) bpf.push_back(bed.measure_bpf(s.cpu_rate));
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
+                if (s.wants("crr")) connections.push_back(bed.measure_connections());
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
                 if (s.wants("latency-fifo") && !s.realtime) latency.push_back(bed.measure_latency(true));
             }
@@ -575,6 +609,7 @@ int main(int argc, char** argv) {
     result["tcp"] = aggregate(tcp, {"impl", "streams"}, {"gbps"});
     result["bpf"] = bpf;  // per run: each program's runs per delivered frame and ns per run
     result["latency"] = aggregate(latency, {"impl", "rate", "sched"}, {"p50_us", "p99_us", "p999_us"});
+    if (!connections.empty()) result["connections"] = aggregate(connections, {"impl"}, {"per_second", "p50_us", "p99_us"});
     result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
     std::istringstream load(read_file("/proc/loadavg"));
     double l1 = 0;
@@ -627,7 +662,8 @@ int main(int argc, char** argv) {
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
     if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
-    for (const std::string impl : {"ceiling", "ceiling-xdp", "andromeda-slow-workers", "andromeda-policy"})
+    for (const std::string impl :
+         {"ceiling", "ceiling-xdp", "andromeda-slow-workers", "andromeda-policy", "andromeda-policy-10", "andromeda-policy-1000"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
             result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
     std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());

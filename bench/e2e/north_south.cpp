@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string kCtl = ANDROMEDACTL_PATH;
-const std::string kCrr = TCPCRR_PATH;
 constexpr const char* kOutside = "203.0.113.1";
 constexpr const char* kNatAddress = "203.0.113.10";
 constexpr const char* kGatewayMac = "02:00:00:00:00:01";  // gw's bridge in the kernel's datapath

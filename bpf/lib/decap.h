@@ -124,8 +124,8 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 		if (!target->local || target->ifindex == 0)
 			return DECAP_NONE;
 		/* Security groups: ingress at the receiver, by a flow the pipeline allowed (policy.h). */
-		if (policy_check(vni_id, vni, p->inner_ip, (void *)(p->inner_ip + 1), p->end, ANDROMEDA_POLICY_INGRESS, 0,
-				 total - ANDROMEDA_ENCAP_OVERHEAD) != POLICY_PASS)
+		if (policy_check(vni_id, vni, p->inner_ip, (void *)(p->inner_ip + 1), p->end, ANDROMEDA_POLICY_INGRESS, 0) !=
+		    POLICY_PASS)
 			return DECAP_NONE;
 		out->endpoint = target;
 		return DECAP_LOCAL;

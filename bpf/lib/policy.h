@@ -65,10 +65,9 @@ static __always_inline int policy_ports(const struct iphdr *ip, void *l4, void *
 
 /* Whether the flow of a packet (saddr:sport -> daddr:dport, `protocol`; ports from policy_ports)
  * passes at its endpoint in `direction` (enum andromeda_policy_direction) under policy generation
- * `generation` of VPC `vni`; the entry counts the packet (`len` bytes: a GSO packet once, whole). */
+ * `generation` of VPC `vni` (one look-up per skb: a GSO packet is judged once, whole). */
 static __always_inline enum policy_verdict policy_flow_check(__u32 vni, __u32 generation, __be32 saddr, __be32 daddr,
-							     __u8 protocol, __be16 sport, __be16 dport, __u8 direction,
-							     __u32 len)
+							     __u8 protocol, __be16 sport, __be16 dport, __u8 direction)
 {
 	struct andromeda_policy_flow_key key = {
 		.vni = vni,
@@ -84,13 +83,12 @@ static __always_inline enum policy_verdict policy_flow_check(__u32 vni, __u32 ge
 
 	if (!flow || flow->generation != generation)
 		return POLICY_NO_FLOW;
-	now = bpf_ktime_get_ns();
-	/* The daemon reads it once a second: a write per packet would only bounce the cache line
-	 * between the CPUs that carry the flow. */
+	/* The daemon reads it once a second: the coarse clock (no clock source read) and a write at
+	 * most every 100 ms keep the check to a lookup (a write per packet would bounce the entry's
+	 * cache line between the CPUs that carry the flow). */
+	now = bpf_ktime_get_coarse_ns();
 	if (now - flow->last_seen_ns > 100000000ULL)
 		flow->last_seen_ns = now;
-	__sync_fetch_and_add(&flow->packets, 1);
-	__sync_fetch_and_add(&flow->bytes, len);
 	return POLICY_PASS;
 }
 
@@ -99,7 +97,7 @@ static __always_inline enum policy_verdict policy_flow_check(__u32 vni, __u32 ge
  * packet goes from one endpoint of this node to another, so the receiver's ingress is checked as
  * well as the sender's egress. */
 static __always_inline enum policy_verdict policy_check(__u32 vni, const struct andromeda_vni *v, const struct iphdr *ip,
-							void *l4, void *end, __u8 direction, int also_ingress, __u32 len)
+							void *l4, void *end, __u8 direction, int also_ingress)
 {
 	__be16 sport, dport;
 	enum policy_verdict verdict;
@@ -109,11 +107,11 @@ static __always_inline enum policy_verdict policy_check(__u32 vni, const struct 
 	if (policy_ports(ip, l4, end, &sport, &dport))
 		return POLICY_CONTROL;
 	verdict = policy_flow_check(vni, v->policy_generation, ip->saddr, ip->daddr, ip->protocol, sport, dport,
-				    direction, len);
+				    direction);
 	if (verdict != POLICY_PASS || !also_ingress)
 		return verdict;
 	return policy_flow_check(vni, v->policy_generation, ip->saddr, ip->daddr, ip->protocol, sport, dport,
-				 ANDROMEDA_POLICY_INGRESS, len);
+				 ANDROMEDA_POLICY_INGRESS);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_POLICY_H */

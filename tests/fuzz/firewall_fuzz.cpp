@@ -2,7 +2,8 @@
 // endpoints of a fabric with groups (tests/unit/policy/policy_fabric.hpp). Never a crash or an
 // out-of-bounds read (ASan), and a verdict is stable: the same packet judged again at once, at
 // the same endpoint and in the same direction, is allowed exactly when it was the first time
-// (an allowed one opened or continued its flow; a denied one changed nothing).
+// (an allowed one opened or continued its flow; a denied one changed nothing). The same bytes go
+// through wire::finish_offloaded_checksum, whose finished checksums must verify.
 //
 // Input: byte 0 picks the endpoint (low 2 bits) and the direction (bit 2); the rest is the packet.
 // Seeds: tests/fuzz/corpus/firewall (make_seeds.py there).
@@ -11,8 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <vector>
+
 #include "policy/firewall.hpp"
 #include "unit/policy/policy_fabric.hpp"
+#include "wire/checksum.hpp"
 
 namespace {
 
@@ -69,6 +73,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                          first.outcome == policy::Outcome::denied)) {
         std::fprintf(stderr, "firewall_fuzz: rule %u of %zu\n", first.rule, world.compiled->rules().size());
         std::abort();
+    }
+    // The pipeline's completion of an offloaded checksum (wire::finish_offloaded_checksum), on the
+    // same bytes: in bounds, and what it finishes verifies.
+    std::vector<std::uint8_t> copy(packet.begin(), packet.end());
+    if (wire::finish_offloaded_checksum(copy)) {
+        const std::size_t ihl = static_cast<std::size_t>(copy[0] & 0x0f) * 4;
+        const std::size_t total = wire::load_be16(copy.data() + 2);
+        const wire::ByteSpan l4(copy.data() + ihl, total - ihl);
+        const std::uint64_t pseudo = wire::pseudo_header_sum(wire::Ipv4Address(wire::load_be32(copy.data() + 12)),
+                                                             wire::Ipv4Address(wire::load_be32(copy.data() + 16)),
+                                                             copy[9], static_cast<std::uint32_t>(l4.size()));
+        if (!wire::checksum_verifies(l4, pseudo)) {
+            std::fprintf(stderr, "firewall_fuzz: a finished checksum does not verify\n");
+            std::abort();
+        }
     }
     return 0;
 }

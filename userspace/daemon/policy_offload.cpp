@@ -8,7 +8,10 @@ namespace andromeda::daemon {
 
 PolicyOffloadLoop::PolicyOffloadLoop(std::shared_ptr<policy::Firewall> firewall, io::MapWriter& writer)
     : firewall_(std::move(firewall)), map_(writer) {
-    firewall_->enable_kernel_flows(true);
+    firewall_->enable_kernel_flows(true, [this] {
+        wake_.store(true, std::memory_order_release);
+        stop_cv_.notify_one();
+    });
 }
 
 PolicyOffloadLoop::~PolicyOffloadLoop() {
@@ -48,7 +51,10 @@ void PolicyOffloadLoop::run() {
     auto next_sync = std::chrono::steady_clock::now() + kSyncPeriod;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-        stop_cv_.wait_for(lock, kDrainPeriod, [this] { return stopping_; });
+        // Woken by an install (a worker does not wait for the lock: a wake it races with costs
+        // at most kDrainPeriod).
+        stop_cv_.wait_for(lock, kDrainPeriod, [this] { return stopping_ || wake_.load(std::memory_order_acquire); });
+        wake_.store(false, std::memory_order_relaxed);
         if (stopping_) break;
         drain_locked();
         const auto now = std::chrono::steady_clock::now();

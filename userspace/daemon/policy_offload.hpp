@@ -1,11 +1,13 @@
 // The thread that owns the security groups' kernel flow cache (docs/security-groups.md, "The
-// kernel fast path"): every few milliseconds it drains what the firewall allowed or ended into
+// kernel fast path"): woken by each install, and every few milliseconds, it drains what the
+// firewall allowed or ended into
 // andromeda_policy_flows, and every second it reads the kernel's use back into the firewall (so a
 // flow busy in the kernel never expires there) and deletes what the firewall no longer has
 // installed. The flows of a changed policy need no deletion to stop: the VPC's entry in
 // andromeda_vnis carries the new generation, which none of them has.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -47,6 +49,7 @@ private:
     std::string last_error_;
     std::condition_variable stop_cv_;
     bool stopping_ = false;
+    std::atomic<bool> wake_{false};  // an install is waiting
     std::thread thread_;
 };
 

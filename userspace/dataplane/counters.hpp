@@ -44,6 +44,7 @@ struct DecapErrorCounters {
     X(decapsulated)          /* overlay packets accepted */                                      \
     X(delivered_local)       /* tenant port to tenant port on this host */                       \
     X(delivered_from_fabric) /* decapsulated and delivered */                                    \
+    X(checksums_finished)    /* ... of them with a TCP/UDP checksum offload had left unfinished */ \
     X(sent_to_nat_gateway)   /* outside the VPC, encapsulated towards its NAT node */            \
     X(arp_replies)                                                                               \
     X(echo_replies)                                                                              \

@@ -203,6 +203,7 @@ private:
     void execute_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_fragmented_encap(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_deliver(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void finish_checksum(const Action& action, PacketBuffer& frame);
     void execute_arp_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);

@@ -7,6 +7,8 @@
 #include "gateway/icmp_echo.hpp"
 #include "gateway/icmp_error.hpp"
 #include "gateway/proxy_arp.hpp"
+#include "wire/checksum.hpp"
+#include "wire/ethernet.hpp"
 
 namespace andromeda::dataplane {
 
@@ -108,12 +110,22 @@ void Pipeline::execute_fragmented_encap(const Action& action, const Input& input
     emitted(result, Verdict::forward, count);
 }
 
+// A frame from the fabric whose sender's kernel left its checksum to an offload no device
+// performed (wire::finish_offloaded_checksum): finished here, so that the tenant does not drop it.
+void Pipeline::finish_checksum(const Action& action, PacketBuffer& frame) {
+    if (action.local_delivery || frame.length <= wire::kEthernetHeaderLength) return;
+    if (wire::finish_offloaded_checksum({frame.data() + wire::kEthernetHeaderLength,
+                                         frame.length - wire::kEthernetHeaderLength}))
+        ++counters_.checksums_finished;
+}
+
 void Pipeline::execute_deliver(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
     if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
     const PacketBuffer* in = input.buffer;
     if (in != nullptr) {
         PacketBuffer out{in->chunk, in->size, in->offset + action.frame_offset, action.frame_length};
         set_macs(out.data(), *action.destination_mac, *action.source_mac);
+        finish_checksum(action, out);
         sink.emit_input(action.port, out, input.index);
     } else {
         if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
@@ -122,6 +134,7 @@ void Pipeline::execute_deliver(const Action& action, const Input& input, FrameSi
         std::memcpy(out.data(), input.bytes.data() + action.frame_offset, action.frame_length);
         set_macs(out.data(), *action.destination_mac, *action.source_mac);
         out.length = action.frame_length;
+        finish_checksum(action, out);
         sink.emit_spare(action.port, out);
     }
     ++(action.local_delivery ? counters_.delivered_local : counters_.delivered_from_fabric);

@@ -198,8 +198,11 @@ void Firewall::erase(const FlowKey& key) {
 }
 
 void Firewall::ask_kernel(KernelChange::Kind kind, const FlowKey& key, const Entry& e, std::uint32_t generation) {
-    std::lock_guard lock(kernel_mutex_);
-    kernel_changes_.push_back({kind, {key, generation, e.rule}});
+    {
+        std::lock_guard lock(kernel_mutex_);
+        kernel_changes_.push_back({kind, {key, generation, e.rule}});
+    }
+    if (kind == KernelChange::Kind::install && kernel_wake_) kernel_wake_();
 }
 
 void Firewall::note_kernel(const FlowKey& flow_key, std::uint32_t generation, bool eligible, bool closing,
@@ -211,13 +214,11 @@ void Firewall::note_kernel(const FlowKey& flow_key, std::uint32_t generation, bo
     const auto it = s.flows.find(flow_key);
     if (it == s.flows.end()) return;
     Entry& e = it->second;
-    if (closing || e.closing) {
-        // The rest of a closing connection is the pipeline's: it tracks the close.
-        if (e.kernel_generation != 0) ask_kernel(KernelChange::Kind::remove, flow_key, e, e.kernel_generation);
-        e.kernel_generation = 0;
-        return;
-    }
-    if (!eligible || (e.kernel_generation == generation && now - e.kernel_asked < kAskAgainNs)) return;
+    // A closing connection stays in the kernel (its FIN and RST come here, and the close is
+    // tracked here): taking it out at the FIN would send its last packets, already on their way
+    // through a peer's kernel, to this pipeline instead. It leaves when it expires.
+    if (closing || e.closing || !eligible) return;
+    if (e.kernel_generation == generation && now - e.kernel_asked < kAskAgainNs) return;
     e.kernel_generation = generation;
     e.kernel_asked = now;
     ask_kernel(KernelChange::Kind::install, flow_key, e, generation);

@@ -96,8 +96,8 @@ struct FlowView {
 
 // The kernel's flow cache (shared/andromeda_policy_kern_user.h, bpf/lib/policy.h): the firewall
 // asks for each TCP or UDP flow it allowed to be installed there (two entries: the flow's own
-// direction and its replies'), and for its removal when it closes (FIN, RST), is revoked or
-// expires. The daemon drains the requests into the BPF map and reads the kernel's use back
+// direction and its replies'), and for its removal when it is revoked or expires (a closing
+// connection stays until it expires: its last packets may already be in a peer's kernel). The daemon drains the requests into the BPF map and reads the kernel's use back
 // (kernel_seen), so that a flow the kernel carries never expires here.
 struct KernelFlow {
     FlowKey key;                   // the flow as it was opened; its replies are key.reversed()
@@ -135,7 +135,13 @@ public:
     std::size_t expire();
 
     // The kernel's flow cache (KernelFlow): off until the daemon, which owns the map, turns it on.
-    void enable_kernel_flows(bool on) noexcept { kernel_flows_.store(on, std::memory_order_relaxed); }
+    // `wake`, when set, is called (from the worker's thread) after each install asked for, so
+    // the daemon writes it at once: a flow's receiver should have it in its kernel before the
+    // sender's kernel carries the flow's next packets. Set it before the workers run.
+    void enable_kernel_flows(bool on, std::function<void()> wake = {}) {
+        kernel_wake_ = std::move(wake);
+        kernel_flows_.store(on, std::memory_order_relaxed);
+    }
     // The installs and removals asked for since the last call, in order.
     [[nodiscard]] std::vector<KernelChange> drain_kernel_changes();
     // A kernel entry, for the packet tuple `key` (at its endpoint, in its direction), was last used
@@ -209,6 +215,7 @@ private:
     std::unordered_map<FragmentKey, std::uint64_t, FragmentKeyHash> fragments_;  // -> when allowed
 
     std::atomic<bool> kernel_flows_{false};
+    std::function<void()> kernel_wake_;
     std::mutex kernel_mutex_;
     std::vector<KernelChange> kernel_changes_;  // guarded by kernel_mutex_
 

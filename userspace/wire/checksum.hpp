@@ -108,4 +108,15 @@ namespace andromeda::wire {
     return c == 0 ? 0xffff : c;
 }
 
+// A TCP or UDP checksum that checksum offload left unfinished (the kernel's CHECKSUM_PARTIAL):
+// the field holds the folded sum of the pseudo-header, which the device was to complete. Such a
+// packet reaches the pipeline where a peer's kernel encapsulated it and no device finished it on
+// the way: an underlay of veths (containers beside the host, nested setups, the test bed), when
+// the receiver's kernel hands the packet to the pipeline (a security group's flow not in its
+// kernel yet). Finishes the checksum of the IPv4 packet `ip` in place when its field holds
+// exactly that sum and does not verify (a corrupted packet keeps its wrong checksum unless it
+// happens to match, one in 65,536); true when it did. Unfragmented TCP and UDP only; a UDP
+// checksum of 0 (none) stays.
+bool finish_offloaded_checksum(MutableByteSpan ip) noexcept;
+
 }  // namespace andromeda::wire

@@ -136,5 +136,82 @@ TEST(Checksum, PseudoHeaderV4) {
     EXPECT_EQ(s, 0x0a00u + 0x000au + 0x0a00u + 0x0014u + 17u + 20u);
 }
 
+// An IPv4 packet with a TCP (protocol 6) or UDP (17) header and `payload` random bytes, its
+// checksums right; `check_at` gives the transport checksum's offset in the packet.
+std::vector<std::uint8_t> transport_packet(std::mt19937& rng, std::uint8_t protocol, std::size_t payload,
+                                           std::size_t* check_at) {
+    const std::size_t l4_header = protocol == 6 ? 20 : 8;
+    std::vector<std::uint8_t> p(20 + l4_header + payload);
+    for (auto& b : p) b = static_cast<std::uint8_t>(rng());
+    p[0] = 0x45;
+    store_be16(&p[2], static_cast<std::uint16_t>(p.size()));
+    store_be16(&p[6], 0x4000);  // DF, unfragmented
+    p[9] = protocol;
+    if (protocol == 6) p[20 + 12] = 0x50;
+    if (protocol == 17) store_be16(&p[20 + 4], static_cast<std::uint16_t>(l4_header + payload));
+    *check_at = 20 + (protocol == 6 ? 16 : 6);
+    store_be16(&p[*check_at], 0);
+    const std::uint64_t pseudo = pseudo_header_sum(Ipv4Address(load_be32(&p[12])), Ipv4Address(load_be32(&p[16])), protocol,
+                                                   static_cast<std::uint32_t>(p.size() - 20));
+    std::uint16_t c = checksum_finish(checksum_add(ByteSpan(p).subspan(20), pseudo));
+    if (protocol == 17 && c == 0) c = 0xffff;
+    store_be16(&p[*check_at], c);
+    return p;
+}
+
+TEST(OffloadedChecksum, AnUnfinishedChecksumIsFinishedAndEveryOtherPacketLeftAlone) {
+    std::mt19937 rng(29);
+    int finished = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const std::uint8_t protocol = i % 2 ? 6 : 17;
+        std::size_t at = 0;
+        const auto good = transport_packet(rng, protocol, rng() % 1400, &at);
+        const std::uint64_t pseudo = pseudo_header_sum(Ipv4Address(load_be32(&good[12])), Ipv4Address(load_be32(&good[16])),
+                                                       protocol, static_cast<std::uint32_t>(good.size() - 20));
+        // What checksum offload leaves: the pseudo-header's folded sum in the field.
+        auto partial = good;
+        store_be16(&partial[at], checksum_fold(pseudo));
+        if (partial == good) continue;  // the one packet in 65,536 whose checksum is that sum
+        ASSERT_TRUE(finish_offloaded_checksum(partial)) << i;
+        EXPECT_EQ(partial, good) << i;
+        ++finished;
+        // A finished checksum, right or wrong, is not touched.
+        auto same = good;
+        EXPECT_FALSE(finish_offloaded_checksum(same));
+        EXPECT_EQ(same, good);
+        auto corrupt = good;
+        corrupt[good.size() - 1] ^= 0x40;
+        if (load_be16(&corrupt[at]) != checksum_fold(pseudo)) {
+            const auto before = corrupt;
+            EXPECT_FALSE(finish_offloaded_checksum(corrupt));
+            EXPECT_EQ(corrupt, before);
+        }
+    }
+    EXPECT_GT(finished, 1990);
+}
+
+TEST(OffloadedChecksum, FragmentsOtherProtocolsNoUdpChecksumAndShortPacketsAreLeftAlone) {
+    std::mt19937 rng(30);
+    std::size_t at = 0;
+    auto p = transport_packet(rng, 6, 100, &at);
+    const std::uint64_t pseudo = pseudo_header_sum(Ipv4Address(load_be32(&p[12])), Ipv4Address(load_be32(&p[16])), 6,
+                                                   static_cast<std::uint32_t>(p.size() - 20));
+    store_be16(&p[at], checksum_fold(pseudo));
+    auto fragment = p;
+    store_be16(&fragment[6], 0x2000);  // MF
+    EXPECT_FALSE(finish_offloaded_checksum(fragment));
+    auto gre = p;
+    gre[9] = 47;
+    EXPECT_FALSE(finish_offloaded_checksum(gre));
+    auto no_checksum = transport_packet(rng, 17, 40, &at);
+    store_be16(&no_checksum[at], 0);
+    EXPECT_FALSE(finish_offloaded_checksum(no_checksum));
+    for (std::size_t n = 0; n < 40; ++n) {
+        auto cut = std::vector<std::uint8_t>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_FALSE(finish_offloaded_checksum(cut)) << n;  // shorter than its total length
+    }
+    EXPECT_TRUE(finish_offloaded_checksum(p));
+}
+
 }  // namespace
 }  // namespace andromeda::wire

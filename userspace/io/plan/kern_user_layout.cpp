@@ -33,10 +33,9 @@ static_assert(offsetof(andromeda_policy_flow_key, vni) == 0 && offsetof(andromed
               offsetof(andromeda_policy_flow_key, daddr) == 8 && offsetof(andromeda_policy_flow_key, sport) == 12 &&
               offsetof(andromeda_policy_flow_key, dport) == 14 && offsetof(andromeda_policy_flow_key, protocol) == 16 &&
               offsetof(andromeda_policy_flow_key, direction) == 17);
-static_assert(sizeof(andromeda_policy_flow) == 40);
+static_assert(sizeof(andromeda_policy_flow) == 24);
 static_assert(offsetof(andromeda_policy_flow, generation) == 0 && offsetof(andromeda_policy_flow, rule) == 4 &&
-              offsetof(andromeda_policy_flow, flags) == 8 && offsetof(andromeda_policy_flow, last_seen_ns) == 16 &&
-              offsetof(andromeda_policy_flow, packets) == 24 && offsetof(andromeda_policy_flow, bytes) == 32);
+              offsetof(andromeda_policy_flow, flags) == 8 && offsetof(andromeda_policy_flow, last_seen_ns) == 16);
 
 static_assert(sizeof(andromeda_vpc_cidr_key) == 12);
 static_assert(offsetof(andromeda_vpc_cidr_key, prefixlen) == 0 && offsetof(andromeda_vpc_cidr_key, vni) == 4 &&

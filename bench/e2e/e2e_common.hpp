@@ -181,6 +181,36 @@ inline double median(std::vector<double> v) {
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// New TCP connections per second (andromeda-tcpcrr: connect, a 64-byte request and its answer,
+// close; settings.crr_concurrency at once, for tcp_seconds) from `client` to `to`, port 7800,
+// served in `server`; with the datapath's CPU (`pids`' time and softirq) over the run. The row
+// is named `impl`.
+inline json measure_tcp_crr(andromeda::testing::Topology& topo, Netns& server, Netns& client, const std::string& to,
+                            const std::string& impl, const Settings& settings, const std::vector<pid_t>& pids) {
+    using namespace std::chrono_literals;
+    auto& listener = topo.spawn(server, settings.prefix() + std::vector<std::string>{kCrr, "server", "--port", "7800"});
+    if (!listener.wait_for_output("ready:", 10s)) throw std::runtime_error("tcpcrr server: " + listener.output());
+    const auto before = snapshot(pids);
+    const auto c = client.try_run(settings.prefix() + std::vector<std::string>{kCrr, "client", "--to", to, "--port", "7800",
+                                                                                "--duration", std::to_string(settings.tcp_seconds),
+                                                                                "--concurrency",
+                                                                                std::to_string(settings.crr_concurrency)},
+                                  std::chrono::milliseconds(static_cast<long>(settings.tcp_seconds * 1000)) + 30s);
+    const auto after = snapshot(pids);
+    listener.stop(3s);
+    const json j = last_json(c.output);
+    if (!c.ok() || j.value("connections", 0) <= 0) throw std::runtime_error(impl + ": tcpcrr client: " + c.output);
+    const auto d = delta(before, after);
+    return {{"impl", impl},
+            {"concurrency", settings.crr_concurrency},
+            {"per_second", j["per_second"]},
+            {"connections", j["connections"]},
+            {"failed", j["failed"]},
+            {"p50_us", j["p50_us"]},
+            {"p99_us", j["p99_us"]},
+            {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+}
+
 // Rows with the same `keys` across runs -> one row: the median of every numeric field, and
 // <field>_min / <field>_max for the headline ones.
 inline json aggregate(const std::vector<json>& rows, const std::vector<std::string>& keys, const std::vector<std::string>& headline) {

@@ -264,27 +264,7 @@ public:
     // answer, close; --crr-concurrency at once): with security groups, every one a new flow the
     // pipeline judges by the rules and installs in the kernel.
     json measure_connections() {
-        Process& server = topo_.spawn(*t20_, settings_.prefix() + std::vector<std::string>{kCrr, "server", "--port", "7800"});
-        if (!server.wait_for_output("ready:", 10s)) throw std::runtime_error("tcpcrr server: " + server.output());
-        const auto before = snapshot(pids());
-        const auto c = t10_->try_run(
-            settings_.prefix() + std::vector<std::string>{kCrr, "client", "--to", "10.0.0.20", "--port", "7800", "--duration",
-                                                          std::to_string(settings_.tcp_seconds), "--concurrency",
-                                                          std::to_string(settings_.crr_concurrency)},
-            std::chrono::milliseconds(static_cast<int>(settings_.tcp_seconds * 1000) + 30000));
-        const auto after = snapshot(pids());
-        server.stop(3s);
-        const json j = last_json(c.output);
-        if (!c.ok() || j.value("connections", 0) <= 0) throw std::runtime_error(impl_ + ": tcpcrr client: " + c.output);
-        const auto d = delta(before, after);
-        json r = {{"impl", impl_},
-                  {"concurrency", settings_.crr_concurrency},
-                  {"per_second", j["per_second"]},
-                  {"connections", j["connections"]},
-                  {"failed", j["failed"]},
-                  {"p50_us", j["p50_us"]},
-                  {"p99_us", j["p99_us"]},
-                  {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
+        json r = measure_tcp_crr(topo_, *t20_, *t10_, "10.0.0.20", impl_, settings_, pids());
         log(impl_ + " connections: " + r.dump());
         return r;
     }

@@ -260,30 +260,9 @@ json NorthSouthBed::measure_udp_rr() {
 }
 
 json NorthSouthBed::measure_connections() {
-    Process& server =
-        topo_.spawn(*outside_, settings_.prefix() + std::vector<std::string>{kCrr, "server", "--port", "7800"});
-    if (!server.wait_for_output("ready:", 10s)) throw std::runtime_error("tcpcrr server: " + server.output());
     const json stats0 = gateway_stats();
-    const auto before = snapshot(pids());
-    const auto c = tenant_->try_run(
-        settings_.prefix() + std::vector<std::string>{kCrr, "client", "--to", kOutside, "--port", "7800", "--duration",
-                                                      std::to_string(settings_.tcp_seconds), "--concurrency",
-                                                      std::to_string(settings_.crr_concurrency)},
-        seconds_plus(settings_.tcp_seconds, 30s));
-    const auto after = snapshot(pids());
+    json r = measure_tcp_crr(topo_, *outside_, *tenant_, kOutside, impl_, settings_, pids());
     const json stats1 = gateway_stats();
-    server.stop(3s);
-    const json j = last_json(c.output);
-    if (!c.ok() || j.value("connections", 0) <= 0) throw std::runtime_error(impl_ + ": tcpcrr client: " + c.output);
-    const auto d = delta(before, after);
-    json r = {{"impl", impl_},
-              {"concurrency", settings_.crr_concurrency},
-              {"per_second", j["per_second"]},
-              {"connections", j["connections"]},
-              {"failed", j["failed"]},
-              {"p50_us", j["p50_us"]},
-              {"p99_us", j["p99_us"]},
-              {"datapath_cpus", d.datapath_ns() / 1e9 / d.seconds}};
     if (!stats1.empty())
         r["kernel_installs"] = counter(stats1, "/nat_offload/installs") - counter(stats0, "/nat_offload/installs");
     log(impl_ + " connections: " + r.dump());

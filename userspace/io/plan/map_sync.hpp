@@ -6,6 +6,7 @@
 // failed reload never leaves half of itself behind.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,16 @@
 #include "io/plan/port_table.hpp"
 
 namespace andromeda::io {
+
+// A map key or value struct as MapWriter takes it, and one back from what lookup() or entries()
+// returned (zero-filled where the bytes fall short).
+[[nodiscard]] inline std::span<const std::byte> map_bytes(const auto& v) noexcept { return std::as_bytes(std::span(&v, 1)); }
+template <class T>
+[[nodiscard]] T map_struct(const std::string& bytes) noexcept {
+    T v{};
+    std::memcpy(&v, bytes.data(), std::min(bytes.size(), sizeof v));
+    return v;
+}
 
 // Where writes go: the BPF maps (BpfInstance::map_writer()) or, in unit tests, a fake.
 class MapWriter {

@@ -12,15 +12,6 @@ namespace andromeda::io {
 
 namespace {
 
-std::span<const std::byte> bytes(const auto& v) noexcept { return std::as_bytes(std::span(&v, 1)); }
-
-template <class T>
-T from_bytes(const std::string& s) noexcept {
-    T v{};
-    std::memcpy(&v, s.data(), std::min(s.size(), sizeof v));
-    return v;
-}
-
 // The flow fields of an entry, without what the kernel writes (use and counts).
 bool same_flow(const andromeda_nat_entry& a, const andromeda_nat_entry& b) noexcept {
     return std::memcmp(&a, &b, offsetof(andromeda_nat_entry, last_used_ns)) == 0;
@@ -82,8 +73,8 @@ void NatFlowMap::erase_flow(const nat::OffloadedFlow& flow) {
     const andromeda_nat_entry ours = nat_flow_entry(flow);
     for (const auto direction : {nat::OffloadDirection::outbound, nat::OffloadDirection::inbound}) {
         const andromeda_nat_key key = nat_flow_key(flow.key(direction));
-        const auto value = writer_.lookup(MapId::nat_flows, bytes(key));
-        if (value && same_flow(from_bytes<andromeda_nat_entry>(*value), ours)) writer_.erase(MapId::nat_flows, bytes(key));
+        const auto value = writer_.lookup(MapId::nat_flows, map_bytes(key));
+        if (value && same_flow(map_struct<andromeda_nat_entry>(*value), ours)) writer_.erase(MapId::nat_flows, map_bytes(key));
     }
 }
 
@@ -93,15 +84,15 @@ void NatFlowMap::install(const nat::OffloadedFlow& flow, nat::NatEngine& engine,
     entry.last_used_ns = static_cast<__u64>(nat::to_ns(now));
     const andromeda_nat_key out = nat_flow_key(flow.outbound_key());
     const andromeda_nat_key in = nat_flow_key(flow.inbound_key());
-    const auto first = writer_.insert(MapId::nat_flows, bytes(out), bytes(entry));
+    const auto first = writer_.insert(MapId::nat_flows, map_bytes(out), map_bytes(entry));
     auto second = MapWriter::InsertResult::full;
     if (first == MapWriter::InsertResult::inserted) {
-        second = writer_.insert(MapId::nat_flows, bytes(in), bytes(entry));
+        second = writer_.insert(MapId::nat_flows, map_bytes(in), map_bytes(entry));
         if (second == MapWriter::InsertResult::inserted) {
             ++counters_.installs;
             return;
         }
-        writer_.erase(MapId::nat_flows, bytes(out));  // ours, written a moment ago
+        writer_.erase(MapId::nat_flows, map_bytes(out));  // ours, written a moment ago
     }
     const auto refused = first == MapWriter::InsertResult::inserted ? second : first;
     ++(refused == MapWriter::InsertResult::full ? counters_.install_full : counters_.install_conflict);
@@ -125,8 +116,8 @@ std::size_t NatFlowMap::sync(nat::NatEngine& engine, nat::TimePoint now) {
     ++counters_.syncs;
     counters_.entries_synced += entries.size();
     for (const auto& [key_bytes, value_bytes] : entries) {
-        const auto key = from_bytes<andromeda_nat_key>(key_bytes);
-        const auto entry = from_bytes<andromeda_nat_entry>(value_bytes);
+        const auto key = map_struct<andromeda_nat_key>(key_bytes);
+        const auto entry = map_struct<andromeda_nat_entry>(value_bytes);
         const auto flow = offloaded_flow_of(entry);
         const auto direction =
             key.direction == ANDROMEDA_NAT_INBOUND ? nat::OffloadDirection::inbound : nat::OffloadDirection::outbound;
@@ -135,7 +126,7 @@ std::size_t NatFlowMap::sync(nat::NatEngine& engine, nat::TimePoint now) {
             continue;
         // Not a flow the engine has offloaded as written (it ended, or its removal was lost):
         // this entry goes; its twin, if it is the same flow, is found and removed in its turn.
-        writer_.erase(MapId::nat_flows, bytes(key));
+        writer_.erase(MapId::nat_flows, map_bytes(key));
         ++counters_.stale_deleted;
     }
     return entries.size();
@@ -149,18 +140,18 @@ std::size_t NatFlowMap::adopt(nat::NatEngine& engine, nat::TimePoint now) {
     };
     std::map<std::string, Seen> flows;  // by the outbound key's bytes: one record per flow
     for (const auto& [key_bytes, value_bytes] : writer_.entries(MapId::nat_flows)) {
-        const auto key = from_bytes<andromeda_nat_key>(key_bytes);
-        const auto entry = from_bytes<andromeda_nat_entry>(value_bytes);
+        const auto key = map_struct<andromeda_nat_key>(key_bytes);
+        const auto entry = map_struct<andromeda_nat_entry>(value_bytes);
         const auto flow = offloaded_flow_of(entry);
         if (!flow) {
-            writer_.erase(MapId::nat_flows, bytes(key));
+            writer_.erase(MapId::nat_flows, map_bytes(key));
             ++counters_.adopt_refused;
             continue;
         }
         const andromeda_nat_key out = nat_flow_key(flow->outbound_key());
         Seen& s = flows[std::string(reinterpret_cast<const char*>(&out), sizeof out)];
         if ((s.outbound || s.inbound) && !same_flow(s.entry, entry)) {
-            writer_.erase(MapId::nat_flows, bytes(key));  // two flows claiming one tuple: keep the first
+            writer_.erase(MapId::nat_flows, map_bytes(key));  // two flows claiming one tuple: keep the first
             ++counters_.adopt_refused;
             continue;
         }
@@ -185,8 +176,8 @@ std::size_t NatFlowMap::adopt(nat::NatEngine& engine, nat::TimePoint now) {
         }
         // A flow with one direction only (a daemon killed between the two writes) gets its twin.
         const andromeda_nat_entry entry = nat_flow_entry(flow);
-        if (!s.outbound) writer_.insert(MapId::nat_flows, bytes(nat_flow_key(flow.outbound_key())), bytes(entry));
-        if (!s.inbound) writer_.insert(MapId::nat_flows, bytes(nat_flow_key(flow.inbound_key())), bytes(entry));
+        if (!s.outbound) writer_.insert(MapId::nat_flows, map_bytes(nat_flow_key(flow.outbound_key())), map_bytes(entry));
+        if (!s.inbound) writer_.insert(MapId::nat_flows, map_bytes(nat_flow_key(flow.inbound_key())), map_bytes(entry));
         ++counters_.adopted;
         ++adopted;
     }

@@ -2,24 +2,9 @@
 
 #include <arpa/inet.h>
 
-#include <algorithm>
-#include <cstring>
 #include <string>
 
 namespace andromeda::io {
-
-namespace {
-
-std::span<const std::byte> bytes(const auto& v) noexcept { return std::as_bytes(std::span(&v, 1)); }
-
-template <class T>
-T from_bytes(const std::string& s) noexcept {
-    T v{};
-    std::memcpy(&v, s.data(), std::min(s.size(), sizeof v));
-    return v;
-}
-
-}  // namespace
 
 andromeda_policy_flow_key policy_flow_key(const policy::FlowKey& key) noexcept {
     andromeda_policy_flow_key k{};
@@ -52,17 +37,17 @@ void PolicyFlowMap::apply(std::span<const policy::KernelChange> changes) {
         const andromeda_policy_flow_key own = policy_flow_key(c.flow.key);
         const andromeda_policy_flow_key reply = policy_flow_key(c.flow.key.reversed());
         if (c.kind == policy::KernelChange::Kind::remove) {
-            writer_.erase(MapId::policy_flows, bytes(own));
-            writer_.erase(MapId::policy_flows, bytes(reply));
+            writer_.erase(MapId::policy_flows, map_bytes(own));
+            writer_.erase(MapId::policy_flows, map_bytes(reply));
             ++counters_.removals;
             continue;
         }
         andromeda_policy_flow value{};
         value.generation = c.flow.generation;
         value.rule = c.flow.rule;
-        writer_.upsert(MapId::policy_flows, bytes(own), bytes(value));
+        writer_.upsert(MapId::policy_flows, map_bytes(own), map_bytes(value));
         value.flags = ANDROMEDA_POLICY_FLOW_F_REPLY;
-        writer_.upsert(MapId::policy_flows, bytes(reply), bytes(value));
+        writer_.upsert(MapId::policy_flows, map_bytes(reply), map_bytes(value));
         ++counters_.installs;
     }
 }
@@ -71,8 +56,8 @@ std::size_t PolicyFlowMap::sync(policy::Firewall& firewall) {
     const auto entries = writer_.entries(MapId::policy_flows);
     ++counters_.syncs;
     for (const auto& [k, v] : entries) {
-        const auto key = from_bytes<andromeda_policy_flow_key>(k);
-        const auto value = from_bytes<andromeda_policy_flow>(v);
+        const auto key = map_struct<andromeda_policy_flow_key>(k);
+        const auto value = map_struct<andromeda_policy_flow>(v);
         if (firewall.kernel_seen(policy_flow_key_of(key), value.generation, value.last_seen_ns)) continue;
         writer_.erase(MapId::policy_flows, std::as_bytes(std::span(k)));
         ++counters_.stale_deleted;
@@ -84,9 +69,9 @@ std::size_t PolicyFlowMap::sync(policy::Firewall& firewall) {
 std::size_t PolicyFlowMap::adopt(policy::Firewall& firewall) {
     std::size_t adopted = 0;
     for (const auto& [k, v] : writer_.entries(MapId::policy_flows)) {
-        const auto value = from_bytes<andromeda_policy_flow>(v);
+        const auto value = map_struct<andromeda_policy_flow>(v);
         if (value.flags & ANDROMEDA_POLICY_FLOW_F_REPLY) continue;  // its flow comes with the other entry
-        const auto key = from_bytes<andromeda_policy_flow_key>(k);
+        const auto key = map_struct<andromeda_policy_flow_key>(k);
         if (firewall.adopt({policy_flow_key_of(key), value.generation, value.rule})) ++adopted;
     }
     counters_.adopted += adopted;

@@ -14,6 +14,10 @@
 #                 `snat to`) against two andromedad, fast path on and off: TCP 1 and 4 streams,
 #                 ping RTT, UDP request/response, new TCP connections per second
 #                 (default --out bench/results/e2e-north-south.json; needs nftables' nft)
+#   --security-groups  instead, security groups (issue 29): the same VPC without a policy and with
+#                 a group of 10, 100 and 1000 rules, beside the kernel's VXLAN: packets per second,
+#                 TCP, and new TCP connections per second (default --out
+#                 bench/results/e2e-security-groups.json)
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
@@ -30,14 +34,19 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift ;;
     --ceiling) ARGS+=(--only andromeda,andromeda-slow,kernel-vxlan,ceiling,ceiling-xdp) ;;
     --north-south) ARGS+=(--only ns-kernel,ns-andromeda,ns-andromeda-slow); NORTH_SOUTH=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --security-groups)
+      ARGS+=(--only andromeda,andromeda-policy-10,andromeda-policy,andromeda-policy-1000,kernel-vxlan --tests pps,tcp,crr)
+      SECURITY_GROUPS=1 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
 if [ -z "$OUT" ]; then
-  if [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json; else OUT=bench/results/e2e.json; fi
+  if [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json
+  elif [ -n "${SECURITY_GROUPS:-}" ]; then OUT=bench/results/e2e-security-groups.json
+  else OUT=bench/results/e2e.json; fi
 fi
 
 if [ "$(id -u)" != 0 ]; then

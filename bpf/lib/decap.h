@@ -82,8 +82,9 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
  * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
  * (decap_sender_valid); lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
- * endpoint bound to its port (in a VPC with security groups, a flow the pipeline allowed into it), DECAP_NAT for an address outside the VPC when this node is its NAT
- * gateway (out->vni set), DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as
+ * endpoint bound to its port (in a VPC with security groups, by a flow the pipeline allowed into
+ * it), DECAP_NAT for an address outside the VPC when this node is its NAT gateway (out->vni set),
+ * DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as
  * outer total length (the kernel rewrites it per segment) and is taken on its other checks. The
  * caller has checked that the sender is a peer node. */
 static __always_inline enum decap_kind decap_classify_vni(const struct overlay_packet *p, __u64 total,

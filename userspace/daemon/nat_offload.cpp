@@ -74,9 +74,4 @@ io::NatFlowMapCounters NatOffloadLoop::counters() const {
     return map_.counters();
 }
 
-std::string NatOffloadLoop::last_error() const {
-    std::lock_guard lock(mutex_);
-    return last_error_;
-}
-
 }  // namespace andromeda::daemon

@@ -37,8 +37,6 @@ public:
     void flush(nat::TimePoint now);
 
     [[nodiscard]] io::NatFlowMapCounters counters() const;
-    // The last error the thread met (the kernel refusing a write), or empty.
-    [[nodiscard]] std::string last_error() const;
 
 private:
     void run();

@@ -74,9 +74,4 @@ io::PolicyFlowMapCounters PolicyOffloadLoop::counters() const {
     return map_.counters();
 }
 
-std::string PolicyOffloadLoop::last_error() const {
-    std::lock_guard lock(mutex_);
-    return last_error_;
-}
-
 }  // namespace andromeda::daemon

@@ -1,9 +1,8 @@
-// The thread that owns the security groups' kernel flow cache (docs/security-groups.md, "The
-// kernel fast path"): woken by each install, and every few milliseconds, it drains what the
-// firewall allowed or ended into
-// andromeda_policy_flows, and every second it reads the kernel's use back into the firewall (so a
-// flow busy in the kernel never expires there) and deletes what the firewall no longer has
-// installed. The flows of a changed policy need no deletion to stop: the VPC's entry in
+// The thread that owns the security groups' kernel flow cache (docs/security-groups.md, "the
+// pipeline decides, the kernel carries"): woken by each install, and every few milliseconds, it
+// drains what the firewall allowed or ended into andromeda_policy_flows, and every second it
+// reads the kernel's use back into the firewall (so a flow busy in the kernel never expires
+// there) and deletes what the firewall no longer has installed. The flows of a changed policy need no deletion to stop: the VPC's entry in
 // andromeda_vnis carries the new generation, which none of them has.
 #pragma once
 
@@ -37,14 +36,13 @@ public:
     void start();
 
     [[nodiscard]] io::PolicyFlowMapCounters counters() const;
-    [[nodiscard]] std::string last_error() const;
 
 private:
     void run();
     void drain_locked();
 
     std::shared_ptr<policy::Firewall> firewall_;
-    mutable std::mutex mutex_;  // guards map_, last_error_, stopping_
+    mutable std::mutex mutex_;  // guards map_, last_error_ (the last one logged), stopping_
     io::PolicyFlowMap map_;
     std::string last_error_;
     std::condition_variable stop_cv_;

@@ -310,6 +310,13 @@ class FirewallKernelTest : public FirewallTest {
 protected:
     FirewallKernelTest() { firewall_.enable_kernel_flows(true); }
     std::uint32_t generation() const { return policy_->kernel_generation(100); }
+    // What the firewall asked for since the last call is one removal, of the flow to `port`.
+    void expect_one_removal(std::uint16_t port) {
+        const auto changes = firewall_.drain_kernel_changes();
+        ASSERT_EQ(changes.size(), 1u);
+        EXPECT_EQ(changes[0].kind, KernelChange::Kind::remove);
+        EXPECT_EQ(changes[0].flow.key.destination_port, port);
+    }
 };
 
 TEST_F(FirewallKernelTest, AnAllowedTcpOrUdpFlowIsInstalledOnceUnderItsVpcsGeneration) {
@@ -349,8 +356,7 @@ TEST_F(FirewallKernelTest, ARevokedOrExpiredFlowIsRemovedAndAClosingOneStaysUnti
     Packet fin = reply_of(syn);
     fin.tcp_flags = 0x11;
     EXPECT_EQ(check("10.0.0.10", fin).outcome, Outcome::reply);
-    auto changes = firewall_.drain_kernel_changes();
-    EXPECT_TRUE(changes.empty());
+    EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
     // Revoked by a new policy.
     auto groups = web_app_ssh();
     groups[0].rules.pop_back();
@@ -358,22 +364,14 @@ TEST_F(FirewallKernelTest, ARevokedOrExpiredFlowIsRemovedAndAClosingOneStaysUnti
     Packet ssh_data = ssh;
     ssh_data.tcp_flags = 0x10;
     EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::revoked);
-    changes = firewall_.drain_kernel_changes();
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].kind, KernelChange::Kind::remove);
-    EXPECT_EQ(changes[0].flow.key.destination_port, 22);
+    expect_one_removal(22);
     // Expired: the closing connection after 30 s, the UDP flow after 180 s idle.
     now_ += 31'000'000'000;
     EXPECT_EQ(firewall_.expire(), 1u);
-    changes = firewall_.drain_kernel_changes();
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].kind, KernelChange::Kind::remove);
-    EXPECT_EQ(changes[0].flow.key.destination_port, 80);
+    expect_one_removal(80);
     now_ += 150'000'000'000;
     EXPECT_EQ(firewall_.expire(), 1u);
-    changes = firewall_.drain_kernel_changes();
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].flow.key.destination_port, 53);
+    expect_one_removal(53);
 }
 
 TEST_F(FirewallKernelTest, TheKernelsUseKeepsAFlowAliveAndAStaleEntryIsToldApart) {

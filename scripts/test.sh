@@ -10,14 +10,14 @@
 #                     plus every libFuzzer target run for a bounded time over its seed corpus
 #   4. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
 #                     (workers, control server, reloads) carrying traffic in three daemon tests
-# Options: --quick (only build 1), --fuzz-seconds N (default 12 per target).
+# Options: --quick (only build 1), --fuzz-seconds N (default 10 per target).
 # Tests needing root skip without it; ANDROMEDA_REQUIRE_ROOT_TESTS=1 makes such a skip a failure.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 QUICK=0
-FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;

@@ -10,6 +10,7 @@
 
 #include "fabric/fabric.hpp"
 #include "support/fabric_builder.hpp"
+#include "support/sanitizer_scale.hpp"
 
 namespace andromeda::fabric {
 namespace {
@@ -62,7 +63,7 @@ TEST(FabricConcurrency, ReadersNeverSeeAMissingOrMixedFabricWhileReloading) {
     ASSERT_TRUE(store.load_string(variants[0], "v0.toml").applied);
 
     constexpr int kReaders = 3;
-    constexpr int kReloads = 2000;
+    constexpr int kReloads = andromeda::test::sanitizer_scaled(2000);
     std::atomic<bool> done{false};
     std::atomic<long> reads{0};
     std::vector<std::string> failures(kReaders);

@@ -208,11 +208,11 @@ DnsAction DnsForwarder::deliver(const Client& client, wire::MutableByteSpan out,
     const std::size_t length = finish_udp_reply(out, client.addressing, message_length);
     if (length == 0) return count(DnsOutcome::no_room);
     note(outcome);
-    return {DnsActionKind::reply_udp, outcome, length};
+    return {DnsActionKind::reply_udp, outcome, length, 0, false, 0, client.tag};
 }
 
 DnsAction DnsForwarder::handle_udp_query(wire::ByteSpan frame, const DnsVpc& vpc, std::uint64_t now_ns,
-                                         wire::MutableByteSpan out) noexcept {
+                                         wire::MutableByteSpan out, std::uint64_t tag) noexcept {
     const auto ethernet = wire::EthernetView::parse(frame);
     if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv4) return count(DnsOutcome::not_dns);
     const auto ip = wire::Ipv4View::parse(ethernet->payload());
@@ -226,6 +226,7 @@ DnsAction DnsForwarder::handle_udp_query(wire::ByteSpan frame, const DnsVpc& vpc
         return count(DnsOutcome::dropped);
     }
     Client client;
+    client.tag = tag;
     client.addressing.ethernet = ethernet->header();
     client.addressing.ethernet.destination = ethernet->source();
     client.addressing.ethernet.source = vpc.gateway.mac;

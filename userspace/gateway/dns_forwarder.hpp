@@ -110,6 +110,7 @@ struct DnsAction {
     std::size_t upstream = 0;      // forward: index into the config's upstreams
     bool over_tcp = false;         // forward: the tenant asked over TCP, so ask upstream over TCP
     std::uint64_t connection = 0;  // reply_tcp: the daemon's token for the tenant's connection
+    std::uint64_t tag = 0;         // reply_udp: the `tag` handle_udp_query was given with the query
 };
 
 struct DnsCounters {
@@ -136,9 +137,11 @@ class DnsForwarder {
 public:
     explicit DnsForwarder(DnsForwarderConfig config);
 
-    // A frame from a tenant port (Ethernet/IPv4/UDP to the gateway address, port 53).
+    // A frame from a tenant port (Ethernet/IPv4/UDP to the gateway address, port 53). `tag` is
+    // the daemon's, returned with every reply_udp to this query, now or later (which port the
+    // query came from: the reply frame's addressing does not say).
     DnsAction handle_udp_query(wire::ByteSpan frame, const DnsVpc& vpc, std::uint64_t now_ns,
-                               wire::MutableByteSpan out) noexcept;
+                               wire::MutableByteSpan out, std::uint64_t tag = 0) noexcept;
     // One DNS message a tenant sent over TCP (the daemon took off its length prefix; see
     // wire::next_dns_tcp_message), on the daemon's connection `connection`.
     DnsAction handle_tcp_query(wire::ByteSpan message, const DnsVpc& vpc, std::uint64_t connection,
@@ -163,6 +166,7 @@ private:
     struct Client {
         bool tcp = false;
         std::uint64_t connection = 0;    // tcp: the daemon's token
+        std::uint64_t tag = 0;           // udp: the daemon's token
         UdpReplyAddressing addressing;   // udp: to the tenant, from the gateway
         std::uint16_t udp_limit = 512;   // udp: the longest answer the tenant takes
     };

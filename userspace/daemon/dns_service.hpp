@@ -1,0 +1,163 @@
+// The gateway's DNS service: one thread (`andromeda-dns`) around the I/O-free DnsForwarder, with
+// the sockets it needs. Packet workers hand it the tenants' UDP queries to the gateway address,
+// port 53 (submit: a copy into a bounded queue, never a system call but an eventfd write when the
+// queue was empty); the thread answers them, forwards the rest to the upstream resolvers, relays
+// their answers, and sends SERVFAIL for those that time out.
+//
+// Replies reach a tenant through its port's punt pair: the whole Ethernet frame the forwarder
+// built is sent with an AF_PACKET socket on the pair's steering end (anx<ifindex>), whose visible
+// end puts it into the tenant. Which steering device a reply goes to is the one its query came
+// with: the ifindex rides through the forwarder as handle_udp_query's tag.
+//
+// Upstream sockets: a pool of unconnected UDP sockets per address family (kUpstreamSockets),
+// each bound by the kernel to a random ephemeral port, one drawn at random per forwarded query.
+// RFC 5452 asks for a fresh random port per query; a pool is the practical middle ground (as
+// dnsmasq's): the forwarder's random 16-bit IDs plus a choice among ports the kernel picked at
+// random, without a socket (and a file descriptor) per query in flight. A pool cannot be
+// connect()ed, as it serves every upstream: each datagram's source is checked instead, and only
+// one from an upstream's exact address and port is handed to the forwarder, with that upstream's
+// index; the rest are counted (upstream_from_elsewhere) and dropped.
+//
+// Sockets belong to the network namespace of the thread that constructs the service.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "gateway/dns_forwarder.hpp"
+#include "gateway/dns_zone.hpp"
+#include "gateway/gateway_address.hpp"
+
+namespace andromeda::daemon {
+
+// The largest query frame the queue keeps: Ethernet with two VLAN tags and a 1500-byte datagram
+// (a DNS query the forwarder keeps is at most 1232 bytes; anything longer it would refuse).
+inline constexpr std::size_t kDnsQueryFrameRoom = 14 + 8 + 1500;
+inline constexpr std::size_t kDnsQueueSlots = 512;
+inline constexpr std::size_t kUpstreamSockets = 8;  // per address family in use
+
+// One VPC the service answers for, by VNI.
+struct DnsServiceVpc {
+    std::uint32_t vni = 0;
+    gateway::GatewayAddress gateway;               // the resolver's MAC and IPv4 address
+    std::uint16_t mtu = 1500;                      // the largest IP datagram its tenants take
+    std::shared_ptr<const gateway::DnsZone> zone;  // its names; null forwards every query
+};
+
+struct DnsServiceCounters {
+    std::uint64_t submitted = 0;                // queries taken into the queue
+    std::uint64_t queue_full = 0;               // refused by submit: the queue was full
+    std::uint64_t oversized = 0;                // refused by submit: longer than kDnsQueryFrameRoom
+    std::uint64_t unknown_vpc = 0;              // dropped: a VNI not in the last set_vpcs
+    std::uint64_t replies_sent = 0;             // frames sent to a tenant port
+    std::uint64_t send_errors = 0;              // a reply or a forward the kernel did not take
+    std::uint64_t forwards_sent = 0;            // datagrams sent to an upstream (retries included)
+    std::uint64_t upstream_datagrams = 0;       // received on the upstream sockets
+    std::uint64_t upstream_from_elsewhere = 0;  // of which: not from a configured upstream, dropped
+    std::uint64_t tcp_not_supported = 0;        // a forward over TCP (tenant TCP is not wired yet), dropped
+};
+
+struct DnsServiceStats {
+    DnsServiceCounters service;
+    gateway::DnsCounters forwarder;
+    std::size_t in_flight = 0;  // queries forwarded and not yet answered
+};
+
+class DnsService {
+public:
+    // Opens the sockets in the calling thread's network namespace and starts the thread. Throws
+    // std::system_error when the eventfd or the AF_PACKET socket cannot be had (CAP_NET_RAW);
+    // an upstream address family without sockets (IPv6 off, say) counts its sends as errors.
+    // Upstreams listed twice are asked once.
+    explicit DnsService(gateway::DnsForwarderConfig config);
+    ~DnsService();  // stops and joins the thread; queries still queued or in flight are dropped
+    DnsService(const DnsService&) = delete;
+    DnsService& operator=(const DnsService&) = delete;
+
+    // The VPCs to answer for from now on (control thread, on every fabric change). Queries
+    // already forwarded keep their tenant's addressing and port, whatever the new set says.
+    void set_vpcs(std::vector<DnsServiceVpc> vpcs);
+
+    // A tenant's UDP query frame to the gateway (packet workers, any thread): copied into the
+    // queue, to be answered on the steering device `reply_ifindex`. False when the queue is full
+    // or the frame too long (both counted). Never blocks on I/O.
+    bool submit(std::uint32_t vni, std::uint32_t reply_ifindex, std::span<const std::uint8_t> frame);
+
+    [[nodiscard]] DnsServiceStats stats() const;
+
+    // Tests: while held, the thread takes nothing from the queue (it still serves upstreams and
+    // timeouts), so a test can fill the queue.
+    void hold_queue_for_test(bool held);
+
+private:
+    struct QueuedQuery {
+        std::uint32_t vni = 0;
+        std::uint32_t reply_ifindex = 0;
+        std::uint16_t length = 0;
+        std::array<std::uint8_t, kDnsQueryFrameRoom> frame{};
+    };
+    struct VpcEntry {
+        gateway::DnsVpc context;  // its zone pointer is `zone`'s
+        std::shared_ptr<const gateway::DnsZone> zone;
+    };
+    using VpcTable = std::unordered_map<std::uint32_t, VpcEntry>;
+    struct Upstream {
+        sockaddr_storage address{};
+        socklen_t length = 0;
+        const std::vector<int>* sockets = nullptr;  // its family's pool
+    };
+
+    void run();
+    void serve_queue();
+    void serve_upstream(int fd);
+    void serve_timeouts();
+    void execute(const gateway::DnsAction& action);
+    void send_reply(std::uint32_t ifindex, std::span<const std::uint8_t> frame);
+    void send_forward(const Upstream& upstream, std::span<const std::uint8_t> message);
+    void publish_stats();
+    void wake() const noexcept;
+    void close_sockets() noexcept;
+
+    gateway::DnsForwarder forwarder_;  // the thread's alone
+    std::vector<Upstream> upstreams_;  // by the forwarder's upstream index
+    std::vector<int> ipv4_sockets_;
+    std::vector<int> ipv6_sockets_;
+    int packet_fd_ = -1;                         // AF_PACKET, protocol 0: sends to tenant ports, receives nothing
+    int wake_fd_ = -1;                           // eventfd: a query into an empty queue, a hold released, stop
+    std::uint64_t random_state_ = 0;             // the thread's: which pool socket a query leaves from
+    std::vector<std::uint8_t> out_;              // the thread's: gateway::kDnsActionRoom
+    std::vector<std::uint8_t> in_;               // the thread's: an upstream datagram
+    DnsServiceCounters counters_;                // the thread's; copied into stats_ by publish_stats
+    QueuedQuery current_{};                      // the thread's: the query being answered
+    std::shared_ptr<const VpcTable> vpcs_seen_;  // the thread's: vpcs_ when it last looked
+
+    mutable std::mutex queue_mutex_;  // guards ring_, head_, count_, held_, stopping_, submitted_,
+                                      // queue_full_, oversized_
+    std::vector<QueuedQuery> ring_;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+    bool held_ = false;
+    bool stopping_ = false;
+    std::uint64_t submitted_ = 0;
+    std::uint64_t queue_full_ = 0;
+    std::uint64_t oversized_ = 0;
+
+    mutable std::mutex vpcs_mutex_;  // guards vpcs_ (the table itself is immutable once published)
+    std::shared_ptr<const VpcTable> vpcs_;
+
+    mutable std::mutex stats_mutex_;  // guards stats_
+    DnsServiceStats stats_;
+
+    std::thread thread_;
+};
+
+}  // namespace andromeda::daemon

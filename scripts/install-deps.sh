@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages Andromeda needs, skipping any that are already there.
 # Idempotent; needs root only when something is missing.
 #   install-deps.sh          everything: build, every test (sanitizers, etcd, scapy, tshark, the
-#                            package and unit tests), benches, and the playground's browser test
+#                            package and unit tests, the test VM: QEMU, busybox-static; its
+#                            kernel is downloaded by scripts/vm-image.sh, never installed),
+#                            benches, and the playground's browser test
 #                            (Emscripten, Chromium, playwright-core from npm); scripts/test.sh
 #   install-deps.sh --demo   only what scripts/demo.sh needs: configure and build andromedad and
 #                            andromedactl, and run its topology (ip, ping, iperf3, bpftool)
@@ -22,6 +24,7 @@ TEST_PACKAGES=(
   libclang-rt-14-dev dpkg-dev systemd util-linux etcd-server etcd-client
   python3-scapy python3-matplotlib iputils-tracepath ethtool netcat-openbsd tshark nftables
   emscripten chromium
+  qemu-system-x86 busybox-static
 )
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEMO_ONLY=0 PRINT=0

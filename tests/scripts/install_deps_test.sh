@@ -8,7 +8,8 @@ ROOT=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 demo=$("$ROOT/scripts/install-deps.sh" --demo --print)
 full=$("$ROOT/scripts/install-deps.sh" --print)
-for heavy in emscripten chromium npm:playwright-core etcd-server tshark python3-scapy libclang-rt-14-dev; do
+for heavy in emscripten chromium npm:playwright-core etcd-server tshark python3-scapy libclang-rt-14-dev \
+             qemu-system-x86 busybox-static; do
   grep -qx "$heavy" <<<"$demo" && fail "the demo installs $heavy"
   grep -qx "$heavy" <<<"$full" || fail "the test command no longer installs $heavy"
 done

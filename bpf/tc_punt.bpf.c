@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Ingress of a punt device (tc): what the pipeline sent on the far end of the pair goes into the
- * tenant (a tenant port's pair), or out of the uplink (the uplink's pair,
- * ANDROMEDA_PORT_F_EGRESS). */
+ * tenant (a veth tenant port's pair), or out of `link` (ANDROMEDA_PORT_F_EGRESS: the uplink's
+ * pair, and a tap's, whose VM reads what leaves the tap). */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>

@@ -79,8 +79,11 @@ static __always_inline int tenant_port_security(struct tenant_frame *f)
 	f->ip = ipv4_pull(&f->c);
 	if (!f->ip || !ipv4_is_plain(f->ip))
 		return TENANT_PUNT(f, ip_header);
-	if (source_ip_spoofed(f->ip, f->port))
+	if (source_ip_spoofed(f->ip, f->port)) {
+		if (dhcp_client_without_address(&f->c, f->ip))
+			return TENANT_PUNT(f, to_gateway);
 		return DROP(f->s, spoofed_ip);
+	}
 	return STAGE_CONTINUE;
 }
 
@@ -180,7 +183,7 @@ static __always_inline int tenant_deliver_local(struct tenant_frame *f, const st
 	__builtin_memcpy(f->eth->h_dest, r->target->mac, ETH_ALEN);
 	__builtin_memcpy(f->eth->h_source, r->vni->gateway_mac, ETH_ALEN);
 	COUNT_BYTES(f->s, local, f->len);
-	return bpf_redirect_peer(r->target->ifindex, 0);
+	return redirect_to_tenant(r->target->ifindex, r->target->flags);
 }
 
 /* Outer headers in front of the frame, then out of the underlay towards the target's node: an

@@ -110,7 +110,7 @@ static __always_inline int underlay_take(struct __sk_buff *skb, const struct and
  * GRO forwarding on a NIC), which the metadata of the first packet would not describe. */
 static __always_inline int underlay_classify(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
 					     struct andromeda_fp_stats *s, struct overlay_packet *p,
-					     struct decap_target *t, struct ethhdr *inner, __u32 *ifindex)
+					     struct decap_target *t, struct ethhdr *inner, __u32 *ifindex, __u32 *flags)
 {
 	const struct andromeda_fp_handoff *h;
 	struct cursor c = cursor_of_skb(skb);
@@ -125,6 +125,7 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		__builtin_memcpy(inner->h_dest, h->mac, ETH_ALEN);
 		__builtin_memcpy(inner->h_source, h->gateway_mac, ETH_ALEN);
 		*ifindex = h->ifindex;
+		*flags = h->flags;
 		COUNT(s, decap_handed_over);
 		return DECAP_LOCAL;
 	}
@@ -135,6 +136,7 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		__builtin_memcpy(inner->h_dest, t->endpoint->mac, ETH_ALEN);
 		__builtin_memcpy(inner->h_source, t->vni->gateway_mac, ETH_ALEN);
 		*ifindex = t->endpoint->ifindex;
+		*flags = t->endpoint->flags;
 		return DECAP_LOCAL;
 	case DECAP_NAT:
 		return DECAP_NAT;
@@ -192,7 +194,7 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 /* The outer headers off, the inner Ethernet header rewritten as the gateway routed it, and into
  * the tenant. */
 static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct andromeda_fp_stats *s,
-						  const struct ethhdr *inner, __u32 ifindex, int restored)
+						  const struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored)
 {
 	__u32 len = skb->len;
 	struct cursor c;
@@ -209,7 +211,7 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 	COUNT_BYTES(s, decap, len - ANDROMEDA_ENCAP_OVERHEAD);
 	if (restored)
 		COUNT(s, decap_xdp_copied);
-	return bpf_redirect_peer(ifindex, 0);
+	return redirect_to_tenant(ifindex, flags);
 }
 
 SEC("tc")
@@ -220,7 +222,7 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	struct overlay_packet p;
 	struct decap_target t;
 	struct ethhdr inner;
-	__u32 ifindex = 0;
+	__u32 ifindex = 0, flags = 0;
 	int restored = 0, verdict;
 
 	if (!cfg)
@@ -231,11 +233,11 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	s = fp_stats();
 	if (!s)
 		return TC_ACT_SHOT;
-	verdict = underlay_classify(skb, cfg, s, &p, &t, &inner, &ifindex);
+	verdict = underlay_classify(skb, cfg, s, &p, &t, &inner, &ifindex, &flags);
 	if (verdict == DECAP_NAT)
 		return underlay_nat(skb, cfg, s, &p);
 	if (verdict != DECAP_LOCAL)
 		return verdict;
 	inner.h_proto = bpf_htons(ETH_P_IP);
-	return underlay_decap_deliver(skb, s, &inner, ifindex, restored);
+	return underlay_decap_deliver(skb, s, &inner, ifindex, flags, restored);
 }

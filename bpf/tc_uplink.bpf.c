@@ -217,7 +217,7 @@ int andromeda_tc_uplink(struct __sk_buff *skb)
 		if (verdict != STAGE_CONTINUE)
 			return verdict;
 		verdict = uplink_translate(&u, &t);
-		return verdict != STAGE_CONTINUE ? verdict : bpf_redirect_peer(t.endpoint->ifindex, 0);
+		return verdict != STAGE_CONTINUE ? verdict : redirect_to_tenant(t.endpoint->ifindex, t.endpoint->flags);
 	}
 	peer = peer_lookup(t.endpoint->node_ip);
 	if (!peer || !peer->mac_known)

@@ -109,7 +109,10 @@
 	/* security groups, at the sending (egress) and the receiving (ingress) endpoint */ \
 	X(policy_denied, 444, "denied by a security group rule or the VPC's default (andromedactl policy counts which)") \
 	X(policy_fragment_unknown, 445, "a non-first fragment whose first fragment the firewall did not allow (or never saw)") \
-	X(firewall_table_full, 446, "a new flow the rules allow, with the firewall's connection table full")
+	X(firewall_table_full, 446, "a new flow the rules allow, with the firewall's connection table full") \
+	/* the gateway's DHCP and DNS (docs/vm-tenants.md) */ \
+	X(dhcp_no_reply, 447, "a DHCP message the gateway sends nothing for: RELEASE/DECLINE (recorded), another endpoint's MAC, over its rate, malformed, relayed (andromedactl dhcp counts which)") \
+	X(dns_not_served, 448, "a DNS query to the gateway with the gateway's DNS service off, or its queue full")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

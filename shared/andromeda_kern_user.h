@@ -83,9 +83,12 @@ enum andromeda_port_role {
 /* andromeda_port.flags */
 #define ANDROMEDA_PORT_F_FASTPATH 0x1 /* tenant port: its VPC and node run the kernel fast path */
 #define ANDROMEDA_PORT_F_EGRESS 0x2   /* punt device: what the pipeline sends leaves out of `link`
-                                       * (the uplink's pair) instead of going into its peer (a tenant) */
+                                       * (the uplink's pair, a tap's) instead of going into its peer (a
+                                       * veth tenant) */
 #define ANDROMEDA_PORT_F_PUNTED 0x4   /* underlay or uplink port that is the far end of a punt pair:
                                        * the tc programs judged its frames already; XDP steers them */
+#define ANDROMEDA_PORT_F_TAP 0x8      /* tenant port that is a tap (a VM's): its punt device gets
+                                       * ANDROMEDA_PORT_F_EGRESS, so the pipeline's frames leave out of the tap */
 
 /* andromeda_ports: ifindex -> port. `slot` selects the port's range of XSKMAP keys
  * (slot * ANDROMEDA_MAX_QUEUES + rx queue). */
@@ -185,9 +188,13 @@ struct andromeda_fabric_entry {
 	__be32 node_ip; /* underlay address of its node */
 	__u8 mac[6];
 	__u8 local; /* 1 when on this node */
-	__u8 pad;
+	__u8 flags; /* ANDROMEDA_FABRIC_F_* */
 	__u32 ifindex; /* local endpoints: their tenant port, 0 while unbound */
 };
+
+/* The local endpoint's tenant port is a tap: frames for it are sent out of the tap
+ * (bpf_redirect, to the VM that reads it) instead of into a veth's peer (bpf_redirect_peer). */
+#define ANDROMEDA_FABRIC_F_TAP 0x1
 
 /* andromeda_fp_config[0]: what the kernel fast path needs to know of this node, written by the
  * daemon. enabled = 0 (the default of a fresh map) punts everything to the AF_XDP pipeline. */
@@ -224,6 +231,7 @@ struct andromeda_fp_handoff {
 	__u8 mac[6];           /* the target endpoint's MAC */
 	__u8 gateway_mac[6];   /* its VPC's gateway MAC, the inner source after decap */
 	__u32 dev;             /* the underlay device the XDP program ran on */
+	__u32 flags;           /* the target's andromeda_fabric_entry.flags (ANDROMEDA_FABRIC_F_TAP) */
 };
 
 /* How the counter X-macros below become struct fields: X(name) is a field `name`, and each drop

@@ -76,4 +76,15 @@ static __always_inline int is_nat_address(__be32 ip)
 	return bpf_map_lookup_elem(&andromeda_nat_addrs, &ip) != NULL;
 }
 
+/* Into a local tenant's port: a veth's peer in the tenant's namespace (bpf_redirect_peer: its
+ * ingress, in this softirq), or out of a tap (bpf_redirect to its egress: the VM reads it there,
+ * with GSO packets kept whole when the guest took the offloads, segmented by the kernel when not).
+ * `flags` are the endpoint's andromeda_fabric_entry.flags. */
+static __always_inline int redirect_to_tenant(__u32 ifindex, __u32 flags)
+{
+	if (flags & ANDROMEDA_FABRIC_F_TAP)
+		return bpf_redirect(ifindex, 0);
+	return bpf_redirect_peer(ifindex, 0);
+}
+
 #endif /* ANDROMEDA_BPF_LIB_FABRIC_H */

@@ -28,6 +28,7 @@ static __always_inline void handoff_write(struct xdp_md *ctx, const struct andro
 	__builtin_memcpy(h->mac, t->endpoint->mac, ETH_ALEN);
 	__builtin_memcpy(h->gateway_mac, t->vni->gateway_mac, ETH_ALEN);
 	h->dev = ctx->ingress_ifindex;
+	h->flags = t->endpoint->flags;
 }
 
 /* tc side: this node's finding for the packet, or NULL. Metadata another node's program wrote

@@ -7,6 +7,8 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "andromeda_kern_user.h"
@@ -20,6 +22,19 @@ static __always_inline int source_mac_spoofed(const struct ethhdr *eth, const st
 static __always_inline int source_ip_spoofed(const struct iphdr *ip, const struct andromeda_port *port)
 {
 	return ip->saddr != port->ip;
+}
+
+/* A DHCP client that has no address yet (source 0.0.0.0, UDP to port 67): not a spoof, but the
+ * gateway's DHCP server's, in the pipeline, which answers only the port's own endpoint. `c` is at
+ * the IPv4 payload of a plain header. */
+static __always_inline int dhcp_client_without_address(struct cursor *c, const struct iphdr *ip)
+{
+	const struct udphdr *udp;
+
+	if (ip->saddr != 0 || ip->protocol != IPPROTO_UDP)
+		return 0;
+	udp = cursor_pull(c, sizeof(*udp));
+	return udp && udp->dest == bpf_htons(67);
 }
 
 /* An Ethernet/IPv4 ARP packet whose sender is not the endpoint (a sender address of 0.0.0.0 is

@@ -432,11 +432,11 @@ PipelineOut World::run_pipeline(dp::PortId port, const Bytes& frame) {
 
 std::shared_ptr<const fab::FabricSnapshot> World::load(const std::string& toml) {
     fab::LoadOptions options;
-    options.ports = [this](std::string_view name) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([this](std::string_view name) -> std::optional<std::uint32_t> {
         const auto it = dev_.tenants.find(std::string(name));
         if (it == dev_.tenants.end()) return std::nullopt;
         return it->second;
-    };
+    });
     auto loaded = fab::load_fabric_string(toml, "fast_path_test.toml", options);
     if (!loaded.ok()) error_ = "the fabric did not load: " + fab::to_string(loaded.errors);
     return loaded.snapshot;

@@ -185,10 +185,10 @@ protected:
                                      .endpoint("10.0.0.10", kTenantMac, self, "tap0")
                                      .toml();
         fabric::LoadOptions options;
-        options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+        options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
             if (auto link = find_interface(port)) return link->ifindex;
             return std::nullopt;
-        };
+        });
         auto loaded = fabric::load_fabric_string(toml, "afxdp.toml", options);
         ASSERT_TRUE(loaded.ok()) << fabric::to_string(loaded.errors);
         sync_ = std::make_unique<FabricMapSync>(bpf_->map_writer());

@@ -26,6 +26,7 @@
 
 #include "netns_topology.hpp"
 #include "raw_socket.hpp"
+#include "support/fake_resolver.hpp"
 #include "support/frame_builder.hpp"
 #include "support/root.hpp"
 #include "wire/dns.hpp"
@@ -37,6 +38,8 @@ namespace andromeda::daemon {
 namespace {
 
 using testing::Bytes;
+using testing::FakeResolver;
+using testing::udp_address;
 using namespace std::chrono_literals;
 
 constexpr std::uint32_t kVni = 100;
@@ -127,102 +130,6 @@ DnsServiceVpc blue(const char* web_address) {
     return {kVni, {*wire::MacAddress::parse(kGatewayMac), ip("10.0.0.1")}, 1500, blue_zone(web_address)};
 }
 
-// The upstream resolver: A example.test is 192.0.2.7, every other name NXDOMAIN. Its sockets
-// are opened in the namespace of the thread that constructs it.
-class FakeResolver {
-public:
-    enum class Mode { answer, silent, answer_from_elsewhere };
-
-    // Listens on `address`; answer_from_elsewhere sends from `elsewhere` (same family).
-    FakeResolver(const sockaddr_storage& address, const sockaddr_storage& elsewhere) {
-        fd_ = bound_socket(address);
-        elsewhere_fd_ = bound_socket(elsewhere);
-        stop_fd_ = eventfd(0, EFD_CLOEXEC);
-        thread_ = std::thread([this] { serve(); });
-    }
-    ~FakeResolver() {
-        const std::uint64_t one = 1;
-        (void)!write(stop_fd_, &one, sizeof one);
-        thread_.join();
-        for (const int fd : {fd_, elsewhere_fd_, stop_fd_}) close(fd);
-    }
-    void set_mode(Mode mode) { mode_ = mode; }
-    [[nodiscard]] int queries() const { return queries_; }
-    [[nodiscard]] std::uint16_t last_id() const { return last_id_; }
-
-private:
-    static int bound_socket(const sockaddr_storage& address) {
-        const int fd = socket(address.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        const socklen_t length = address.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-        if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0)
-            throw std::runtime_error("fake resolver: " + std::string(std::strerror(errno)));
-        return fd;
-    }
-
-    void serve() {
-        for (;;) {
-            pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
-            if (poll(fds, 2, -1) < 0 || fds[0].revents != 0) return;
-            Bytes query(2048);
-            sockaddr_storage from{};
-            socklen_t from_length = sizeof from;
-            const ssize_t n =
-                recvfrom(fd_, query.data(), query.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_length);
-            if (n < 12) continue;
-            query.resize(static_cast<std::size_t>(n));
-            last_id_ = test_support::get16(query.data());
-            ++queries_;
-            if (mode_ == Mode::silent) continue;
-            const Bytes answer = answer_to(query);
-            const int out = mode_ == Mode::answer ? fd_ : elsewhere_fd_;
-            (void)!sendto(out, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), from_length);
-        }
-    }
-
-    static Bytes answer_to(const Bytes& query) {
-        const auto view = wire::DnsMessageView::parse(query);
-        const auto question = view ? view->first_question() : std::nullopt;
-        wire::DnsHeader h;
-        h.id = test_support::get16(query.data());
-        h.response = h.recursion_desired = h.recursion_available = true;
-        const bool known = question && question->type == wire::dns_type::kA &&
-                           question->name.equals_ignoring_case(*wire::DnsName::from_text("example.test"));
-        h.rcode = known ? wire::dns_rcode::kNoError : wire::dns_rcode::kNxDomain;
-        Bytes m(512);
-        wire::DnsBuilder b(m, h);
-        if (question) b.add_question(question->name, question->type, question->klass);
-        const std::uint8_t address[4] = {192, 0, 2, 7};
-        if (known)
-            b.add_record(wire::DnsSection::answer, wire::DnsNameRef::to(12), wire::dns_type::kA, wire::dns_class::kIn,
-                         60, address);
-        m.resize(b.finish());
-        return m;
-    }
-
-    int fd_ = -1;
-    int elsewhere_fd_ = -1;
-    int stop_fd_ = -1;
-    std::atomic<Mode> mode_{Mode::answer};
-    std::atomic<int> queries_{0};
-    std::atomic<std::uint16_t> last_id_{0};
-    std::thread thread_;
-};
-
-sockaddr_storage udp_address(const char* text, std::uint16_t port) {
-    sockaddr_storage s{};
-    if (const auto v4 = wire::Ipv4Address::parse(text)) {
-        auto& sin = reinterpret_cast<sockaddr_in&>(s);
-        sin.sin_family = AF_INET;
-        sin.sin_port = htons(port);
-        sin.sin_addr.s_addr = htonl(v4->value());
-    } else {
-        auto& sin6 = reinterpret_cast<sockaddr_in6&>(s);
-        sin6.sin6_family = AF_INET6;
-        sin6.sin6_port = htons(port);
-        wire::Ipv6Address::parse(text)->copy_to(sin6.sin6_addr.s6_addr);
-    }
-    return s;
-}
 
 class DnsServiceTest : public ::testing::Test {
 protected:

@@ -16,6 +16,7 @@
 #include "daemon/daemon_support.hpp"
 #include "io/netlink/interfaces.hpp"
 #include "io/netlink/neighbour.hpp"
+#include "io/netlink/tap.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/service_manager.hpp"
 #include "version/version.hpp"
@@ -31,12 +32,30 @@ constexpr auto kTickResolveTimeout = 200ms;
 constexpr auto kTickResolveBudget = 500ms;  // per tick: many dead peers must not stall the daemon
 constexpr std::uint64_t kResolvedRefreshTicks = 10;  // re-read known next hops every 10 s
 
+// Binds each local endpoint's port to its interface. A port of `port_type = "tap"` that does not
+// exist is created (persistent, for a VM to attach to; docs/vm-tenants.md); a tap is recognised
+// whoever made it.
 fabric::PortResolver interface_resolver() {
-    return [](std::string_view port) -> std::optional<std::uint32_t> {
+    return [](const fabric::Endpoint& e) -> std::optional<fabric::PortBinding> {
         try {
-            if (const auto link = io::find_interface(port)) return link->ifindex;
-        } catch (const std::exception& e) {
-            spdlog::warn("looking up tenant port {}: {}", port, e.what());
+            auto link = io::find_interface(e.port);
+            if (!link && e.port_type == fabric::PortType::tap) {
+                io::create_tap(e.port);
+                spdlog::info("tenant port {}: created tap {} for endpoint {} (attach a VM with -netdev "
+                             "tap,ifname={},script=no,downscript=no)",
+                             e.port, e.port, e.ip.to_string(), e.port);
+                link = io::find_interface(e.port);
+            }
+            if (!link) return std::nullopt;
+            const bool tap = io::is_tap(*link);
+            if (e.port_type == fabric::PortType::tap && !tap) {
+                spdlog::warn("tenant port {} is port_type = \"tap\" but the interface is a {}: left unbound",
+                             e.port, link->driver.empty() ? "device of unknown driver" : link->driver);
+                return std::nullopt;
+            }
+            return fabric::PortBinding{link->ifindex, tap};
+        } catch (const std::exception& e2) {
+            spdlog::warn("looking up tenant port {}: {}", e.port, e2.what());
         }
         return std::nullopt;
     };
@@ -377,6 +396,9 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
         if (peer.mac) pipeline.next_hops.push_back({peer.address, *peer.mac});
     pipeline.peer_path_mtu = peer_path_mtu_;
     pipeline.firewall = firewall_;
+    pipeline.dhcp = dhcp_;
+    start_gateway_dns(snapshot);
+    pipeline.dns = dns_;
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned),
                                          snapshot.local().workers);
     pool_->set_cpus(snapshot.local().worker_cpus);
@@ -388,10 +410,26 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     // limited from their first.
     bpf_->set_punt_limits(ports, punt_limit_of(snapshot.local()));
     sync_->sync_ports(tenants_->with_punt_devices(std::move(ports)));
+    dns_->set_reply_ports(tenants_->steering_ifindexes());
     // A killed predecessor's tc links on ports this fabric no longer has (their port entries
     // are gone, so those programs would only drop).
     bpf_->release_unclaimed_tc_links();
     if (nat_offload_) nat_offload_->start();
+}
+
+// The gateway's DNS service: its sockets in this namespace, its upstreams [node] dns_upstreams or
+// the host's /etc/resolv.conf as it reads now (docs/vm-tenants.md).
+void Daemon::start_gateway_dns(const fabric::FabricSnapshot& snapshot) {
+    const std::string resolv_conf = fabric::read_text_file("/etc/resolv.conf").value_or("");
+    gateway::DnsForwarderConfig config;
+    config.upstreams = dns_upstreams(snapshot.local(), resolv_conf);
+    dns_ = std::make_shared<GatewayDns>(config);
+    dns_->set_fabric(snapshot);
+    std::string upstreams;
+    for (const auto& u : config.upstreams) upstreams += (upstreams.empty() ? "" : ", ") + u.to_string();
+    spdlog::info("gateway DNS: VPC names answered locally, the rest forwarded to {} ({})",
+                 upstreams.empty() ? "nobody" : upstreams,
+                 snapshot.local().dns_upstreams ? "[node] dns_upstreams" : "/etc/resolv.conf");
 }
 
 void Daemon::start_control() {

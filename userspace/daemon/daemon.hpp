@@ -26,6 +26,7 @@
 #include "control/protocol.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/etcd_sync.hpp"
+#include "daemon/gateway_dns.hpp"
 #include "daemon/host_checks.hpp"
 #include "daemon/next_hops.hpp"
 #include "daemon/peer_mtu_sync.hpp"
@@ -88,6 +89,7 @@ private:
     void start_nat(const fabric::FabricSnapshot& snapshot);
     void start_uplink_route();
     void start_workers(const fabric::FabricSnapshot& snapshot);
+    void start_gateway_dns(const fabric::FabricSnapshot& snapshot);
     void start_control();
     [[nodiscard]] io::PortTable desired_ports(const fabric::FabricSnapshot& snapshot,
                                               std::map<std::string, std::uint32_t>* unresolved);
@@ -197,6 +199,9 @@ private:
     bool kernel_nat_ = false;  // the fast path translates this node's NAT flows (andromeda_nat_flows)
     // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).
     std::uint32_t handoff_cookie_ = random_handoff_cookie();
+    // The gateway's DHCP server and DNS service, shared by every worker's pipeline (docs/vm-tenants.md).
+    std::shared_ptr<dataplane::GatewayDhcp> dhcp_ = std::make_shared<dataplane::GatewayDhcp>();
+    std::shared_ptr<GatewayDns> dns_;
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
     std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;

@@ -127,6 +127,8 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result, io::SyncCo
     const bool nodes_changed =
         !result.diff.nodes_added.empty() || !result.diff.nodes_removed.empty() || !result.diff.nodes_changed.empty();
     reconcile_ports(snapshot, nodes_changed, notes);
+    dns_->set_fabric(snapshot);
+    dns_->set_reply_ports(tenants_->steering_ifindexes());
     std::string message = result.diff.summary();
     if (!message.empty() && message.back() != '\n') message += '\n';
     for (const auto& note : notes) message += note + '\n';

@@ -24,10 +24,10 @@ using namespace andromeda;
 // --check: the config, then what it needs from this host; nothing is changed.
 int check_config(const std::string& path) {
     fabric::LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
         if (const auto link = io::find_interface(port)) return link->ifindex;
         return std::nullopt;
-    };
+    });
     using spdlog::level::err;
     const auto loaded = fabric::load_fabric_file(path, options);
     // Valid, but more than the BPF maps hold: refused as a reload would be.

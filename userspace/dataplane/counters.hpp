@@ -48,6 +48,8 @@ struct DecapErrorCounters {
     X(sent_to_nat_gateway)   /* outside the VPC, encapsulated towards its NAT node */            \
     X(arp_replies)                                                                               \
     X(echo_replies)                                                                              \
+    X(dhcp_replies)             /* OFFER, ACK and NAK sent (andromedactl dhcp: the server's own counts) */ \
+    X(dns_queries)              /* tenant queries to the gateway handed to its DNS service */     \
     X(frag_needed_sent)                                                                          \
     X(packet_too_big_sent)                                                                       \
     X(packets_fragmented)                                                                        \

@@ -229,7 +229,8 @@ Pipeline::Pipeline(PipelineConfig config)
       reply_limiter_(config_.gateway_reply_rate, config_.clock),
       path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()),
       firewall_(config_.firewall ? config_.firewall
-                                 : std::make_shared<policy::Firewall>(policy::FirewallSettings{}, config_.clock)) {}
+                                 : std::make_shared<policy::Firewall>(policy::FirewallSettings{}, config_.clock)),
+      dhcp_(config_.dhcp ? config_.dhcp : std::make_shared<GatewayDhcp>()) {}
 
 std::uint64_t Pipeline::now_ns() const {
     if (config_.clock) return config_.clock();

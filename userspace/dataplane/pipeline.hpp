@@ -62,7 +62,9 @@ struct FrameResult {
 
 namespace detail {
 
-enum class ActionKind : std::uint8_t { drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat };
+enum class ActionKind : std::uint8_t {
+    drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat, dhcp, dns_query
+};
 
 // What the decision stage (which only reads the input) tells the execution stage to do. Keeping
 // the two apart lets the copy and the in-place variants share every rule. Filled in place by
@@ -136,6 +138,8 @@ public:
     void set_ports(std::vector<PortBinding> ports);
 
     [[nodiscard]] const PipelineConfig& config() const noexcept { return config_; }
+    // The gateway's DHCP server this pipeline answers with (the config's, or its own).
+    [[nodiscard]] const GatewayDhcp& dhcp() const noexcept { return *dhcp_; }
     // The counters, the express lanes' single per-packet counts spread into every counter they stand
     // for (an express encapsulation is also an rx_tenant and a forward; an express delivery also an
     // rx_underlay, a decapsulation and a delivery).
@@ -176,6 +180,10 @@ private:
     void decide_tenant(const detail::PortState& port, const Input& input, Action& a);
     void decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet, const Input& input,
                            Action& a);
+    // DHCP to the gateway (from 0.0.0.0 or the endpoint's own address) and DNS to the gateway
+    // address: true with `a` set when the frame is one of those.
+    [[nodiscard]] bool decide_gateway_service(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                              const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
@@ -207,6 +215,8 @@ private:
     void execute_arp_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_dhcp(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_dns_query(const Action& action, const Input& input, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
     // Express lanes (pipeline.cpp): handle and count the frame and return true (one frame emitted:
@@ -224,6 +234,7 @@ private:
     std::shared_ptr<PeerPathMtu> path_mtu_;
     std::shared_ptr<policy::Firewall> firewall_;
     std::shared_ptr<const policy::CompiledPolicy> policy_;  // firewall_'s for the current snapshot
+    std::shared_ptr<GatewayDhcp> dhcp_;
     std::uint16_t icmp_ip_id_ = 1;
     PipelineCounters counters_;
     std::uint64_t express_encapsulated_ = 0;  // see counters()

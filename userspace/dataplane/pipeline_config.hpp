@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dataplane/gateway_services.hpp"
 #include "dataplane/packet_buffer.hpp"
 #include "dataplane/underlay_pmtu.hpp"
 #include "policy/firewall.hpp"
@@ -71,6 +72,10 @@ struct PipelineConfig {
     // The common cases (tenant -> remote endpoint, overlay -> local endpoint) take an express lane
     // with the same outcome as the general one; tests turn it off to compare the two.
     bool express_lanes = true;
+    // Tenants' DNS queries to their gateway; null: dropped (dns_not_served).
+    std::shared_ptr<DnsQuerySink> dns;
+    // The gateway's DHCP server, shared by every worker's pipeline. Null: the pipeline keeps its own.
+    std::shared_ptr<GatewayDhcp> dhcp;
 };
 
 }  // namespace andromeda::dataplane

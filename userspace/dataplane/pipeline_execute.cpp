@@ -1,5 +1,6 @@
 // Carrying out a decision: in place in the input chunk when there is one, otherwise (and for
 // fragments and ICMP errors always) in the sink's spare chunks.
+#include <algorithm>
 #include <cstring>
 
 #include "dataplane/ipv4_fragmenter.hpp"
@@ -44,6 +45,8 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
         case ActionKind::echo_reply: return execute_echo_reply(action, input, sink, result);
         case ActionKind::frag_needed:
         case ActionKind::packet_too_big: return execute_icmp_error(action, input, sink, result);
+        case ActionKind::dhcp: return execute_dhcp(action, input, sink, result);
+        case ActionKind::dns_query: return execute_dns_query(action, input, result);
         case ActionKind::to_nat:
             result.verdict = Verdict::to_nat;
             result.nat = action.nat;
@@ -203,6 +206,52 @@ void Pipeline::execute_icmp_error(const Action& action, const Input& input, Fram
     sink.emit_spare(action.port, out);
     ++(ipv4 ? counters_.frag_needed_sent : counters_.packet_too_big_sent);
     emitted(result, Verdict::reply, 1);
+}
+
+namespace {
+
+// What the DHCP server tells the endpoint behind a tenant port: its static lease and the VPC's
+// parameters (docs/vm-tenants.md). Built per message: DHCP is a few messages per client per day.
+gateway::DhcpEndpoint dhcp_endpoint(const fabric::Endpoint& e, const detail::VpcState& vpc) {
+    gateway::DhcpEndpoint d;
+    d.scope = e.vni;
+    d.mac = e.mac;
+    d.address = e.ip;
+    for (const wire::Ipv4Prefix& cidr : vpc.vpc->cidrs)
+        if (cidr.contains(e.ip)) {
+            d.prefix_length = cidr.length();
+            break;
+        }
+    d.gateway = vpc.gateway;
+    d.dns_server = vpc.gateway.ipv4;  // the gateway's resolver
+    d.mtu = static_cast<std::uint16_t>(std::min<std::uint32_t>(vpc.inner_mtu, 0xffff));
+    d.domain_name = vpc.vpc->name + ".internal";
+    d.host_name = e.name;
+    return d;
+}
+
+}  // namespace
+
+void Pipeline::execute_dhcp(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    const detail::PortState* port = state_.port(action.port);
+    if (port == nullptr || port->endpoint == nullptr) return dropped(result, DropReason::tenant_port_unbound);
+    if (!sink.can_emit_spares(1)) return dropped(result, DropReason::no_tx_buffer);
+    PacketBuffer out = sink.peek_spare();
+    const gateway::DhcpReply reply =
+        dhcp_->handle(input.bytes, dhcp_endpoint(*port->endpoint, *action.vpc), now_ns(), {out.data(), out.capacity()});
+    if (reply.outcome == gateway::DhcpOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+    if (!reply.replied()) return dropped(result, DropReason::dhcp_no_reply);
+    out.length = static_cast<std::uint32_t>(reply.length);
+    sink.emit_spare(action.port, out);
+    ++counters_.dhcp_replies;
+    emitted(result, Verdict::reply, 1);
+}
+
+void Pipeline::execute_dns_query(const Action& action, const Input& input, FrameResult& result) {
+    if (!config_.dns || !config_.dns->submit(action.vpc->vpc->vni, action.port, input.bytes))
+        return dropped(result, DropReason::dns_not_served);
+    ++counters_.dns_queries;
+    emitted(result, Verdict::reply, 0);  // answered later, by the DNS service, into the port
 }
 
 }  // namespace andromeda::dataplane

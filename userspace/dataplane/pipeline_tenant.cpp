@@ -6,9 +6,11 @@
 #include "dataplane/pipeline.hpp"
 #include "gateway/icmp_error.hpp"
 #include "wire/arp.hpp"
+#include "wire/dhcp.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv6.hpp"
+#include "wire/udp.hpp"
 
 namespace andromeda::dataplane {
 
@@ -21,6 +23,9 @@ namespace {
 std::uint32_t inner_ip_mtu(std::uint32_t underlay_mtu, std::uint32_t vpc_mtu, std::uint32_t ethernet_length) noexcept {
     return andromeda_inner_ip_mtu(vpc_mtu, underlay_mtu, ethernet_length);
 }
+
+constexpr wire::Ipv4Address kLimitedBroadcast{0xffffffffu};
+constexpr std::uint16_t kDnsPort = 53;
 
 }  // namespace
 
@@ -35,6 +40,7 @@ void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, 
     if (ethertype != wire::ethertype::kIpv4 && ethertype != wire::ethertype::kIpv6)
         return a.drop(DropReason::unsupported_ethertype);
     const detail::VpcState& vpc = state_.vpc(port.vpc_index);
+    if (ethertype == wire::ethertype::kIpv4 && decide_gateway_service(endpoint, vpc, *ethernet, input, a)) return;
     const wire::MacAddress destination = ethernet->destination();
     if (destination.is_multicast()) return a.drop(DropReason::multicast_or_broadcast);
     if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
@@ -57,6 +63,34 @@ void Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::E
     a.kind = ActionKind::arp_reply;
     a.port = input.port;
     a.vpc = &state_.vpc(endpoint.vpc_index);
+}
+
+bool Pipeline::decide_gateway_service(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                      const wire::EthernetView& ethernet, const Input& input, Action& a) {
+    const auto ip = wire::Ipv4View::parse(ethernet.payload());
+    if (!ip || ip->protocol() != wire::ip_protocol::kUdp || ip->is_fragment()) return false;
+    const auto udp = wire::UdpView::parse(ip->payload());
+    if (!udp) return false;
+    const wire::Ipv4Address source = ip->source(), destination = ip->destination();
+    const std::uint16_t port = udp->destination_port();
+    // DHCP: a client without an address yet sends from 0.0.0.0 to the broadcast address; one with
+    // its lease renews from it to the server. Either way only as this port's endpoint: the
+    // server answers the endpoint's MAC only, and any other source is a spoof the rules below drop.
+    if (port == wire::kDhcpServerPort && (source.value() == 0 || source == endpoint.ip) &&
+        (destination == kLimitedBroadcast || destination == vpc.gateway.ipv4)) {
+        a.kind = ActionKind::dhcp;
+        a.port = input.port;
+        a.vpc = &vpc;
+        return true;
+    }
+    if (port == kDnsPort && destination == vpc.gateway.ipv4 && source == endpoint.ip &&
+        ethernet.destination() == vpc.gateway.mac) {
+        a.kind = ActionKind::dns_query;
+        a.port = input.port;
+        a.vpc = &vpc;
+        return true;
+    }
+    return false;
 }
 
 void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,

@@ -78,7 +78,7 @@ private:
         if (table != nullptr) {
             fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
                                                          "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus",
-                                                         "workers", "fastpath", "punt_rate", "punt_burst"});
+                                                         "workers", "fastpath", "punt_rate", "punt_burst", "dns_upstreams"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -108,6 +108,7 @@ private:
                     .value_or(kDefaultPuntBurst));
             decode_uplink(*table);
             decode_worker_cpus(*table);
+            decode_dns_upstreams(*table);
             local.workers = static_cast<std::uint32_t>(
                 fields_.integer(*table, "node", "workers", false,
                                 {0, kMaxWorkers, 2, "packet workers (0: one per underlay RX queue)"})
@@ -179,6 +180,62 @@ private:
     }
 
     // worker_cpus = [0, 1]: distinct CPU numbers; whether they exist is the daemon's check.
+    // "192.0.2.53", "192.0.2.53:5353", "2001:db8::53", "[2001:db8::53]:5353".
+    static std::optional<DnsUpstreamAddress> parse_dns_upstream(std::string_view text) {
+        DnsUpstreamAddress u;
+        std::string_view host = text;
+        std::string_view port;
+        if (!text.empty() && text.front() == '[') {
+            const auto close = text.find(']');
+            if (close == std::string_view::npos) return std::nullopt;
+            host = text.substr(1, close - 1);
+            const std::string_view rest = text.substr(close + 1);
+            if (!rest.empty()) {
+                if (rest.front() != ':') return std::nullopt;
+                port = rest.substr(1);
+                if (port.empty()) return std::nullopt;
+            }
+        } else if (const auto colon = text.find(':'); colon != std::string_view::npos && text.find(':', colon + 1) == std::string_view::npos) {
+            host = text.substr(0, colon);
+            port = text.substr(colon + 1);
+            if (port.empty()) return std::nullopt;
+        }
+        if (!port.empty()) {
+            if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                return std::nullopt;
+            const int value = std::stoi(std::string(port));
+            if (value < 1 || value > 65535) return std::nullopt;
+            u.port = static_cast<std::uint16_t>(value);
+        }
+        if (const auto v4 = Ipv4Address::parse(host)) u.address = *v4;
+        else if (const auto v6 = wire::Ipv6Address::parse(host)) u.address = *v6;
+        else return std::nullopt;
+        return u;
+    }
+
+    void decode_dns_upstreams(const TomlNode& table) {
+        const TomlNode* list = table.find("dns_upstreams");
+        if (list == nullptr) return;
+        const char* fix = "e.g. dns_upstreams = [\"192.0.2.53\", \"[2001:db8::53]:5353\"] (address, or address:port)";
+        if (list->kind != Kind::array || list->items.empty() || list->items.size() > 32) {
+            fields_.error(list->line, "node.dns_upstreams", "expected an array of 1 to 32 resolver addresses", fix);
+            return;
+        }
+        std::vector<DnsUpstreamAddress> upstreams;
+        for (const TomlNode& item : list->items) {
+            const auto u = item.kind == Kind::string ? parse_dns_upstream(item.text) : std::nullopt;
+            if (!u) {
+                fields_.error(list->line, "node.dns_upstreams",
+                              (item.kind == Kind::string ? quoted(item.text) : std::string("an entry")) +
+                                  " is not a resolver address",
+                              fix);
+                return;
+            }
+            upstreams.push_back(*u);
+        }
+        out_.config.local.dns_upstreams = std::move(upstreams);
+    }
+
     void decode_worker_cpus(const TomlNode& table) {
         const TomlNode* cpus = table.find("worker_cpus");
         if (cpus == nullptr) return;
@@ -403,7 +460,7 @@ private:
     }
 
     void decode_endpoint(const TomlNode& table, const std::string& path, std::size_t vpc_index, std::size_t index) {
-        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port", "groups"});
+        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port", "groups", "name", "port_type"});
         EndpointSource src;
         src.table = table.line;
         src.index_in_vpc = static_cast<std::uint32_t>(index);
@@ -418,9 +475,24 @@ private:
         }
         std::vector<std::string> groups;
         const bool groups_ok = decode_endpoint_groups(fields_, table, path, out_.config.vpcs[vpc_index], groups);
+        auto name = fields_.string(table, path, "name", false, "name = \"web\"", &src.name);
+        if (name && !is_dns_label(*name)) {
+            fields_.error(src.name, join_path(path, "name"), quoted(*name) + " is not a DNS name label",
+                          "1 to 63 letters, digits or '-', not starting or ending with '-' (it becomes <name>." +
+                              out_.config.vpcs[vpc_index].name + ".internal)");
+            name.reset();
+        }
+        auto port_type = fields_.string(table, path, "port_type", false, "port_type = \"tap\"", &src.port_type);
+        if (port_type && *port_type != "veth" && *port_type != "tap") {
+            fields_.error(src.port_type, join_path(path, "port_type"), quoted(*port_type) + " is not a port type",
+                          "\"veth\" (the default) or \"tap\" (a VM's port, created when missing)");
+            port_type.reset();
+        }
         if (!ip || !mac || !node || !groups_ok) return;  // reported; checks across endpoints need all three
         Endpoint endpoint;
         endpoint.groups = std::move(groups);
+        endpoint.name = name.value_or("");
+        endpoint.port_type = port_type == "tap" ? PortType::tap : PortType::veth;
         endpoint.vni = out_.config.vpcs[vpc_index].vni;
         endpoint.ip = *ip;
         endpoint.mac = *mac;

@@ -21,7 +21,8 @@ bool same_vpc(const Vpc& a, const Vpc& b) {
 }
 
 bool same_endpoint(const Endpoint& a, const Endpoint& b) {
-    return a.same_config(b) && a.port_ifindex == b.port_ifindex && a.is_local == b.is_local;
+    return a.same_config(b) && a.port_ifindex == b.port_ifindex && a.port_is_tap == b.port_is_tap &&
+           a.is_local == b.is_local;
 }
 
 void diff_nodes(const FabricSnapshot* before, const FabricSnapshot& after, FabricDiff& out) {

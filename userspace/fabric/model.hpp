@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "overlay/encap_kind.hpp"
@@ -94,6 +95,14 @@ struct EtcdSettings {
 };
 
 // [node]: settings of the host this file configures.
+// A resolver the gateway's DNS forwards tenants' queries to ([node] dns_upstreams).
+struct DnsUpstreamAddress {
+    std::variant<Ipv4Address, wire::Ipv6Address> address;
+    std::uint16_t port = 53;
+
+    friend bool operator==(const DnsUpstreamAddress&, const DnsUpstreamAddress&) = default;
+};
+
 struct LocalNodeSettings {
     std::string name;
     std::string underlay;                // underlay interface name
@@ -121,6 +130,9 @@ struct LocalNodeSettings {
     std::uint32_t punt_rate = kDefaultPuntRate;
     std::uint32_t punt_burst = kDefaultPuntBurst;
     std::optional<EtcdSettings> etcd;  // [etcd]
+    // Where the gateway's DNS forwards what it does not answer from the VPC's names; unset: the
+    // nameservers of the host's /etc/resolv.conf when the daemon starts.
+    std::optional<std::vector<DnsUpstreamAddress>> dns_upstreams;
 
     friend bool operator==(const LocalNodeSettings&, const LocalNodeSettings&) = default;
 };
@@ -231,6 +243,13 @@ struct Vpc {
     friend bool operator==(const Vpc&, const Vpc&) = default;
 };
 
+// What a tenant port is: a veth (a container or namespace holds the other end) or a tap (a VM's
+// QEMU reads it; docs/vm-tenants.md). A `tap` port the daemon creates when it is missing; either
+// way what the interface turns out to be is what Endpoint::port_is_tap says.
+enum class PortType : std::uint8_t { veth, tap };
+
+[[nodiscard]] inline const char* to_string(PortType t) noexcept { return t == PortType::tap ? "tap" : "veth"; }
+
 struct Endpoint {
     std::uint32_t vni = 0;
     Ipv4Address ip;
@@ -238,15 +257,19 @@ struct Endpoint {
     std::string node;
     std::string port;  // tenant port; indexed only when the endpoint is on this node
     std::vector<std::string> groups;  // security groups of its VPC it belongs to
+    std::string name;  // its DNS name in the VPC, <name>.<vpc>.internal (and DHCP host name); empty: none
+    PortType port_type = PortType::veth;
     std::uint32_t vpc_index = kNoIndex;
     std::uint32_t node_index = kNoIndex;
     std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
+    bool port_is_tap = false;        // bound with port_ifindex: the interface is a tap (kernel driver tun)
     std::uint32_t position = kNoIndex;  // its place in FabricSnapshot::endpoints(), set by the snapshot
     bool is_local = false;
 
     // What the configuration says, ignoring the indexes derived from it.
     [[nodiscard]] bool same_config(const Endpoint& o) const noexcept {
-        return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port && groups == o.groups;
+        return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port && groups == o.groups &&
+               name == o.name && port_type == o.port_type;
     }
 };
 

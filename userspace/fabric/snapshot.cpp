@@ -76,9 +76,13 @@ void FabricSnapshot::index_local(const PortResolver& ports) {
         const Endpoint& e = *endpoint_at(i);
         if (e.port.empty() || find_local_endpoint(e.port) != nullptr) continue;
         local_by_port_.insert_another(hash_name(e.port), i);
-        if (const auto ifindex = ports ? ports(e.port) : std::nullopt; ifindex && *ifindex != 0) {
-            if (*ifindex != e.port_ifindex) writable(i).port_ifindex = *ifindex;
-            local_by_ifindex_.insert(*ifindex, i);
+        if (const auto bound = ports ? ports(e) : std::nullopt; bound && bound->ifindex != 0) {
+            if (bound->ifindex != e.port_ifindex || bound->tap != e.port_is_tap) {
+                Endpoint& w = writable(i);
+                w.port_ifindex = bound->ifindex;
+                w.port_is_tap = bound->tap;
+            }
+            local_by_ifindex_.insert(bound->ifindex, i);
         }
     }
 }

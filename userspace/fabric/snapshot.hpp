@@ -24,9 +24,24 @@ namespace andromeda::fabric {
 // positions in its vectors.
 using FlatIndex = util::FlatTable<std::uint64_t, std::uint32_t, util::Mix64>;
 
-// Binds a tenant port name to its interface index; supplied by the daemon (netlink), so the
-// library itself does no I/O. Returns nullopt for a port that does not exist (yet).
-using PortResolver = std::function<std::optional<std::uint32_t>(std::string_view port)>;
+// What a local endpoint's tenant port is bound to.
+struct PortBinding {
+    std::uint32_t ifindex = 0;
+    bool tap = false;  // the interface is a tap
+};
+
+// Binds a local endpoint's tenant port (Endpoint::port, and port_type for a tap the daemon may
+// create) to its interface; supplied by the daemon (netlink), so the library itself does no I/O.
+// Returns nullopt for a port that does not exist (yet).
+using PortResolver = std::function<std::optional<PortBinding>(const Endpoint& endpoint)>;
+
+// A PortResolver from a lookup by port name alone, binding no taps (tests, tools).
+[[nodiscard]] inline PortResolver resolve_port_names(std::function<std::optional<std::uint32_t>(std::string_view)> by_name) {
+    return [by_name = std::move(by_name)](const Endpoint& e) -> std::optional<PortBinding> {
+        if (const auto ifindex = by_name(e.port)) return PortBinding{*ifindex, false};
+        return std::nullopt;
+    };
+}
 
 // A snapshot keeps its endpoints in chunks of kEndpointChunk that the snapshots derived from it
 // share: a derived snapshot copies only the chunks its change touches (FabricSnapshot::derive).

@@ -1,7 +1,11 @@
 // Checks across entries: uniqueness, references between sections, containment in CIDRs. Also
 // resolves the references into indexes for the snapshot.
+#include <algorithm>
+#include <map>
+#include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "fabric/decode.hpp"
 #include "fabric/decode_fields.hpp"
@@ -168,11 +172,13 @@ private:
         PairIndex by_mac;
         by_mac.reserve(config_.endpoints.size());
         std::unordered_map<std::string_view, std::uint32_t> by_port;
+        std::map<std::pair<std::uint32_t, std::string>, std::uint32_t> by_name;  // (VPC, lower-case name)
         for (std::uint32_t i = 0; i < config_.endpoints.size(); ++i) {
             Endpoint& endpoint = config_.endpoints[i];
             const std::string path = endpoint_path(config_, source_, i);
             resolve_node(endpoint, i, path);
             check_endpoint_address(endpoint, i, path);
+            if (!endpoint.name.empty()) check_endpoint_name(endpoint, i, path, by_name);
             const std::pair<std::uint32_t, std::uint64_t> mac_key{endpoint.vpc_index, endpoint.mac.as_u64()};
             if (auto [it, fresh] = by_mac.try_emplace(mac_key, i); !fresh)
                 fields_.error(source_.endpoints[i].mac, path + ".mac",
@@ -186,6 +192,27 @@ private:
                                   "each tenant port carries one endpoint");
             }
         }
+    }
+
+    // Names are DNS names, <name>.<vpc>.internal: unique in the VPC without regard to case, and
+    // only in a VPC whose own name is a DNS label too.
+    void check_endpoint_name(const Endpoint& endpoint, std::uint32_t index, const std::string& path,
+                             std::map<std::pair<std::uint32_t, std::string>, std::uint32_t>& by_name) {
+        const Vpc& vpc = config_.vpcs[endpoint.vpc_index];
+        const std::uint32_t line = source_.endpoints[index].name;
+        if (!is_dns_label(vpc.name)) {
+            fields_.error(line, path + ".name",
+                          "VPC " + quoted(vpc.name) + " is not a DNS label, so its endpoints cannot have names",
+                          "rename the VPC to letters, digits and '-', or remove the endpoint's name");
+            return;
+        }
+        std::string lower = endpoint.name;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+        if (auto [it, fresh] = by_name.try_emplace({endpoint.vpc_index, std::move(lower)}, index); !fresh)
+            fields_.error(line, path + ".name",
+                          quoted(endpoint.name) + " is already the name of endpoint " + describe_endpoint(it->second),
+                          "a name is unique within a VPC, without regard to case");
     }
 
     std::string describe_endpoint(std::uint32_t index) const {

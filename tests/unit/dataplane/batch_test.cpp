@@ -211,9 +211,9 @@ TEST_F(BatchTest, PortsCanBeRebound) {
 
 TEST_F(BatchTest, TenantPortsCanBeBoundByIfindex) {
     fabric::LoadOptions options;
-    options.ports = [](std::string_view name) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view name) -> std::optional<std::uint32_t> {
         return name == "tap-blue-10" ? std::optional<std::uint32_t>(42) : std::nullopt;
-    };
+    });
     auto fabric = fabric::load_fabric_string(fabric_text("node1"), "test.toml", options).snapshot;
     ASSERT_TRUE(fabric);
     pipeline_.set_ports({{kUnderlayPort, dataplane::PortRole::underlay, ""}, {42, dataplane::PortRole::tenant, ""}});
@@ -264,7 +264,7 @@ TEST(DropReasonTest, EveryReasonHasAUniqueNameADescriptionAndItsOwnCounter) {
     }
     EXPECT_EQ(dataplane::drop_counter(counters, DropReason::none), nullptr);
     EXPECT_EQ(counters.unknown_port, 1u);
-    EXPECT_EQ(dataplane::drop_count(counters, DropReason::firewall_table_full), dataplane::kDropReasonCount);
+    EXPECT_EQ(dataplane::drop_count(counters, DropReason::dns_not_served), dataplane::kDropReasonCount);
     EXPECT_EQ(to_string(Verdict::to_nat), "to_nat");
     dataplane::DecapErrorCounters decap;
     for (int e = 1; e <= static_cast<int>(overlay::DecapError::inner_frame_too_short); ++e)

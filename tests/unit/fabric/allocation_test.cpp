@@ -28,9 +28,9 @@ namespace {
 
 TEST(FabricLookups, AllocateNothing) {
     LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
         return port == "tap1" ? std::optional<std::uint32_t>(7) : std::nullopt;
-    };
+    });
     FabricStore store(options.ports);
     ASSERT_TRUE(store.load_string(testing::kBaseFabric, "t.toml").applied);
     FabricReader reader = store.make_reader();

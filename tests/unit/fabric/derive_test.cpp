@@ -10,6 +10,7 @@
 
 #include "fabric/fabric.hpp"
 #include "support/fabric_builder.hpp"
+#include "support/sanitizer_scale.hpp"
 #include "util/flat_table.hpp"
 
 namespace andromeda::fabric {
@@ -125,9 +126,9 @@ TEST(FabricSnapshotDerive, RandomPatchesGiveTheModelsFabricAndLeaveTheBaseAsItWa
     text += "\n[[vpc]]\nname = \"green\"\nvni = 200\ncidr = \"10.0.0.0/16\"\ngateway = \"10.0.0.1\"\n";
     for (int i = 0; i < 1000; ++i) text += entry(0x0a000100u + static_cast<std::uint32_t>(i), 1000 + i);
     LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
         return port.size() > 3 ? std::optional<std::uint32_t>(100 + std::stoul(std::string(port.substr(3)))) : std::nullopt;
-    };
+    });
     const LoadResult loaded = load_fabric_string(text, "derive.toml", options);
     ASSERT_TRUE(loaded.ok()) << to_string(loaded.errors);
     std::shared_ptr<const FabricSnapshot> running = loaded.snapshot;
@@ -135,7 +136,7 @@ TEST(FabricSnapshotDerive, RandomPatchesGiveTheModelsFabricAndLeaveTheBaseAsItWa
     for (const Endpoint& e : running->endpoints()) model[{e.vni, e.ip.value()}] = e;
 
     std::size_t fell_back = 0;
-    for (int round = 0; round < 300; ++round) {
+    for (int round = 0; round < andromeda::test::sanitizer_scaled(300); ++round) {
         const std::string before = contents(*running);
         std::vector<Node> nodes(running->nodes().begin(), running->nodes().end());
         if (round % 50 == 7) nodes.back().address = Ipv4Address(0xc0a80164u + static_cast<std::uint32_t>(round));  // a node moves

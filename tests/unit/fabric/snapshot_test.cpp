@@ -13,10 +13,10 @@ Ipv4Address ip(const char* text) { return *Ipv4Address::parse(text); }
 
 TEST(FabricSnapshot, PortResolverBindsLocalEndpointsToIfindexes) {
     LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
         if (port == "tap1") return 7;
         return std::nullopt;
-    };
+    });
     const auto fabric = load_fabric_string(kBaseFabric, "t.toml", options).snapshot;
     ASSERT_TRUE(fabric);
     const Endpoint* local = fabric->find_local_endpoint_by_ifindex(7);

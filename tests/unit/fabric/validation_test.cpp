@@ -37,7 +37,7 @@ TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
 
 TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
     expect_error(kBaseFabric + "colour = \"red\"\n",
-                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups");
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups, name, port_type");
 }
 
 TEST(FabricValidation, UnknownTopLevelSection) {
@@ -50,7 +50,7 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst, dns_upstreams"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {
@@ -429,6 +429,65 @@ TEST(FabricValidation, UnreadableFile) {
     EXPECT_EQ(result.errors[0].to_string(),
               "/nonexistent/node.toml: cannot read the file: No such file or directory; check the path and its "
               "permissions");
+}
+
+// VM tenants (docs/vm-tenants.md): an endpoint's DNS name, its port type, the node's resolvers.
+TEST(FabricValidation, EndpointNamesAndPortTypesAreDecoded) {
+    const LoadResult r = load_fabric_string(kBaseFabric + "name = \"Web-1\"\nport_type = \"tap\"\n", "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    const Endpoint* e = r.snapshot->find_local_endpoint("tap1");
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->name, "Web-1");
+    EXPECT_EQ(e->port_type, PortType::tap);
+    const LoadResult plain = load_fabric_string(kBaseFabric, "t.toml");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain.snapshot->find_local_endpoint("tap1")->port_type, PortType::veth);
+    EXPECT_TRUE(plain.snapshot->find_local_endpoint("tap1")->name.empty());
+}
+
+TEST(FabricValidation, EndpointNameMustBeADnsLabel) {
+    expect_error(kBaseFabric + "name = \"web_1\"\n",
+                 "t.toml:21: vpc[0].endpoint[0].name: \"web_1\" is not a DNS name label; 1 to 63 letters, "
+                 "digits or '-', not starting or ending with '-' (it becomes <name>.blue.internal)");
+    EXPECT_EQ(errors_of(kBaseFabric + "name = \"-web\"\n").size(), 1u);
+    EXPECT_EQ(errors_of(kBaseFabric + "name = \"" + std::string(64, 'a') + "\"\n").size(), 1u);
+    EXPECT_TRUE(errors_of(kBaseFabric + "name = \"" + std::string(63, 'a') + "\"\n").empty());
+}
+
+TEST(FabricValidation, EndpointNamesAreUniqueInAVpcWithoutRegardToCase) {
+    const std::string second = kSecondEndpoint + "name = \"WEB\"\n";
+    const auto errors = errors_of(kBaseFabric + "name = \"web\"\n" + second);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors[0].find("\"WEB\" is already the name of endpoint 10.0.0.10 of VPC \"blue\""), std::string::npos)
+        << errors[0];
+}
+
+TEST(FabricValidation, PortTypeIsVethOrTap) {
+    expect_error(kBaseFabric + "port_type = \"macvtap\"\n",
+                 "t.toml:21: vpc[0].endpoint[0].port_type: \"macvtap\" is not a port type; \"veth\" (the "
+                 "default) or \"tap\" (a VM's port, created when missing)");
+}
+
+TEST(FabricValidation, DnsUpstreamsAreAddressesWithOptionalPorts) {
+    const std::string with = replace_once(
+        kBaseFabric, "underlay = ", "dns_upstreams = [\"192.0.2.53\", \"127.0.0.1:5353\", \"2001:db8::1\", \"[::1]:53\"]\nunderlay = ");
+    const LoadResult r = load_fabric_string(with, "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    const auto& u = r.snapshot->local().dns_upstreams;
+    ASSERT_TRUE(u.has_value());
+    ASSERT_EQ(u->size(), 4u);
+    EXPECT_EQ(std::get<Ipv4Address>((*u)[0].address).to_string(), "192.0.2.53");
+    EXPECT_EQ((*u)[0].port, 53);
+    EXPECT_EQ((*u)[1].port, 5353);
+    EXPECT_EQ((*u)[2].address.index(), 1u);
+    EXPECT_EQ((*u)[3].port, 53);
+    EXPECT_FALSE(load_fabric_string(kBaseFabric, "t.toml").snapshot->local().dns_upstreams.has_value());
+    for (const char* bad : {"\"192.0.2.53:0\"", "\"dns.example\"", "\"[::1\"", "\"1.2.3.4:\"", "53"}) {
+        const auto errors =
+            errors_of(replace_once(kBaseFabric, "underlay = ", std::string("dns_upstreams = [") + bad + "]\nunderlay = "));
+        ASSERT_EQ(errors.size(), 1u) << bad;
+        EXPECT_NE(errors[0].find("node.dns_upstreams"), std::string::npos) << errors[0];
+    }
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ TEST(MapCapacity, PortCountIsThePortMapTheDaemonWrites) {
                                  .endpoint("10.0.0.20", "02:00:00:00:00:20", "node2")
                                  .toml();
     fabric::LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> { return port == "tap-a" ? 11 : 12; };
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> { return port == "tap-a" ? 11 : 12; });
     const auto snapshot = fabric::load_fabric_string(text, "t.toml", options).snapshot;
     ASSERT_TRUE(snapshot);
     PortSlots slots;

@@ -23,12 +23,12 @@ const std::string kFabric = test_support::two_node_blue("node1")
 
 std::shared_ptr<const fabric::FabricSnapshot> load(const std::string& text) {
     fabric::LoadOptions options;
-    options.ports = [](std::string_view port) -> std::optional<std::uint32_t> {
+    options.ports = fabric::resolve_port_names([](std::string_view port) -> std::optional<std::uint32_t> {
         if (port == "tap-a") return 11;
         if (port == "tap-b") return 12;
         if (port == "tap-c") return 13;
         return std::nullopt;
-    };
+    });
     auto result = fabric::load_fabric_string(text, "t.toml", options);
     EXPECT_TRUE(result.ok()) << fabric::to_string(result.errors);
     return result.snapshot;

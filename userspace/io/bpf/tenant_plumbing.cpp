@@ -68,6 +68,12 @@ void TenantPlumbing::set_down(const std::string& name, std::uint32_t ifindex) no
     }
 }
 
+std::map<std::uint32_t, std::uint32_t> TenantPlumbing::steering_ifindexes() const {
+    std::map<std::uint32_t, std::uint32_t> out;
+    for (const auto& [ifindex, port] : ports_) out.emplace(ifindex, port.second->devices().steering_ifindex);
+    return out;
+}
+
 PortTable TenantPlumbing::with_punt_devices(PortTable table) const {
     std::map<std::uint32_t, PuntDevices> devices;
     for (const auto& [ifindex, port] : ports_) devices.emplace(ifindex, port.second->devices());

@@ -35,6 +35,9 @@ public:
 
     // `table` with every plumbed port's punt devices added (io::add_punt_ports).
     [[nodiscard]] PortTable with_punt_devices(PortTable table) const;
+    // Every plumbed tenant port's ifindex -> its punt pair's steering end (what is sent there goes
+    // into the tenant: the gateway's DNS answers).
+    [[nodiscard]] std::map<std::uint32_t, std::uint32_t> steering_ifindexes() const;
 
     // Sets a tenant port down (it fails closed), by ifindex; an error is logged, not thrown.
     static void set_down(const std::string& name, std::uint32_t ifindex) noexcept;

@@ -59,13 +59,14 @@ static_assert(offsetof(andromeda_fabric_key, vni) == 0 && offsetof(andromeda_fab
 
 static_assert(sizeof(andromeda_fabric_entry) == 16);
 static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(andromeda_fabric_entry, mac) == 4 &&
-              offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, ifindex) == 12);
+              offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, flags) == 11 &&
+              offsetof(andromeda_fabric_entry, ifindex) == 12);
 
 static_assert(sizeof(andromeda_fp_config) == 48);
-static_assert(sizeof(andromeda_fp_handoff) == 24);
+static_assert(sizeof(andromeda_fp_handoff) == 28);
 static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_fp_handoff, ifindex) == 4 &&
               offsetof(andromeda_fp_handoff, mac) == 8 && offsetof(andromeda_fp_handoff, gateway_mac) == 14 &&
-              offsetof(andromeda_fp_handoff, dev) == 20);
+              offsetof(andromeda_fp_handoff, dev) == 20 && offsetof(andromeda_fp_handoff, flags) == 24);
 static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_fp_config, underlay_ifindex) == 4 &&
               offsetof(andromeda_fp_config, underlay_ip) == 8 && offsetof(andromeda_fp_config, underlay_mtu) == 12 &&
               offsetof(andromeda_fp_config, underlay_mac) == 16 && offsetof(andromeda_fp_config, encap_headroom) == 22 &&

@@ -95,6 +95,7 @@ std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const Node&
     e.mac.copy_to(entry.mac);
     entry.local = e.is_local ? 1 : 0;
     entry.ifindex = e.is_local ? e.port_ifindex : 0;
+    entry.flags = e.is_local && e.port_is_tap ? ANDROMEDA_FABRIC_F_TAP : 0;
     return {fabric_key(e), entry};
 }
 

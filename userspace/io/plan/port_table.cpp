@@ -65,6 +65,7 @@ PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
             make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
         if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)
             port.flags |= ANDROMEDA_PORT_F_FASTPATH;
+        if (e.port_is_tap) port.flags |= ANDROMEDA_PORT_F_TAP;
     }
     return table;
 }
@@ -85,6 +86,7 @@ void add_punt_ports(PortTable& table, const std::map<std::uint32_t, PuntDevices>
         andromeda_port visible{};
         visible.role = ANDROMEDA_PORT_PUNT;
         visible.link = it->first;
+        if (it->second.flags & ANDROMEDA_PORT_F_TAP) visible.flags |= ANDROMEDA_PORT_F_EGRESS;  // out of the tap
         added.emplace_back(punt->second.visible_ifindex, visible);
         andromeda_port steering = it->second;
         steering.link = 0;

@@ -1,0 +1,79 @@
+#include "io/netlink/tap.hpp"
+
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "io/plan/io_error.hpp"
+
+namespace andromeda::io {
+
+namespace {
+
+// An open /dev/net/tun attached to tap `name` (created when missing), closed on scope exit.
+class TunFile {
+public:
+    TunFile(const std::string& name, bool create) {
+        if (name.empty() || name.size() >= IFNAMSIZ)
+            throw IoError("tap name \"" + name + "\" must have 1 to " + std::to_string(IFNAMSIZ - 1) + " characters", EINVAL);
+        fd_ = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+        if (fd_ < 0)
+            throw IoError("opening /dev/net/tun to create tap " + name + " (is the tun module loaded? modprobe tun)",
+                          errno);
+        ifreq ifr{};
+        std::memcpy(ifr.ifr_name, name.data(), name.size());
+        ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+        if (::ioctl(fd_, TUNSETIFF, &ifr) != 0) {
+            const int error = errno;
+            ::close(fd_);
+            throw IoError(std::string(create ? "creating" : "opening") + " tap " + name +
+                              (error == EBUSY || error == EINVAL ? " (an interface of that name exists and is not a single-queue tap)" : ""),
+                          error);
+        }
+    }
+    ~TunFile() { ::close(fd_); }
+    TunFile(const TunFile&) = delete;
+    TunFile& operator=(const TunFile&) = delete;
+
+    void set_persist(const std::string& name, bool persist) const {
+        if (::ioctl(fd_, TUNSETPERSIST, persist ? 1 : 0) != 0)
+            throw IoError(std::string(persist ? "making" : "unmaking") + " tap " + name + " persistent", errno);
+    }
+
+private:
+    int fd_ = -1;
+};
+
+}  // namespace
+
+std::uint32_t create_tap(const std::string& name) {
+    {
+        TunFile tun(name, true);
+        tun.set_persist(name, true);
+    }
+    return require_interface(name).ifindex;
+}
+
+bool delete_tap(const std::string& name) {
+    const auto link = find_interface(name);
+    if (!link || !is_tap(*link)) return false;
+    TunFile tun(name, false);
+    tun.set_persist(name, false);
+    return true;
+}
+
+bool is_tap(const InterfaceInfo& link) {
+    if (link.driver != "tun") return false;
+    std::ifstream flags("/sys/class/net/" + link.name + "/tun_flags");
+    unsigned long value = 0;
+    if (!(flags >> std::hex >> value)) return true;  // a tun-driver port, and sysfs cannot say which kind
+    return (value & IFF_TAP) != 0;
+}
+
+}  // namespace andromeda::io

@@ -1,0 +1,25 @@
+// Tap devices as tenant ports (a VM's QEMU reads and writes the tap; docs/vm-tenants.md): making
+// one the way QEMU expects to find it, and telling a tap from other interfaces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "io/netlink/interfaces.hpp"
+
+namespace andromeda::io {
+
+// Creates the persistent tap `name`: IFF_TAP | IFF_NO_PI | IFF_VNET_HDR, single queue, owned by
+// root, which QEMU attaches to with `-netdev tap,ifname=<name>,script=no,downscript=no` (its
+// vnet_hdr and offloads are the guest's to set). Returns its ifindex. Throws IoError naming what
+// failed (no /dev/net/tun, the name taken, ...).
+std::uint32_t create_tap(const std::string& name);
+
+// Deletes a tap create_tap made (TUNSETPERSIST off); false when there is none. A VM still holding
+// it keeps it until it closes it.
+bool delete_tap(const std::string& name);
+
+// The interface is a tap: the tun driver in TAP mode (/sys/class/net/<name>/tun_flags has IFF_TAP).
+[[nodiscard]] bool is_tap(const InterfaceInfo& link);
+
+}  // namespace andromeda::io

@@ -8,6 +8,7 @@
 
 #include "fabric/fabric.hpp"
 #include "fake_map_writer.hpp"
+#include "io/plan/map_plan.hpp"
 #include "io/plan/port_table.hpp"
 #include "support/fabric_builder.hpp"
 
@@ -143,6 +144,45 @@ TEST(ReconcileAdoptedPorts, ARemovedPortLosesEveryEntryTheOthersTakeTheConfigura
 TEST(XskKey, MatchesTheXdpProgram) {
     EXPECT_EQ(xsk_key(0, 0), 0u);
     EXPECT_EQ(xsk_key(3, 1), 3u * ANDROMEDA_MAX_QUEUES + 1);
+}
+
+// A tap tenant port (a VM's): its port entry says so, its punt device sends the pipeline's frames
+// out of the tap (EGRESS) rather than into a veth's peer, and its fabric entry tells the tc
+// programs to deliver with bpf_redirect; a veth beside it keeps the defaults.
+TEST(TenantPorts, ATapPortIsMarkedWhereTheKernelDeliversIntoIt) {
+    fabric::LoadOptions options;
+    options.ports = [](const fabric::Endpoint& e) -> std::optional<fabric::PortBinding> {
+        if (e.port == "tap-a") return fabric::PortBinding{11, true};
+        if (e.port == "tap-b") return fabric::PortBinding{12, false};
+        return std::nullopt;
+    };
+    const auto result = fabric::load_fabric_string(kFabric, "t.toml", options);
+    ASSERT_TRUE(result.ok()) << fabric::to_string(result.errors);
+    const fabric::FabricSnapshot& snapshot = *result.snapshot;
+    EXPECT_TRUE(snapshot.find_local_endpoint("tap-a")->port_is_tap);
+    EXPECT_FALSE(snapshot.find_local_endpoint("tap-b")->port_is_tap);
+
+    PortSlots slots;
+    PortTable table = tenant_ports(snapshot, slots);
+    EXPECT_NE(table.at(11).flags & ANDROMEDA_PORT_F_TAP, 0);
+    EXPECT_EQ(table.at(12).flags & ANDROMEDA_PORT_F_TAP, 0);
+    add_punt_ports(table, {{11, {"anp11", 21, "anx11", 31}}, {12, {"anp12", 22, "anx12", 32}}});
+    EXPECT_EQ(table.at(21).role, ANDROMEDA_PORT_PUNT);
+    EXPECT_NE(table.at(21).flags & ANDROMEDA_PORT_F_EGRESS, 0) << "the tap's punt device sends out of the tap";
+    EXPECT_EQ(table.at(22).flags & ANDROMEDA_PORT_F_EGRESS, 0) << "the veth's punt device sends into its peer";
+
+    const FabricMapPlan plan = plan_full(snapshot, LocalContext{wire::Ipv4Address(0xc0a80101), {}});
+    int seen = 0;
+    for (const auto& [key, entry] : plan.fabric.upserts) {
+        if (entry.ifindex == 11) {
+            EXPECT_EQ(entry.flags, ANDROMEDA_FABRIC_F_TAP);
+            ++seen;
+        } else {
+            EXPECT_EQ(entry.flags, 0) << "ifindex " << entry.ifindex;
+            if (entry.ifindex == 12) ++seen;
+        }
+    }
+    EXPECT_EQ(seen, 2);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ _andromedactl() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     }
-    local commands="status health stats fabric conntrack policy reload log-level drops inspect"
+    local commands="status health stats fabric conntrack policy leases reload log-level drops inspect"
     local command="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
@@ -42,7 +42,7 @@ _andromedactl() {
 
     case $command in
         "") COMPREPLY=($(compgen -W "$commands --node --socket --version --help" -- "$cur")) ;;
-        status | health | fabric | policy | drops) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+        status | health | fabric | policy | leases | drops) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         stats) COMPREPLY=($(compgen -W "--json --watch --help" -- "$cur")) ;;
         conntrack)
             COMPREPLY=($(compgen -W "--json --limit --offset --address --port --state --protocol --help" -- "$cur")) ;;

@@ -114,6 +114,14 @@ TEST_F(VmTenant, LeasesByDhcpResolvesNamesAndMovesFiftyMegabytesToAnotherHostByt
     EXPECT_GE(counter(0, "dhcp", "acks"), 1u);
     EXPECT_GE(counter(0, "dhcp", "leases"), 1u);
     EXPECT_EQ(counter(0, "dhcp", "unknown_client"), 0u);
+    const nlohmann::json leases = ctl_json(0, "leases");
+    ASSERT_EQ(leases.value("leases", nlohmann::json::array()).size(), 1u) << leases.dump();
+    EXPECT_EQ(leases["leases"][0]["address"], kVmAddress);
+    EXPECT_EQ(leases["leases"][0]["mac"], kVmMac);
+    EXPECT_EQ(leases["leases"][0]["state"], "bound");
+    EXPECT_GT(leases["leases"][0]["expires_in_seconds"].get<double>(), 80000.0);
+    const std::string table = ctl(0, {"leases"}).output;
+    EXPECT_TRUE(contains(table, kVmAddress) && contains(table, "bound")) << table;
 
     // Across the overlay to node2's tenant, and its reply back into the tap.
     const auto ping = guest_->try_run("ping -c 3 -i 0.2 -W 5 10.0.0.20", 30s);

@@ -255,6 +255,27 @@ struct PolicyReply {
     std::uint64_t opened = 0, denied = 0, revoked = 0, expired = 0, fragments_unknown = 0, table_full = 0;
 };
 
+// --- leases -------------------------------------------------------------------------------
+
+// One client the gateway's DHCP server has heard (docs/vm-tenants.md): a record, never the
+// source of an answer (leases are static: the fabric maps the endpoint's MAC to its address).
+struct DhcpLeaseEntry {
+    std::uint32_t vni = 0;
+    std::string mac;
+    std::string address;
+    std::string state;  // offered, bound, released, declined, informed, other_server, expired
+    double expires_in_seconds = -1;  // -1: no expiry (or expired)
+    double last_seen_seconds_ago = 0;
+    std::string last_message;  // DISCOVER, REQUEST, ...
+    std::uint32_t naks = 0;
+};
+
+struct LeasesReply {
+    std::vector<DhcpLeaseEntry> leases;
+    std::uint64_t discovers = 0, requests = 0, offers = 0, acks = 0, naks = 0, releases = 0, declines = 0,
+                  informs = 0, unknown_client = 0, rate_limited = 0, malformed = 0;
+};
+
 // --- log-level ----------------------------------------------------------------------------
 
 struct LogLevelReply {
@@ -295,6 +316,8 @@ ANDROMEDA_CONTROL_JSON(LogLevelReply)
 ANDROMEDA_CONTROL_JSON(PolicyRule)
 ANDROMEDA_CONTROL_JSON(FirewallFlow)
 ANDROMEDA_CONTROL_JSON(PolicyReply)
+ANDROMEDA_CONTROL_JSON(DhcpLeaseEntry)
+ANDROMEDA_CONTROL_JSON(LeasesReply)
 #undef ANDROMEDA_CONTROL_JSON
 
 [[nodiscard]] std::string decode_error(const std::exception& e);

@@ -10,7 +10,7 @@ namespace andromeda::control {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Command>, 8> kCommands = {{
+constexpr std::array<std::pair<std::string_view, Command>, 9> kCommands = {{
     {"status", Command::status},
     {"stats", Command::stats},
     {"fabric", Command::fabric},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<std::string_view, Command>, 8> kCommands = {{
     {"health", Command::health},
     {"log-level", Command::log_level},
     {"policy", Command::policy},
+    {"leases", Command::leases},
 }};
 
 // Strings a request may carry besides a file path are short; longer ones are refused unread.
@@ -115,6 +116,7 @@ std::optional<ProtocolError> read_key(ControlRequest& request, const std::string
         case Command::stats:
         case Command::fabric:
         case Command::policy:
+        case Command::leases:
         case Command::health: break;
     }
     return ProtocolError{};

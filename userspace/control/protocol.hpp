@@ -24,7 +24,7 @@ namespace andromeda::control {
 // Requests longer than this are refused without being parsed.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
 
-enum class Command { status, stats, fabric, conntrack, reload, health, log_level, policy };
+enum class Command { status, stats, fabric, conntrack, reload, health, log_level, policy, leases };
 
 [[nodiscard]] std::string_view to_string(Command c) noexcept;
 

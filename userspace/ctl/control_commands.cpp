@@ -194,6 +194,25 @@ std::string render_policy(const control::PolicyReply& r) {
     return s;
 }
 
+std::string render_leases(const control::LeasesReply& r) {
+    std::string s;
+    if (r.leases.empty()) {
+        s = "no DHCP client heard yet\n";
+    } else {
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& l : r.leases)
+            rows.push_back({std::to_string(l.vni), l.mac, l.address, l.state,
+                            l.expires_in_seconds < 0 ? "-" : fmt::format("{:.0f}s", l.expires_in_seconds),
+                            fmt::format("{:.0f}s ago", l.last_seen_seconds_ago), l.last_message, std::to_string(l.naks)});
+        s = table({"VNI", "MAC", "ADDRESS", "STATE", "EXPIRES", "LAST SEEN", "LAST", "NAKS"}, rows);
+    }
+    s += fmt::format("dhcp: {} discovers, {} requests -> {} offers, {} acks, {} naks; {} releases, {} declines, {} informs; "
+                     "not answered: {} other clients' MACs, {} over rate, {} malformed\n",
+                     r.discovers, r.requests, r.offers, r.acks, r.naks, r.releases, r.declines, r.informs,
+                     r.unknown_client, r.rate_limited, r.malformed);
+    return s;
+}
+
 std::string render_firewall_flows(const control::ConntrackReply& r) {
     if (r.firewall_in_table == 0 && r.firewall_flows.empty()) return "";
     std::vector<std::vector<std::string>> rows;
@@ -320,6 +339,9 @@ int run_control_command(const Target& target, const control::ControlRequest& req
                     break;
                 case control::Command::policy:
                     rendered = render_as<control::PolicyReply>(response.result, [](const auto& r) { return render_policy(r); }, out, err);
+                    break;
+                case control::Command::leases:
+                    rendered = render_as<control::LeasesReply>(response.result, [](const auto& r) { return render_leases(r); }, out, err);
                     break;
                 case control::Command::log_level:
                     rendered = render_as<control::LogLevelReply>(response.result, [](const auto& r) { return render_log_level(r); },

@@ -34,6 +34,7 @@ struct Target {
 [[nodiscard]] std::string render_health(const control::HealthReply& reply);
 [[nodiscard]] std::string render_log_level(const control::LogLevelReply& reply);
 [[nodiscard]] std::string render_policy(const control::PolicyReply& reply);
+[[nodiscard]] std::string render_leases(const control::LeasesReply& reply);
 
 struct CommandOptions {
     bool json = false;

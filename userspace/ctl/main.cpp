@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
         "status", "Ports (XDP mode, AF_XDP bind, queues), fabric generation, uptime, health (exit 3 when degraded)");
     add_daemon_command("health", "healthy (exit 0), or degraded (exit 3) and why: etcd, ports, the last reload, workers");
     add_daemon_command("policy", "Security groups: every rule with its hits, the defaults, the firewall's counters");
+    add_daemon_command("leases", "The gateway's DHCP clients: address, state, expiry, last message; the server's counters");
     auto* log_level_cmd = add_daemon_command("log-level", "Show the daemon's log level, or set it: trace|debug|info|warn|error|critical|off");
     std::string log_level;
     log_level_cmd->add_option("level", log_level, "the new level")
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("health")) request.command = Command::health;
     if (app.got_subcommand("policy")) request.command = Command::policy;
+    if (app.got_subcommand("leases")) request.command = Command::leases;
     if (log_level_cmd->parsed()) {
         request.command = Command::log_level;
         if (!log_level.empty()) request.level = log_level;

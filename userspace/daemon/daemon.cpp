@@ -547,6 +547,7 @@ std::string Daemon::handle(const control::ControlRequest& request) {
             case control::Command::health: return control::render_ok(health());
             case control::Command::log_level: return control::render_ok(set_log_level(request.level));
             case control::Command::policy: return control::render_ok(policy());
+            case control::Command::leases: return control::render_ok(leases());
             case control::Command::reload: break;
         }
         return control::render_error("unknown command");

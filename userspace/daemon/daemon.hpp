@@ -156,6 +156,7 @@ private:
     [[nodiscard]] std::variant<control::ConntrackReply, std::string> conntrack(const control::ConntrackQuery& query) const;
     // daemon_policy.cpp: the security groups' rules with their hit counts, and the firewall's flows.
     [[nodiscard]] control::PolicyReply policy() const;
+    [[nodiscard]] control::LeasesReply leases() const;
     [[nodiscard]] std::vector<control::FirewallFlow> firewall_flows(std::size_t limit) const;
     // daemon_health.cpp: whether the daemon does all it was asked to, and why not.
     [[nodiscard]] control::HealthReply health() const;

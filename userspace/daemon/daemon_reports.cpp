@@ -7,6 +7,7 @@
 
 #include "daemon/daemon.hpp"
 #include "dataplane/counters.hpp"
+#include "wire/dhcp.hpp"
 
 namespace andromeda::daemon {
 
@@ -297,6 +298,43 @@ void Daemon::publish_stats() {
     ++s.stats_published;  // this write included
     bpf_->publish_daemon_stats(s);
     ++stats_published_;
+}
+
+// The gateway DHCP server's record of its clients (andromedactl leases).
+control::LeasesReply Daemon::leases() const {
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    return dhcp_->read([now](const gateway::DhcpServer& server) {
+        control::LeasesReply r;
+        for (const gateway::DhcpLease& l : server.leases().list()) {
+            control::DhcpLeaseEntry e;
+            e.vni = l.scope;
+            e.mac = l.mac.to_string();
+            e.address = l.address.to_string();
+            const gateway::DhcpLeaseState state = l.state_at(now);
+            e.state = std::string(gateway::to_string(state));
+            e.expires_in_seconds = l.expires_ns > now && state != gateway::DhcpLeaseState::expired
+                                       ? static_cast<double>(l.expires_ns - now) / 1e9
+                                       : -1;
+            e.last_seen_seconds_ago = now > l.last_seen_ns ? static_cast<double>(now - l.last_seen_ns) / 1e9 : 0;
+            e.last_message = std::string(wire::dhcp_message_type_name(l.last_message_type));
+            e.naks = l.naks;
+            r.leases.push_back(std::move(e));
+        }
+        const gateway::DhcpCounters& c = server.counters();
+        r.discovers = c.discovers;
+        r.requests = c.requests;
+        r.offers = c.offers;
+        r.acks = c.acks;
+        r.naks = c.naks;
+        r.releases = c.releases;
+        r.declines = c.declines;
+        r.informs = c.informs;
+        r.unknown_client = c.unknown_client;
+        r.rate_limited = c.rate_limited;
+        r.malformed = c.malformed;
+        return r;
+    });
 }
 
 }  // namespace andromeda::daemon

@@ -58,6 +58,12 @@ inline constexpr std::uint8_t kRelease = 7;
 inline constexpr std::uint8_t kInform = 8;
 }  // namespace dhcp_message_type
 
+// "DISCOVER", "OFFER", ... as RFC 2131 names them; "-" for none (0), "?" for an unknown type.
+[[nodiscard]] constexpr std::string_view dhcp_message_type_name(std::uint8_t type) noexcept {
+    constexpr std::string_view kNames[] = {"-", "DISCOVER", "OFFER", "REQUEST", "DECLINE", "ACK", "NAK", "RELEASE", "INFORM"};
+    return type < std::size(kNames) ? kNames[type] : "?";
+}
+
 namespace dhcp_option {
 inline constexpr std::uint8_t kPad = 0;
 inline constexpr std::uint8_t kSubnetMask = 1;

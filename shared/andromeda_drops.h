@@ -105,7 +105,7 @@
 	/* uplink port */ \
 	X(uplink_without_nat, 441, "uplink frame but this node is no VPC's NAT gateway") \
 	/* tenant ports, again */ \
-	X(gateway_reply_rate_limited, 443, "an ARP request or echo request to the gateway beyond its sender's reply budget") \
+	X(gateway_reply_rate_limited, 443, "an ARP request, echo request or DNS query to the gateway beyond its sender's reply budget") \
 	/* security groups, at the sending (egress) and the receiving (ingress) endpoint */ \
 	X(policy_denied, 444, "denied by a security group rule or the VPC's default (andromedactl policy counts which)") \
 	X(policy_fragment_unknown, 445, "a non-first fragment whose first fragment the firewall did not allow (or never saw)") \

@@ -180,10 +180,11 @@ private:
     void decide_tenant(const detail::PortState& port, const Input& input, Action& a);
     void decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet, const Input& input,
                            Action& a);
-    // DHCP to the gateway (from 0.0.0.0 or the endpoint's own address) and DNS to the gateway
-    // address: true with `a` set when the frame is one of those.
-    [[nodiscard]] bool decide_gateway_service(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                              const wire::EthernetView& ethernet, const Input& input, Action& a);
+    // The gateway's DHCP and DNS (pipeline_tenant.cpp): true with `a` set when the frame is theirs.
+    [[nodiscard]] bool decide_dhcp_broadcast(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                             const wire::EthernetView& ethernet, const Input& input, Action& a);
+    [[nodiscard]] bool decide_gateway_udp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                          const wire::Ipv4View& ip, const Input& input, Action& a);
     void decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,

@@ -40,9 +40,11 @@ void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, 
     if (ethertype != wire::ethertype::kIpv4 && ethertype != wire::ethertype::kIpv6)
         return a.drop(DropReason::unsupported_ethertype);
     const detail::VpcState& vpc = state_.vpc(port.vpc_index);
-    if (ethertype == wire::ethertype::kIpv4 && decide_gateway_service(endpoint, vpc, *ethernet, input, a)) return;
     const wire::MacAddress destination = ethernet->destination();
-    if (destination.is_multicast()) return a.drop(DropReason::multicast_or_broadcast);
+    if (destination.is_multicast()) {
+        if (ethertype == wire::ethertype::kIpv4 && decide_dhcp_broadcast(endpoint, vpc, *ethernet, input, a)) return;
+        return a.drop(DropReason::multicast_or_broadcast);
+    }
     if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
     if (ethertype == wire::ethertype::kIpv4) return decide_tenant_ipv4(endpoint, vpc, *ethernet, input, a);
     decide_tenant_ipv6(endpoint, vpc, *ethernet, input, a);
@@ -65,32 +67,47 @@ void Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::E
     a.vpc = &state_.vpc(endpoint.vpc_index);
 }
 
-bool Pipeline::decide_gateway_service(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                      const wire::EthernetView& ethernet, const Input& input, Action& a) {
+// A DHCP client's broadcast (DISCOVER, a REQUEST while selecting or rebooting): UDP to port 67
+// of 255.255.255.255, from 0.0.0.0 (no address yet) or the endpoint's own. Any other source is
+// not this port's client; the broadcast is then dropped like any other.
+bool Pipeline::decide_dhcp_broadcast(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                     const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv4View::parse(ethernet.payload());
-    if (!ip || ip->protocol() != wire::ip_protocol::kUdp || ip->is_fragment()) return false;
+    if (!ip || ip->protocol() != wire::ip_protocol::kUdp || ip->is_fragment() || ip->destination() != kLimitedBroadcast)
+        return false;
+    if (ip->source().value() != 0 && ip->source() != endpoint.ip) return false;
     const auto udp = wire::UdpView::parse(ip->payload());
+    if (!udp || udp->destination_port() != wire::kDhcpServerPort) return false;
+    a.kind = ActionKind::dhcp;
+    a.port = input.port;
+    a.vpc = &vpc;
+    return true;
+}
+
+// UDP to the gateway address from the endpoint (its source checked): a DHCP renewal (port 67) is
+// the DHCP server's, a query to port 53 the DNS service's; true with `a` set for those two.
+bool Pipeline::decide_gateway_udp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                  const wire::Ipv4View& ip, const Input& input, Action& a) {
+    if (ip.is_fragment()) return false;
+    const auto udp = wire::UdpView::parse(ip.payload());
     if (!udp) return false;
-    const wire::Ipv4Address source = ip->source(), destination = ip->destination();
     const std::uint16_t port = udp->destination_port();
-    // DHCP: a client without an address yet sends from 0.0.0.0 to the broadcast address; one with
-    // its lease renews from it to the server. Either way only as this port's endpoint: the
-    // server answers the endpoint's MAC only, and any other source is a spoof the rules below drop.
-    if (port == wire::kDhcpServerPort && (source.value() == 0 || source == endpoint.ip) &&
-        (destination == kLimitedBroadcast || destination == vpc.gateway.ipv4)) {
+    if (port == wire::kDhcpServerPort) {
         a.kind = ActionKind::dhcp;
-        a.port = input.port;
-        a.vpc = &vpc;
-        return true;
-    }
-    if (port == kDnsPort && destination == vpc.gateway.ipv4 && source == endpoint.ip &&
-        ethernet.destination() == vpc.gateway.mac) {
+    } else if (port == kDnsPort) {
+        // Within the gateway's reply budget per source, with ARP and echo: one tenant's flood
+        // must not fill the DNS service's queue for the others.
+        if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip))) {
+            a.drop(DropReason::gateway_reply_rate_limited);
+            return true;
+        }
         a.kind = ActionKind::dns_query;
-        a.port = input.port;
-        a.vpc = &vpc;
-        return true;
+    } else {
+        return false;
     }
-    return false;
+    a.port = input.port;
+    a.vpc = &vpc;
+    return true;
 }
 
 void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
@@ -102,6 +119,7 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     const wire::Ipv4Address destination = ip->destination();
     if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
+        if (ip->protocol() == wire::ip_protocol::kUdp && decide_gateway_udp(endpoint, vpc, *ip, input, a)) return;
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
             return a.drop(DropReason::gateway_reply_rate_limited);

@@ -180,5 +180,23 @@ TEST_F(GatewayServicesTest, DnsToTheGatewayGoesToTheDnsServiceWithTheVpcAndPort)
     EXPECT_EQ(dns_->calls.size(), 2u);  // the refused one was still offered, nothing more
 }
 
+TEST_F(GatewayServicesTest, ATenantFloodingTheGatewaysDnsGetsItsReplyBudgetAndNoMore) {
+    UdpFrameSpec spec;
+    spec.src_mac = kBlue10Mac;
+    spec.dst_mac = kGatewayMac;
+    spec.src = ipv4("10.0.0.10");
+    spec.dst = ipv4("10.0.0.1");
+    spec.src_port = 40000;
+    spec.dst_port = 53;
+    const Bytes query = gateway::testing::udp_frame(spec, DnsQuery{}.bytes());
+    int limited = 0;
+    for (int i = 0; i < 3000; ++i)
+        if (run_with_dns(kBlue10Port, query).drop_reason == DropReason::gateway_reply_rate_limited) ++limited;
+    // The budget (gateway_reply_rate: 1000 at once, 1000/s) passed, the rest refused before the queue.
+    EXPECT_GE(dns_->calls.size(), 1000u);
+    EXPECT_LT(dns_->calls.size(), 1500u);
+    EXPECT_EQ(static_cast<std::size_t>(limited) + dns_->calls.size(), 3000u);
+}
+
 }  // namespace
 }  // namespace andromeda::testing

@@ -59,6 +59,17 @@ protected:
         spec.src_mac = kBlue10Mac;
         return gateway::testing::udp_frame(spec, m.bytes());
     }
+    // A DNS query from blue .10 to its gateway.
+    static UdpFrameSpec dns_to_gateway() {
+        UdpFrameSpec spec;
+        spec.src_mac = kBlue10Mac;
+        spec.dst_mac = kGatewayMac;
+        spec.src = ipv4("10.0.0.10");
+        spec.dst = ipv4("10.0.0.1");
+        spec.src_port = 40000;
+        spec.dst_port = 53;
+        return spec;
+    }
     static DhcpClientMessage client(std::uint8_t type) {
         DhcpClientMessage m;
         m.chaddr = kBlue10Mac;
@@ -147,13 +158,7 @@ TEST_F(GatewayServicesTest, AnotherEndpointsMacOrASpoofedSourceGetsNoLease) {
 }
 
 TEST_F(GatewayServicesTest, DnsToTheGatewayGoesToTheDnsServiceWithTheVpcAndPort) {
-    UdpFrameSpec spec;
-    spec.src_mac = kBlue10Mac;
-    spec.dst_mac = kGatewayMac;
-    spec.src = ipv4("10.0.0.10");
-    spec.dst = ipv4("10.0.0.1");
-    spec.src_port = 40000;
-    spec.dst_port = 53;
+    UdpFrameSpec spec = dns_to_gateway();
     const Bytes query = gateway::testing::udp_frame(spec, DnsQuery{}.bytes());
     const auto r = run_with_dns(kBlue10Port, query);
     EXPECT_EQ(r.verdict, Verdict::reply);
@@ -181,14 +186,7 @@ TEST_F(GatewayServicesTest, DnsToTheGatewayGoesToTheDnsServiceWithTheVpcAndPort)
 }
 
 TEST_F(GatewayServicesTest, ATenantFloodingTheGatewaysDnsGetsItsReplyBudgetAndNoMore) {
-    UdpFrameSpec spec;
-    spec.src_mac = kBlue10Mac;
-    spec.dst_mac = kGatewayMac;
-    spec.src = ipv4("10.0.0.10");
-    spec.dst = ipv4("10.0.0.1");
-    spec.src_port = 40000;
-    spec.dst_port = 53;
-    const Bytes query = gateway::testing::udp_frame(spec, DnsQuery{}.bytes());
+    const Bytes query = gateway::testing::udp_frame(dns_to_gateway(), DnsQuery{}.bytes());
     int limited = 0;
     for (int i = 0; i < 3000; ++i)
         if (run_with_dns(kBlue10Port, query).drop_reason == DropReason::gateway_reply_rate_limited) ++limited;

@@ -28,7 +28,8 @@ std::vector<DnsServiceVpc> dns_vpcs(const fabric::FabricSnapshot& snapshot) {
         DnsServiceVpc v;
         v.vni = vpc.vni;
         v.gateway = {vpc.gateway_mac, vpc.gateway};
-        v.mtu = static_cast<std::uint16_t>(std::min<std::uint32_t>(andromeda_vpc_inner_mtu(vpc.mtu, underlay_mtu), 0xffff));
+        const std::uint32_t mtu = andromeda_vpc_inner_mtu(vpc.mtu, underlay_mtu);
+        v.mtu = static_cast<std::uint16_t>(std::min<std::uint32_t>(mtu, 0xffff));
         v.zone = zones[i];
         out.push_back(std::move(v));
     }

@@ -19,9 +19,10 @@ namespace {
 // An open /dev/net/tun attached to tap `name` (created when missing), closed on scope exit.
 class TunFile {
 public:
-    TunFile(const std::string& name, bool create) {
+    explicit TunFile(const std::string& name) {
         if (name.empty() || name.size() >= IFNAMSIZ)
-            throw IoError("tap name \"" + name + "\" must have 1 to " + std::to_string(IFNAMSIZ - 1) + " characters", EINVAL);
+            throw IoError("tap name \"" + name + "\" must have 1 to " + std::to_string(IFNAMSIZ - 1) + " characters",
+                          EINVAL);
         fd_ = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC);
         if (fd_ < 0)
             throw IoError("opening /dev/net/tun to create tap " + name + " (is the tun module loaded? modprobe tun)",
@@ -32,8 +33,9 @@ public:
         if (::ioctl(fd_, TUNSETIFF, &ifr) != 0) {
             const int error = errno;
             ::close(fd_);
-            throw IoError(std::string(create ? "creating" : "opening") + " tap " + name +
-                              (error == EBUSY || error == EINVAL ? " (an interface of that name exists and is not a single-queue tap)" : ""),
+            const bool taken = error == EBUSY || error == EINVAL;
+            throw IoError("creating tap " + name +
+                              (taken ? " (an interface of that name exists and is not a single-queue tap)" : ""),
                           error);
         }
     }
@@ -41,9 +43,9 @@ public:
     TunFile(const TunFile&) = delete;
     TunFile& operator=(const TunFile&) = delete;
 
-    void set_persist(const std::string& name, bool persist) const {
-        if (::ioctl(fd_, TUNSETPERSIST, persist ? 1 : 0) != 0)
-            throw IoError(std::string(persist ? "making" : "unmaking") + " tap " + name + " persistent", errno);
+    // The tap outlives this file: it stays for a VM to attach to.
+    void persist(const std::string& name) const {
+        if (::ioctl(fd_, TUNSETPERSIST, 1) != 0) throw IoError("making tap " + name + " persistent", errno);
     }
 
 private:
@@ -54,18 +56,10 @@ private:
 
 std::uint32_t create_tap(const std::string& name) {
     {
-        TunFile tun(name, true);
-        tun.set_persist(name, true);
+        TunFile tun(name);
+        tun.persist(name);
     }
     return require_interface(name).ifindex;
-}
-
-bool delete_tap(const std::string& name) {
-    const auto link = find_interface(name);
-    if (!link || !is_tap(*link)) return false;
-    TunFile tun(name, false);
-    tun.set_persist(name, false);
-    return true;
 }
 
 bool is_tap(const InterfaceInfo& link) {

@@ -15,10 +15,6 @@ namespace andromeda::io {
 // failed (no /dev/net/tun, the name taken, ...).
 std::uint32_t create_tap(const std::string& name);
 
-// Deletes a tap create_tap made (TUNSETPERSIST off); false when there is none. A VM still holding
-// it keeps it until it closes it.
-bool delete_tap(const std::string& name);
-
 // The interface is a tap: the tun driver in TAP mode (/sys/class/net/<name>/tun_flags has IFF_TAP).
 [[nodiscard]] bool is_tap(const InterfaceInfo& link);
 

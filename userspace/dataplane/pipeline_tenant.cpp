@@ -7,6 +7,7 @@
 #include "gateway/icmp_error.hpp"
 #include "wire/arp.hpp"
 #include "wire/dhcp.hpp"
+#include "wire/dns.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv6.hpp"
@@ -25,7 +26,6 @@ std::uint32_t inner_ip_mtu(std::uint32_t underlay_mtu, std::uint32_t vpc_mtu, st
 }
 
 constexpr wire::Ipv4Address kLimitedBroadcast{0xffffffffu};
-constexpr std::uint16_t kDnsPort = 53;
 
 }  // namespace
 
@@ -94,7 +94,7 @@ bool Pipeline::decide_gateway_udp(const fabric::Endpoint& endpoint, const detail
     const std::uint16_t port = udp->destination_port();
     if (port == wire::kDhcpServerPort) {
         a.kind = ActionKind::dhcp;
-    } else if (port == kDnsPort) {
+    } else if (port == wire::kDnsPort) {
         // Within the gateway's reply budget per source, with ARP and echo: one tenant's flood
         // must not fill the DNS service's queue for the others.
         if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip))) {

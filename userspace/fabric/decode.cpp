@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "fabric/decode_fields.hpp"
+#include "wire/dns.hpp"
 #include "fabric/decode_policy.hpp"
 
 namespace andromeda::fabric::detail {
@@ -476,7 +477,7 @@ private:
         std::vector<std::string> groups;
         const bool groups_ok = decode_endpoint_groups(fields_, table, path, out_.config.vpcs[vpc_index], groups);
         auto name = fields_.string(table, path, "name", false, "name = \"web\"", &src.name);
-        if (name && !is_dns_label(*name)) {
+        if (name && !wire::is_hostname_label(*name)) {
             fields_.error(src.name, join_path(path, "name"), quoted(*name) + " is not a DNS name label",
                           "1 to 63 letters, digits or '-', not starting or ending with '-' (it becomes <name>." +
                               out_.config.vpcs[vpc_index].name + ".internal)");

@@ -63,8 +63,6 @@ private:
 // '-', '_' or '.'.
 [[nodiscard]] bool is_valid_name(std::string_view name);
 [[nodiscard]] std::string quoted(std::string_view text);
-// An endpoint's DNS name (RFC 1123 host name label): 1 to 63 letters, digits or '-', with no '-'
-// at either end.
-[[nodiscard]] bool is_dns_label(std::string_view label);
+
 
 }  // namespace andromeda::fabric::detail

@@ -9,6 +9,7 @@
 
 #include "fabric/decode.hpp"
 #include "fabric/decode_fields.hpp"
+#include "wire/dns.hpp"
 
 namespace andromeda::fabric::detail {
 
@@ -200,7 +201,7 @@ private:
                              std::map<std::pair<std::uint32_t, std::string>, std::uint32_t>& by_name) {
         const Vpc& vpc = config_.vpcs[endpoint.vpc_index];
         const std::uint32_t line = source_.endpoints[index].name;
-        if (!is_dns_label(vpc.name)) {
+        if (!wire::is_hostname_label(vpc.name)) {
             fields_.error(line, path + ".name",
                           "VPC " + quoted(vpc.name) + " is not a DNS label, so its endpoints cannot have names",
                           "rename the VPC to letters, digits and '-', or remove the endpoint's name");

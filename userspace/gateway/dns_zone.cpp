@@ -17,16 +17,8 @@ std::string lowercase(std::string_view text) {
 
 }  // namespace
 
-bool is_hostname_label(std::string_view label) noexcept {
-    if (label.empty() || label.size() > wire::kDnsMaxLabelLength) return false;
-    if (label.front() == '-' || label.back() == '-') return false;
-    return std::all_of(label.begin(), label.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
-    });
-}
-
 std::optional<DnsZone> DnsZone::for_vpc(std::string_view vpc, std::string& error) {
-    if (!is_hostname_label(vpc)) {
+    if (!wire::is_hostname_label(vpc)) {
         error = "VPC name \"" + std::string(vpc) +
                 "\" cannot be a DNS label: use 1-63 letters, digits and '-', not starting or ending with '-'";
         return std::nullopt;
@@ -38,7 +30,7 @@ std::optional<DnsZone> DnsZone::for_vpc(std::string_view vpc, std::string& error
 }
 
 bool DnsZone::add(std::string_view name, const DnsHostAddresses& addresses, std::string& error) {
-    if (!is_hostname_label(name)) {
+    if (!wire::is_hostname_label(name)) {
         error = "endpoint name \"" + std::string(name) +
                 "\" is not a DNS label: use 1-63 letters, digits and '-', not starting or ending with '-'";
         return false;

@@ -26,9 +26,6 @@ struct DnsHostAddresses {
     std::optional<wire::Ipv6Address> ipv6;
 };
 
-// Whether `label` is a hostname label (RFC 1123 2.1).
-[[nodiscard]] bool is_hostname_label(std::string_view label) noexcept;
-
 class DnsZone {
 public:
     // The zone `<vpc>.internal`; nullopt, and why in `error`, when `vpc` is not a hostname label.

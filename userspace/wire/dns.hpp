@@ -31,6 +31,10 @@ inline constexpr std::uint16_t kDnsPort = 53;
 inline constexpr std::size_t kDnsClassicUdpLimit = 512;  // RFC 1035 4.2.1, without EDNS
 inline constexpr std::size_t kDnsTcpLengthPrefix = 2;
 
+// Whether `label` is a hostname label (RFC 1123 2.1): 1 to 63 letters, digits or '-', with no '-'
+// at either end. VPC and endpoint names, which become <name>.<vpc>.internal, must be.
+[[nodiscard]] bool is_hostname_label(std::string_view label) noexcept;
+
 namespace dns_type {
 inline constexpr std::uint16_t kA = 1;
 inline constexpr std::uint16_t kNs = 2;

@@ -127,4 +127,12 @@ DnsError read_dns_name(ByteSpan m, std::size_t offset, DnsName* name, std::size_
     }
 }
 
+bool is_hostname_label(std::string_view label) noexcept {
+    if (label.empty() || label.size() > kDnsMaxLabelLength) return false;
+    if (label.front() == '-' || label.back() == '-') return false;
+    return std::all_of(label.begin(), label.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+    });
+}
+
 }  // namespace andromeda::wire

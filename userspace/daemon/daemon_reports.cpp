@@ -167,34 +167,18 @@ control::StatsReply Daemon::stats() const {
     }
     // The gateway's DHCP server and DNS service (docs/vm-tenants.md).
     auto& dhcp = out.groups["dhcp"];
+    const auto put = [](auto& group) {
+        return [&group](std::string_view name, std::uint64_t v) { group[std::string(name)] = v; };
+    };
     dhcp_->read([&](const gateway::DhcpServer& server) {
-        const gateway::DhcpCounters& d = server.counters();
-        for (const auto& [name, v] : {std::pair<const char*, std::uint64_t>{"discovers", d.discovers}, {"requests", d.requests},
-                                      {"declines", d.declines}, {"releases", d.releases}, {"informs", d.informs},
-                                      {"offers", d.offers}, {"acks", d.acks}, {"naks", d.naks},
-                                      {"unknown_client", d.unknown_client}, {"rate_limited", d.rate_limited},
-                                      {"malformed", d.malformed}, {"other_server", d.other_server},
-                                      {"ignored", d.ignored}, {"no_room", d.no_room}})
-            dhcp[name] = v;
+        server.counters().for_each(put(dhcp));
         dhcp["leases"] = server.leases().size();
         return 0;
     });
     const DnsServiceStats ds = dns_->stats();
     auto& dns = out.groups["dns"];
-    for (const auto& [name, v] : {std::pair<const char*, std::uint64_t>{"queries", ds.forwarder.queries},
-                                  {"answered_locally", ds.forwarder.answered_locally}, {"nxdomain", ds.forwarder.nxdomain},
-                                  {"forwarded", ds.forwarder.forwarded}, {"retries", ds.forwarder.retries},
-                                  {"answers_returned", ds.forwarder.answers_returned}, {"truncated", ds.forwarder.truncated},
-                                  {"timeouts", ds.forwarder.timeouts}, {"failures", ds.forwarder.failures},
-                                  {"full", ds.forwarder.full}, {"formerr", ds.forwarder.formerr}, {"notimp", ds.forwarder.notimp},
-                                  {"refused", ds.forwarder.refused}, {"dropped", ds.forwarder.dropped},
-                                  {"unmatched", ds.forwarder.unmatched}, {"malformed_answers", ds.forwarder.malformed_answers},
-                                  {"submitted", ds.service.submitted}, {"queue_full", ds.service.queue_full},
-                                  {"unknown_vpc", ds.service.unknown_vpc}, {"replies_sent", ds.service.replies_sent},
-                                  {"send_errors", ds.service.send_errors}, {"forwards_sent", ds.service.forwards_sent},
-                                  {"upstream_from_elsewhere", ds.service.upstream_from_elsewhere},
-                                  {"tcp_not_supported", ds.service.tcp_not_supported}})
-        dns[name] = v;
+    ds.forwarder.for_each(put(dns));
+    ds.service.for_each(put(dns));
     dns["in_flight"] = ds.in_flight;
     // Each tenant port's punt bucket (andromeda_punt_limits): "<port>.punted", "<port>.rate_limited".
     auto& punt = out.groups["punt_limit"];

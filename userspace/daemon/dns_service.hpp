@@ -53,17 +53,29 @@ struct DnsServiceVpc {
     std::shared_ptr<const gateway::DnsZone> zone;  // its names; null forwards every query
 };
 
+#define ANDROMEDA_DNS_SERVICE_COUNTERS(X)                                                              \
+    X(submitted)                /* queries taken into the queue */                                     \
+    X(queue_full)               /* refused by submit: the queue was full */                            \
+    X(oversized)                /* refused by submit: longer than kDnsQueryFrameRoom */                \
+    X(unknown_vpc)              /* dropped: a VNI not in the last set_vpcs */                          \
+    X(replies_sent)             /* frames sent to a tenant port */                                     \
+    X(send_errors)              /* a reply or a forward the kernel did not take */                     \
+    X(forwards_sent)            /* datagrams sent to an upstream (retries included) */                 \
+    X(upstream_datagrams)       /* received on the upstream sockets */                                 \
+    X(upstream_from_elsewhere)  /* of which: not from a configured upstream, dropped */                \
+    X(tcp_not_supported)        /* a forward over TCP (tenant TCP is not wired yet), dropped */
+
 struct DnsServiceCounters {
-    std::uint64_t submitted = 0;                // queries taken into the queue
-    std::uint64_t queue_full = 0;               // refused by submit: the queue was full
-    std::uint64_t oversized = 0;                // refused by submit: longer than kDnsQueryFrameRoom
-    std::uint64_t unknown_vpc = 0;              // dropped: a VNI not in the last set_vpcs
-    std::uint64_t replies_sent = 0;             // frames sent to a tenant port
-    std::uint64_t send_errors = 0;              // a reply or a forward the kernel did not take
-    std::uint64_t forwards_sent = 0;            // datagrams sent to an upstream (retries included)
-    std::uint64_t upstream_datagrams = 0;       // received on the upstream sockets
-    std::uint64_t upstream_from_elsewhere = 0;  // of which: not from a configured upstream, dropped
-    std::uint64_t tcp_not_supported = 0;        // a forward over TCP (tenant TCP is not wired yet), dropped
+#define ANDROMEDA_DNS_SERVICE_FIELD(name) std::uint64_t name = 0;
+    ANDROMEDA_DNS_SERVICE_COUNTERS(ANDROMEDA_DNS_SERVICE_FIELD)
+#undef ANDROMEDA_DNS_SERVICE_FIELD
+
+    template <class F>
+    void for_each(F&& f) const {
+#define ANDROMEDA_DNS_SERVICE_NAME(name) f(#name, name);
+        ANDROMEDA_DNS_SERVICE_COUNTERS(ANDROMEDA_DNS_SERVICE_NAME)
+#undef ANDROMEDA_DNS_SERVICE_NAME
+    }
 };
 
 struct DnsServiceStats {

@@ -83,24 +83,26 @@ struct DhcpReply {
     [[nodiscard]] bool replied() const noexcept { return length != 0; }
 };
 
+// `andromedactl stats` group `dhcp`.
+#define ANDROMEDA_DHCP_COUNTERS(X)                                  \
+    /* received from endpoints, by message type */                  \
+    X(discovers) X(requests) X(declines) X(releases) X(informs)     \
+    /* sent */                                                      \
+    X(offers) X(acks) X(naks)                                       \
+    /* not answered */                                              \
+    X(unknown_client) X(rate_limited) X(malformed) X(other_server) X(ignored) X(no_room)
+
 struct DhcpCounters {
-    // Received from endpoints, by message type.
-    std::uint64_t discovers = 0;
-    std::uint64_t requests = 0;
-    std::uint64_t declines = 0;
-    std::uint64_t releases = 0;
-    std::uint64_t informs = 0;
-    // Sent.
-    std::uint64_t offers = 0;
-    std::uint64_t acks = 0;
-    std::uint64_t naks = 0;
-    // Not answered.
-    std::uint64_t unknown_client = 0;
-    std::uint64_t rate_limited = 0;
-    std::uint64_t malformed = 0;
-    std::uint64_t other_server = 0;
-    std::uint64_t ignored = 0;
-    std::uint64_t no_room = 0;
+#define ANDROMEDA_DHCP_FIELD(name) std::uint64_t name = 0;
+    ANDROMEDA_DHCP_COUNTERS(ANDROMEDA_DHCP_FIELD)
+#undef ANDROMEDA_DHCP_FIELD
+
+    template <class F>
+    void for_each(F&& f) const {
+#define ANDROMEDA_DHCP_NAME(name) f(#name, name);
+        ANDROMEDA_DHCP_COUNTERS(ANDROMEDA_DHCP_NAME)
+#undef ANDROMEDA_DHCP_NAME
+    }
 };
 
 // The largest reply frame: Ethernet with two tags, IPv4, UDP and a 576-byte datagram's DHCP

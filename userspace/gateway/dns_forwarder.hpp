@@ -113,24 +113,30 @@ struct DnsAction {
     std::uint64_t tag = 0;         // reply_udp: the `tag` handle_udp_query was given with the query
 };
 
+#define ANDROMEDA_DNS_COUNTERS(X)                                                        \
+    X(queries)           /* every query handed in */                                     \
+    X(answered_locally)  /* answered, nodata and nxdomain */                             \
+    X(nxdomain)                                                                          \
+    X(forwarded)         /* first attempts */                                            \
+    X(retries)                                                                           \
+    X(answers_returned)  /* upstream answers relayed (truncated ones included) */        \
+    X(truncated)                                                                         \
+    X(timeouts)          /* attempts that timed out */                                   \
+    X(failures)          /* SERVFAIL sent (full, timed out, no upstream) */              \
+    X(full)              /* of which: too many in flight */                              \
+    X(formerr) X(notimp) X(refused) X(dropped) X(unmatched) X(malformed_answers) X(no_room)
+
 struct DnsCounters {
-    std::uint64_t queries = 0;           // every query handed in
-    std::uint64_t answered_locally = 0;  // answered, nodata and nxdomain
-    std::uint64_t nxdomain = 0;
-    std::uint64_t forwarded = 0;         // first attempts
-    std::uint64_t retries = 0;
-    std::uint64_t answers_returned = 0;  // upstream answers relayed (truncated ones included)
-    std::uint64_t truncated = 0;
-    std::uint64_t timeouts = 0;          // attempts that timed out
-    std::uint64_t failures = 0;          // SERVFAIL sent (full, timed out, no upstream)
-    std::uint64_t full = 0;              // of which: too many in flight
-    std::uint64_t formerr = 0;
-    std::uint64_t notimp = 0;
-    std::uint64_t refused = 0;
-    std::uint64_t dropped = 0;
-    std::uint64_t unmatched = 0;
-    std::uint64_t malformed_answers = 0;
-    std::uint64_t no_room = 0;
+#define ANDROMEDA_DNS_FIELD(name) std::uint64_t name = 0;
+    ANDROMEDA_DNS_COUNTERS(ANDROMEDA_DNS_FIELD)
+#undef ANDROMEDA_DNS_FIELD
+
+    template <class F>
+    void for_each(F&& f) const {
+#define ANDROMEDA_DNS_NAME(name) f(#name, name);
+        ANDROMEDA_DNS_COUNTERS(ANDROMEDA_DNS_NAME)
+#undef ANDROMEDA_DNS_NAME
+    }
 };
 
 class DnsForwarder {

@@ -2,6 +2,7 @@
 // /sys/class/net): names, MACs, MTU, queues, addresses, next-hop MACs resolved by ARP, and the
 // punt pairs the daemon creates for tenant ports.
 #include <gtest/gtest.h>
+#include <linux/if_tun.h>
 #include <net/if.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "io/netlink/interfaces.hpp"
 #include "io/netlink/neighbour.hpp"
 #include "io/netlink/punt_pair.hpp"
+#include "io/netlink/tap.hpp"
 #include "io/plan/io_error.hpp"
 #include "io_test_support.hpp"
 #include "support/root.hpp"
@@ -121,6 +123,37 @@ TEST_F(Netlink, AnUnansweredPeerFailsInBoundedTimeWithAFix) {
 // the visible end (where the kernel finishes what the tenant left CHECKSUM_PARTIAL) and left on
 // on the steering end, IPv6 off on both; a crashed instance's pair is replaced, and the pair is
 // gone with its owner.
+// A VM's tap (docs/vm-tenants.md): created persistent, single- or multi-queue, told apart from
+// a veth by what netlink says about it in this namespace, and adopted when it is already there.
+TEST_F(Netlink, TapsAreCreatedSingleOrMultiQueueAndToldApart) {
+    NetnsGuard in_host(*host_);
+    const std::uint32_t single = create_tap("tq0");
+    const std::uint32_t multi = create_tap("tq1", true);
+    const auto a = find_interface("tq0");
+    const auto b = find_interface("tq1");
+    const auto veth = find_interface("eth1");
+    ASSERT_TRUE(a && b && veth);
+    EXPECT_EQ(a->ifindex, single);
+    EXPECT_EQ(b->ifindex, multi);
+    EXPECT_EQ(a->tun_type, IFF_TAP);
+    EXPECT_TRUE(is_tap(*a) && is_tap(*b));
+    EXPECT_FALSE(is_multi_queue_tap(*a));
+    EXPECT_TRUE(is_multi_queue_tap(*b));
+    EXPECT_FALSE(is_tap(*veth));
+    EXPECT_FALSE(is_multi_queue_tap(*veth));
+    const std::string details = host_->run({"ip", "-d", "link", "show", "tq1"});
+    EXPECT_TRUE(contains(details, "multi_queue") && contains(details, "vnet_hdr on") && contains(details, "persist on"))
+        << details;
+    EXPECT_EQ(create_tap("tq0"), single) << "a tap of the same kind is adopted";
+    try {
+        create_tap("tq0", true);
+        ADD_FAILURE() << "a single-queue tap cannot be opened multi-queue";
+    } catch (const IoError& e) {
+        EXPECT_TRUE(contains(e.what(), "creating tap tq0 (an interface of that name exists and is not a multi-queue tap)"))
+            << e.what();
+    }
+}
+
 TEST_F(Netlink, PuntPairIsCreatedConfiguredAdoptedReplacedAndDeleted) {
     Netns& tenant = topo_.add_namespace("tenant");
     topo_.add_veth(*host_, "tap0", tenant, "eth0");

@@ -109,7 +109,8 @@ std::vector<std::string> qemu_command(const QemuGuestOptions& o, const std::stri
     // quiet: the kernel writes its log to the emulated UART synchronously, about 2 s of a TCG boot.
     std::string append = "console=ttyS0 panic=-1 quiet";
     if (!o.kernel_args.empty()) append += " " + o.kernel_args;
-    std::vector<std::string> args = {qemu, "-accel", "tcg", "-m", std::to_string(o.memory_mb), "-nographic"};
+    std::vector<std::string> args = {qemu, "-accel", "tcg", "-m", std::to_string(o.memory_mb), "-smp", std::to_string(o.cpus),
+                                     "-nographic"};
     args.insert(args.end(), {"-nodefaults", "-no-reboot", "-serial", "stdio", "-monitor", "none"});
     args.insert(args.end(), {"-kernel", (o.image_dir / "vmlinuz").string()});
     args.insert(args.end(), {"-initrd", (o.image_dir / "initramfs.cpio.gz").string(), "-append", append});
@@ -117,9 +118,13 @@ std::vector<std::string> qemu_command(const QemuGuestOptions& o, const std::stri
         args.insert(args.end(), {"-nic", "none"});
     } else {
         const std::string vhost = o.vhost ? "on" : "off";
-        args.insert(args.end(), {"-netdev", "tap,id=n0,ifname=" + o.tap + ",script=no,downscript=no,vhost=" + vhost});
-        // romfile=: no iPXE ROM; the kernel is given, nothing boots from the network.
-        args.insert(args.end(), {"-device", "virtio-net-pci,netdev=n0,mac=" + o.mac + ",romfile="});
+        const std::string queues = o.queues > 1 ? ",queues=" + std::to_string(o.queues) : "";
+        args.insert(args.end(), {"-netdev", "tap,id=n0,ifname=" + o.tap + ",script=no,downscript=no,vhost=" + vhost + queues});
+        // romfile=: no iPXE ROM; the kernel is given, nothing boots from the network. A vector
+        // per queue, one for the configuration and one for the control queue.
+        const std::string mq = o.queues > 1 ? ",mq=on,vectors=" + std::to_string(2 * o.queues + 2) : "";
+        args.insert(args.end(), {"-device", "virtio-net-pci,netdev=n0,mac=" + o.mac + ",romfile=" + mq +
+                                                (o.nic_properties.empty() ? "" : "," + o.nic_properties)});
     }
     args.insert(args.end(), o.extra_qemu_args.begin(), o.extra_qemu_args.end());
     return args;

@@ -64,7 +64,15 @@ struct QemuGuestOptions {
     // `ip netns` makes them) or a path. Empty: this process's namespace.
     std::string netns;
     unsigned memory_mb = 512;
+    unsigned cpus = 1;
+    // The NIC's queue pairs: more than 1 opens that many queues of the tap (`queues=N`, which
+    // needs a multi-queue tap) and gives the device mq=on with a vector per queue.
+    unsigned queues = 1;
     bool vhost = false;       // vhost-net needs KVM to help; under TCG QEMU's own virtio-net is used
+    // Properties appended to the virtio-net-pci device, e.g. "csum=off,guest_csum=off" (the
+    // benchmark's guest without offloads). Empty: QEMU's defaults (checksums, TSO, mergeable
+    // receive buffers).
+    std::string nic_properties;
     std::string kernel_args;  // appended to "console=ttyS0 panic=-1 quiet"
     std::vector<std::string> extra_qemu_args;
     std::string qemu = "qemu-system-x86_64";  // looked up in PATH unless it has a '/'

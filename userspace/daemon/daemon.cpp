@@ -39,11 +39,13 @@ fabric::PortResolver interface_resolver() {
     return [](const fabric::Endpoint& e) -> std::optional<fabric::PortBinding> {
         try {
             auto link = io::find_interface(e.port);
+            const bool multi_queue = e.queues > 1;
+            const std::string queues = multi_queue ? fmt::format(",queues={}", e.queues) : "";
             if (!link && e.port_type == fabric::PortType::tap) {
-                io::create_tap(e.port);
-                spdlog::info("tenant port {}: created tap {} for endpoint {} (attach a VM with -netdev "
-                             "tap,ifname={},script=no,downscript=no)",
-                             e.port, e.port, e.ip.to_string(), e.port);
+                io::create_tap(e.port, multi_queue);
+                spdlog::info("tenant port {}: created {}tap {} for endpoint {} (attach a VM with -netdev "
+                             "tap,ifname={},script=no,downscript=no{})",
+                             e.port, multi_queue ? "multi-queue " : "", e.port, e.ip.to_string(), e.port, queues);
                 link = io::find_interface(e.port);
             }
             if (!link) return std::nullopt;
@@ -53,6 +55,12 @@ fabric::PortResolver interface_resolver() {
                              e.port, link->driver.empty() ? "device of unknown driver" : link->driver);
                 return std::nullopt;
             }
+            // Served either way; QEMU is what a mismatch stops (its queues=N must match the tap's kind).
+            if (tap && e.port_type == fabric::PortType::tap && io::is_multi_queue_tap(*link) != multi_queue)
+                spdlog::warn("tenant port {}: the tap is {} but its endpoint says queues = {}: QEMU will not attach "
+                             "with {} (ip link del {} and reload, and the daemon makes it as configured)",
+                             e.port, multi_queue ? "single-queue" : "multi-queue", e.queues,
+                             multi_queue ? fmt::format("queues={}", e.queues) : "a single queue", e.port);
             return fabric::PortBinding{link->ifindex, tap};
         } catch (const std::exception& e2) {
             spdlog::warn("looking up tenant port {}: {}", e.port, e2.what());
@@ -397,6 +405,8 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     pipeline.peer_path_mtu = peer_path_mtu_;
     pipeline.firewall = firewall_;
     pipeline.dhcp = dhcp_;
+    pipeline.gateway_reply_rate.tokens_per_second = snapshot.local().gateway_rate;
+    pipeline.gateway_reply_rate.burst = snapshot.local().gateway_burst;
     start_gateway_dns(snapshot);
     pipeline.dns = dns_;
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned),

@@ -56,8 +56,8 @@ struct PipelineConfig {
     std::vector<PortBinding> ports;
     bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame
     gateway::RateLimiterConfig icmp_error_rate;
-    // What the gateway answers each tenant (VNI, address) at most: ARP replies and echo replies
-    // together. Far above `ping -i 0.01` (100/s) and any ARP cache's needs; a tenant flooding the
+    // What the gateway answers each tenant (VNI, address) at most: ARP replies, echo replies and
+    // DNS queries together ([node] gateway_rate and gateway_burst). Far above `ping -i 0.01` (100/s) and any ARP cache's needs; a tenant flooding the
     // gateway gets this many answers and its requests beyond them dropped
     // (gateway_reply_rate_limited), so its flood costs the worker no reply frames.
     gateway::RateLimiterConfig gateway_reply_rate{1000, 1000, 1024};

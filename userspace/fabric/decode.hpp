@@ -35,7 +35,7 @@ struct VpcSource {
 };
 
 struct EndpointSource {
-    std::uint32_t table = 0, ip = 0, mac = 0, node = 0, port = 0, name = 0, port_type = 0;
+    std::uint32_t table = 0, ip = 0, mac = 0, node = 0, port = 0, name = 0, port_type = 0, queues = 0;
     std::uint32_t index_in_vpc = 0;
 };
 

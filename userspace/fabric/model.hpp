@@ -44,6 +44,12 @@ inline constexpr std::uint32_t kDefaultPuntRate = 20000;
 inline constexpr std::uint32_t kDefaultPuntBurst = 2000;
 inline constexpr std::uint32_t kMaxPuntRate = 100'000'000;
 inline constexpr std::uint32_t kMaxPuntBurst = 1'000'000;
+// [node] gateway_rate / gateway_burst: the answers the gateway gives one tenant (ARP and echo
+// replies, DNS queries taken) per second, and at once from a quiet tenant. Far above `ping -i
+// 0.01` and a busy resolver client; a flood beyond it costs the worker no reply frames.
+inline constexpr std::uint32_t kDefaultGatewayRate = 1000;
+inline constexpr std::uint32_t kDefaultGatewayBurst = 1000;
+inline constexpr std::uint32_t kMaxGatewayRate = 10'000'000;
 inline constexpr std::uint32_t kMinVpcMtu = 576;
 inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
 inline constexpr std::uint16_t kDefaultNatPortMin = 1024;
@@ -129,6 +135,10 @@ struct LocalNodeSettings {
     // (0: unlimited) and the burst an idle port may send at once. Applied again on every reload.
     std::uint32_t punt_rate = kDefaultPuntRate;
     std::uint32_t punt_burst = kDefaultPuntBurst;
+    // What the gateway answers each tenant at most (replies per second, and at once): ARP, echo
+    // and DNS together. Applied when the daemon starts.
+    std::uint32_t gateway_rate = kDefaultGatewayRate;
+    std::uint32_t gateway_burst = kDefaultGatewayBurst;
     std::optional<EtcdSettings> etcd;  // [etcd]
     // Where the gateway's DNS forwards what it does not answer from the VPC's names; unset: the
     // nameservers of the host's /etc/resolv.conf when the daemon starts.
@@ -247,6 +257,8 @@ struct Vpc {
 // QEMU reads it; docs/vm-tenants.md). A `tap` port the daemon creates when it is missing; either
 // way what the interface turns out to be is what Endpoint::port_is_tap says.
 enum class PortType : std::uint8_t { veth, tap };
+// A tap's queues (`queues`): the kernel attaches at most this many to one tap (MAX_TAP_QUEUES).
+inline constexpr std::int64_t kMaxTapQueues = 256;
 
 [[nodiscard]] inline const char* to_string(PortType t) noexcept { return t == PortType::tap ? "tap" : "veth"; }
 
@@ -259,6 +271,9 @@ struct Endpoint {
     std::vector<std::string> groups;  // security groups of its VPC it belongs to
     std::string name;  // its DNS name in the VPC, <name>.<vpc>.internal (and DHCP host name); empty: none
     PortType port_type = PortType::veth;
+    // A tap's queues, as QEMU's `-netdev tap,queues=N` opens them: more than one and the daemon
+    // creates the tap multi-queue (IFF_MULTI_QUEUE), which a guest with several queues needs.
+    std::uint16_t queues = 1;
     std::uint32_t vpc_index = kNoIndex;
     std::uint32_t node_index = kNoIndex;
     std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
@@ -269,7 +284,7 @@ struct Endpoint {
     // What the configuration says, ignoring the indexes derived from it.
     [[nodiscard]] bool same_config(const Endpoint& o) const noexcept {
         return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port && groups == o.groups &&
-               name == o.name && port_type == o.port_type;
+               name == o.name && port_type == o.port_type && queues == o.queues;
     }
 };
 

@@ -63,6 +63,8 @@ TEST(FabricLoader, Defaults) {
     EXPECT_EQ(local.workers, 0u) << "unset: one worker per underlay RX queue";
     EXPECT_EQ(local.punt_rate, 20000u);
     EXPECT_EQ(local.punt_burst, 2000u);
+    EXPECT_EQ(local.gateway_rate, 1000u);
+    EXPECT_EQ(local.gateway_burst, 1000u);
     const Vpc& vpc = fabric->vpcs()[0];
     EXPECT_EQ(vpc.mtu, 1450u);
     EXPECT_EQ(vpc.gateway_mac, kDefaultGatewayMac);
@@ -87,6 +89,13 @@ TEST(FabricLoader, PuntLimitKeys) {
         replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\npunt_rate = 500\npunt_burst = 50\n"));
     EXPECT_EQ(fabric->local().punt_rate, 500u);
     EXPECT_EQ(fabric->local().punt_burst, 50u);
+}
+
+TEST(FabricLoader, GatewayRateKeys) {
+    const auto fabric = load_ok(
+        replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ngateway_rate = 50000\ngateway_burst = 20\n"));
+    EXPECT_EQ(fabric->local().gateway_rate, 50000u);
+    EXPECT_EQ(fabric->local().gateway_burst, 20u);
 }
 
 // [node.uplink] new_flows_per_tenant / new_flows_burst: read, 0 is "no limit", and bounded.

@@ -37,7 +37,7 @@ TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
 
 TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
     expect_error(kBaseFabric + "colour = \"red\"\n",
-                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups, name, port_type");
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups, name, port_type, queues");
 }
 
 TEST(FabricValidation, UnknownTopLevelSection) {
@@ -50,7 +50,7 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
               (std::vector<std::string>{
                   "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
                   "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst, dns_upstreams"}));
+                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, dns_upstreams"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {
@@ -120,6 +120,20 @@ TEST(FabricValidation, PuntRateAndBurstAreBounded) {
                  "1000000");
     expect_error(replace_once(kBaseFabric, at, at + "punt_rate = \"fast\"\n"),
                  "t.toml:3: node.punt_rate: expected an integer, found a string; e.g. punt_rate = 20000");
+}
+
+TEST(FabricValidation, GatewayRateAndBurstAreBounded) {
+    const std::string at = "name = \"node1\"\n";
+    for (const auto& [key, value] : {std::pair{"gateway_rate", 1}, {"gateway_rate", 10000000}, {"gateway_burst", 1},
+                                     {"gateway_burst", 10000000}})
+        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
+            << key << " = " << value;
+    expect_error(replace_once(kBaseFabric, at, at + "gateway_rate = 0\n"),
+                 "t.toml:3: node.gateway_rate: 0 is out of range; answers per second the gateway gives one tenant is 1 "
+                 "to 10000000");
+    expect_error(replace_once(kBaseFabric, at, at + "gateway_burst = 10000001\n"),
+                 "t.toml:3: node.gateway_burst: 10000001 is out of range; answers the gateway gives a quiet tenant at "
+                 "once is 1 to 10000000");
 }
 
 TEST(FabricValidation, WorkersAreBounded) {
@@ -466,6 +480,21 @@ TEST(FabricValidation, PortTypeIsVethOrTap) {
     expect_error(kBaseFabric + "port_type = \"macvtap\"\n",
                  "t.toml:21: vpc[0].endpoint[0].port_type: \"macvtap\" is not a port type; \"veth\" (the "
                  "default) or \"tap\" (a VM's port, created when missing)");
+}
+
+TEST(FabricValidation, QueuesAreATapsAndBounded) {
+    const LoadResult r = load_fabric_string(kBaseFabric + "port_type = \"tap\"\nqueues = 4\n", "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    EXPECT_EQ(r.snapshot->find_local_endpoint("tap1")->queues, 4u);
+    EXPECT_EQ(load_fabric_string(kBaseFabric, "t.toml").snapshot->find_local_endpoint("tap1")->queues, 1u);
+    EXPECT_TRUE(errors_of(kBaseFabric + "port_type = \"tap\"\nqueues = 256\n").empty());
+    EXPECT_TRUE(errors_of(kBaseFabric + "queues = 1\n").empty()) << "one queue is every port's";
+    expect_error(kBaseFabric + "queues = 2\n",
+                 "t.toml:21: vpc[0].endpoint[0].queues: queues = 2 on a port that is not a tap; queues is a tap's "
+                 "(port_type = \"tap\"); a veth's queues are set where it is created");
+    expect_error(kBaseFabric + "port_type = \"tap\"\nqueues = 257\n",
+                 "t.toml:22: vpc[0].endpoint[0].queues: 257 is out of range; a tap's queues (QEMU's -netdev "
+                 "tap,queues=N) is 1 to 256");
 }
 
 TEST(FabricValidation, DnsUpstreamsAreAddressesWithOptionalPorts) {

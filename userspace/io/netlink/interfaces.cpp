@@ -53,6 +53,12 @@ InterfaceInfo parse_link(const nlmsghdr& message) {
     info.xdp_prog_id = xdp.u32(IFLA_XDP_PROG_ID).value_or(0);
     info.link_ifindex = attrs.u32(IFLA_LINK).value_or(0);
     if (const auto nsid = attrs.u32(IFLA_LINK_NETNSID)) info.link_netnsid = static_cast<std::int32_t>(*nsid);
+    const auto link_info = attrs.nested(IFLA_LINKINFO);
+    if (link_info.string(IFLA_INFO_KIND) == "tun") {
+        const auto tun = link_info.nested(IFLA_INFO_DATA);
+        info.tun_type = tun.u8(IFLA_TUN_TYPE).value_or(0);
+        info.tun_multi_queue = tun.u8(IFLA_TUN_MULTI_QUEUE).value_or(0) != 0;
+    }
     return info;
 }
 

@@ -27,6 +27,11 @@ struct InterfaceInfo {
     // namespace's id as seen from here (IFLA_LINK_NETNSID).
     std::uint32_t link_ifindex = 0;
     std::optional<std::int32_t> link_netnsid;
+    // A tun-driver device's kind and queues, as the kernel reports them (IFLA_LINKINFO "tun":
+    // IFLA_TUN_TYPE, IFLA_TUN_MULTI_QUEUE); tun_type 0 when the device is not one, or the kernel
+    // does not say.
+    std::uint8_t tun_type = 0;  // IFF_TUN (1) or IFF_TAP (2)
+    bool tun_multi_queue = false;
 };
 
 // nullopt when no such interface exists in this network namespace. Throws IoError when

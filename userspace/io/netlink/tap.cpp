@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "io/plan/io_error.hpp"
 
@@ -19,7 +18,7 @@ namespace {
 // An open /dev/net/tun attached to tap `name` (created when missing), closed on scope exit.
 class TunFile {
 public:
-    explicit TunFile(const std::string& name) {
+    TunFile(const std::string& name, bool multi_queue) {
         if (name.empty() || name.size() >= IFNAMSIZ)
             throw IoError("tap name \"" + name + "\" must have 1 to " + std::to_string(IFNAMSIZ - 1) + " characters",
                           EINVAL);
@@ -29,13 +28,15 @@ public:
                           errno);
         ifreq ifr{};
         std::memcpy(ifr.ifr_name, name.data(), name.size());
-        ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+        ifr.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (multi_queue ? IFF_MULTI_QUEUE : 0));
         if (::ioctl(fd_, TUNSETIFF, &ifr) != 0) {
             const int error = errno;
             ::close(fd_);
             const bool taken = error == EBUSY || error == EINVAL;
             throw IoError("creating tap " + name +
-                              (taken ? " (an interface of that name exists and is not a single-queue tap)" : ""),
+                              (taken ? std::string(" (an interface of that name exists and is not a ") +
+                                           (multi_queue ? "multi-queue" : "single-queue") + " tap)"
+                                     : ""),
                           error);
         }
     }
@@ -54,20 +55,21 @@ private:
 
 }  // namespace
 
-std::uint32_t create_tap(const std::string& name) {
+std::uint32_t create_tap(const std::string& name, bool multi_queue) {
     {
-        TunFile tun(name);
+        TunFile tun(name, multi_queue);
         tun.persist(name);
     }
     return require_interface(name).ifindex;
 }
 
+// From netlink (IFLA_LINKINFO), which answers for the caller's namespace, where sysfs would show
+// the namespace it was mounted in.
 bool is_tap(const InterfaceInfo& link) {
     if (link.driver != "tun") return false;
-    std::ifstream flags("/sys/class/net/" + link.name + "/tun_flags");
-    unsigned long value = 0;
-    if (!(flags >> std::hex >> value)) return true;  // a tun-driver port, and sysfs cannot say which kind
-    return (value & IFF_TAP) != 0;
+    return link.tun_type == IFF_TAP || link.tun_type == 0;  // 0: a tun-driver port the kernel did not describe
 }
+
+bool is_multi_queue_tap(const InterfaceInfo& link) { return is_tap(link) && link.tun_multi_queue; }
 
 }  // namespace andromeda::io

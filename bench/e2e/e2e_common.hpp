@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,45 @@ inline json last_json(const std::string& text) {
 
 inline void replace_all(std::string& text, const std::string& from, const std::string& to) {
     for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+}
+
+// The east-west topology's tenant t<octet>: a namespace whose eth0 (10.0.0.<octet>/24, MAC
+// 02:00:00:00:00:<octet>) is the peer of `host`'s tenant port tap-blue-<octet>.
+inline Netns& add_bench_tenant(andromeda::testing::Topology& topo, const Netns& host, const std::string& octet) {
+    Netns& tenant = topo.add_namespace("t" + octet);
+    andromeda::testing::VethOptions veth;
+    veth.mac_b = "02:00:00:00:00:" + octet;
+    topo.add_veth(host, "tap-blue-" + octet, tenant, "eth0", veth);
+    topo.add_address(tenant, "eth0", "10.0.0." + octet + "/24");
+    return tenant;
+}
+
+// configs/node<i+1>.toml for a run: both nodes renamed to `names` (unique per run), the underlay
+// at 1550 (tenants keep 1500), and `node_lines` added to [node].
+inline std::string bench_node_config(int i, const std::string (&names)[2], const std::string& node_lines) {
+    std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
+    if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
+    for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
+    replace_all(text, "[node]\n", "[node]\nunderlay_mtu = 1550\n" + node_lines);
+    return text;
+}
+
+// The kernel's overlay on one host (the baseline): a bridge br0 with `ports` and a vxlan device
+// (VNI 100, port 4789, from `local` over eth1); broadcast and unknown go to `remote`, and so do
+// `remote_macs` (static FDB entries).
+inline void add_kernel_vxlan(const Netns& h, const std::string& local, const std::string& remote,
+                             const std::vector<std::string>& ports, const std::vector<std::string>& remote_macs) {
+    h.run({"ip", "link", "add", "br0", "type", "bridge"});
+    h.run({"ip", "link", "add", "vx0", "type", "vxlan", "id", "100", "dstport", "4789", "local", local, "dev", "eth1",
+           "nolearning"});
+    h.run({"ip", "link", "set", "vx0", "mtu", "1500", "master", "br0", "up"});
+    for (const auto& port : ports) h.run({"ip", "link", "set", port, "master", "br0"});
+    h.run({"ip", "link", "set", "br0", "up"});
+    h.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", remote});
+    for (const auto& mac : remote_macs) {
+        h.run({"bridge", "fdb", "add", mac, "dev", "vx0", "dst", remote});
+        h.run({"bridge", "fdb", "replace", mac, "dev", "vx0", "master", "static"});
+    }
 }
 
 inline std::uint64_t rx_packets(const Netns& ns, const std::string& ifname) {

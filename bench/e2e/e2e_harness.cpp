@@ -104,8 +104,8 @@ public:
         auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
         hosts_[0] = hosts[0];
         hosts_[1] = hosts[1];
-        t10_ = &add_tenant(*hosts_[0], "10");
-        t20_ = &add_tenant(*hosts_[1], "20");
+        t10_ = &add_bench_tenant(topo_, *hosts_[0], "10");
+        t20_ = &add_bench_tenant(topo_, *hosts_[1], "20");
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "andromeda-slow-workers") start_andromeda(false, "workers = 2\n");
         else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_rules(100));
@@ -305,15 +305,6 @@ public:
     }
 
 private:
-    Netns& add_tenant(const Netns& host, const std::string& octet) {
-        Netns& tenant = topo_.add_namespace("t" + octet);
-        VethOptions veth;
-        veth.mac_b = "02:00:00:00:00:" + octet;
-        topo_.add_veth(host, "tap-blue-" + octet, tenant, "eth0", veth);
-        topo_.add_address(tenant, "eth0", "10.0.0." + octet + "/24");
-        return tenant;
-    }
-
     // `node_extra`: lines added to each node's [node] table.
     // Security groups (issue 29): both tenants in group "bench", whose `n` ingress rules allow
     // TCP and UDP ports from other networks; the last allows everything from the VPC, so the
@@ -332,11 +323,7 @@ private:
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
         for (int i = 0; i < 2; ++i) {
-            std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
-            if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
-            for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
-            replace_all(text, "[node]\n",
-                        std::string("[node]\nunderlay_mtu = 1550\n") + (fast_path ? "" : "fastpath = false\n") + node_extra);
+            std::string text = bench_node_config(i, names, (fast_path ? "" : "fastpath = false\n") + node_extra);
             if (!groups.empty()) {
                 // The groups before the first endpoint; every endpoint in group "bench".
                 text.replace(text.find("[[vpc.endpoint]]"), 0, groups);
@@ -352,23 +339,8 @@ private:
     }
 
     void build_kernel_vxlan() {
-        for (int i = 0; i < 2; ++i) {
-            const Netns& h = *hosts_[i];
-            const std::string local = "192.168.1." + std::to_string(i + 1);
-            const std::string remote = "192.168.1." + std::to_string(2 - i);
-            const std::string remote_mac = i == 0 ? "02:00:00:00:00:20" : "02:00:00:00:00:10";
-            const std::string tap = i == 0 ? "tap-blue-10" : "tap-blue-20";
-            h.run({"ip", "link", "add", "br0", "type", "bridge"});
-            h.run({"ip", "link", "add", "vx0", "type", "vxlan", "id", "100", "dstport", "4789", "local", local, "dev", "eth1",
-                   "nolearning"});
-            h.run({"ip", "link", "set", "vx0", "mtu", "1500", "master", "br0", "up"});
-            h.run({"ip", "link", "set", tap, "master", "br0"});
-            h.run({"ip", "link", "set", "br0", "up"});
-            // Static FDB: broadcast and unknown to the peer, the remote tenant's MAC to the peer.
-            h.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", remote});
-            h.run({"bridge", "fdb", "add", remote_mac, "dev", "vx0", "dst", remote});
-            h.run({"bridge", "fdb", "replace", remote_mac, "dev", "vx0", "master", "static"});
-        }
+        add_kernel_vxlan(*hosts_[0], "192.168.1.1", "192.168.1.2", {"tap-blue-10"}, {"02:00:00:00:00:20"});
+        add_kernel_vxlan(*hosts_[1], "192.168.1.2", "192.168.1.1", {"tap-blue-20"}, {"02:00:00:00:00:10"});
     }
 
     // The ceiling (bench/e2e/forward.bpf.c): on each host, a tc program on the tenant port sends

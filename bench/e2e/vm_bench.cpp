@@ -2,7 +2,8 @@
 // is built for each datapath:
 //
 //   VM 10.0.0.40 (QEMU, tap-blue-40) ─┐
-//   t10 ns: eth0 10.0.0.10 ──veth─────┴ host1 ns [datapath] eth1 ══ underlay ══ eth1 host2 ns [datapath] ──veth── t20 ns 10.0.0.20
+//   t10 ns: eth0 10.0.0.10 ──veth─────┴ host1 ns [datapath] eth1 ══ underlay ══ eth1 host2 ns [datapath] ──veth── t20
+//   ns 10.0.0.20
 //
 // where [datapath] is two andromedad (configs/node1.toml and node2.toml, the VM's endpoint on
 // host1's tap with port_type = "tap", which andromedad creates) or the kernel's overlay
@@ -36,7 +37,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -83,7 +83,9 @@ struct VmSettings {
     std::vector<std::string> impls = {"andromeda", "kernel-vxlan"};
     std::string tests = "tcp,dhcp,dns";
     std::string out = "bench/results/vm.json";
-    [[nodiscard]] bool wants(const std::string& t) const { return ("," + tests + ",").find("," + t + ",") != std::string::npos; }
+    [[nodiscard]] bool wants(const std::string& t) const {
+        return ("," + tests + ",").find("," + t + ",") != std::string::npos;
+    }
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -116,7 +118,8 @@ public:
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         inet_pton(AF_INET, "10.0.0.20", &a.sin_addr);
-        if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(listener_, 1) != 0)
+        if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            listen(listener_, 1) != 0)
             throw std::runtime_error("receiver: bind/listen: " + std::string(std::strerror(errno)));
         thread_ = std::thread([this, warmup, seconds] { serve(warmup, seconds); });
     }
@@ -244,10 +247,17 @@ json dns_load(const Netns& ns, const std::string& server, std::uint16_t port, co
     close(fd);
     std::sort(latencies_us.begin(), latencies_us.end());
     const auto pct = [&](double q) {
-        return latencies_us.empty() ? 0.0 : latencies_us[static_cast<std::size_t>(q * static_cast<double>(latencies_us.size() - 1))];
+        return latencies_us.empty()
+                   ? 0.0
+                   : latencies_us[static_cast<std::size_t>(q * static_cast<double>(latencies_us.size() - 1))];
     };
-    return {{"qps", static_cast<double>(answered) / took}, {"answered", answered}, {"lost", lost}, {"send_errors", errors},
-            {"p50_us", pct(0.5)}, {"p99_us", pct(0.99)}, {"window", window}};
+    return {{"qps", static_cast<double>(answered) / took},
+            {"answered", answered},
+            {"lost", lost},
+            {"send_errors", errors},
+            {"p50_us", pct(0.5)},
+            {"p99_us", pct(0.99)},
+            {"window", window}};
 }
 
 // One datapath's topology, with the VM's tap on host1.
@@ -259,11 +269,14 @@ public:
         auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
         hosts_[0] = hosts[0];
         hosts_[1] = hosts[1];
-        t10_ = &add_tenant(*hosts_[0], "10");
-        t20_ = &add_tenant(*hosts_[1], "20");
-        if (impl == "andromeda") start_andromeda();
-        else if (impl == "kernel-vxlan") build_kernel_vxlan();
-        else throw std::runtime_error("unknown datapath '" + impl + "' (andromeda, kernel-vxlan)");
+        t10_ = &add_bench_tenant(topo_, *hosts_[0], "10");
+        t20_ = &add_bench_tenant(topo_, *hosts_[1], "20");
+        if (impl == "andromeda")
+            start_andromeda();
+        else if (impl == "kernel-vxlan")
+            build_kernel_vxlan();
+        else
+            throw std::runtime_error("unknown datapath '" + impl + "' (andromeda, kernel-vxlan)");
         const auto deadline = Clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok())
             if (Clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -313,9 +326,9 @@ public:
         // A bound in the guest too: a sender that never learns of the close is killed there, and
         // what the receiver measured still counts.
         const int bound = static_cast<int>(settings_.seconds) + 25;
-        const auto sent = guest_->try_run("timeout -s KILL " + std::to_string(bound) + " nc 10.0.0.20 " + std::to_string(port) +
-                                              " < /dev/zero",
-                                          std::chrono::seconds(bound + 10));
+        const auto sent = guest_->try_run(
+            "timeout -s KILL " + std::to_string(bound) + " nc 10.0.0.20 " + std::to_string(port) + " < /dev/zero",
+            std::chrono::seconds(bound + 10));
         receiver.join();
         const std::uint64_t retransmits = guest_retransmits() - retransmits_before;
         if (!receiver.error.empty() && receiver.measured_seconds <= 0)
@@ -371,15 +384,20 @@ public:
             if (i > 0) std::this_thread::sleep_for(600ms);
             const auto start = Clock::now();
             // -s /bin/true: the lease is taken and not applied (t10 keeps its address).
-            const auto r = client.try_run({"busybox", "udhcpc", "-i", "eth0", "-n", "-q", "-f", "-s", "/bin/true", "-O", "mtu",
-                                           "-t", "3", "-T", "1"},
+            const auto r = client.try_run({"busybox", "udhcpc", "-i", "eth0", "-n", "-q", "-f", "-s", "/bin/true", "-O",
+                                           "mtu", "-t", "3", "-T", "1"},
                                           15s);
-            if (r.ok()) ms.push_back(seconds_since(start) * 1000);
-            else ++failed;
+            if (r.ok())
+                ms.push_back(seconds_since(start) * 1000);
+            else
+                ++failed;
         }
         if (ms.empty()) throw std::runtime_error(impl + " dhcp: no lease in " + std::to_string(leases) + " tries");
         std::sort(ms.begin(), ms.end());
-        json r = {{"impl", impl}, {"lease_ms", median(ms)}, {"lease_ms_p90", ms[ms.size() * 9 / 10]}, {"leases", ms.size()},
+        json r = {{"impl", impl},
+                  {"lease_ms", median(ms)},
+                  {"lease_ms_p90", ms[ms.size() * 9 / 10]},
+                  {"leases", ms.size()},
                   {"failed", failed}};
         log(impl + " dhcp: " + r.dump());
         return r;
@@ -399,15 +417,6 @@ private:
         return 0;
     }
 
-    Netns& add_tenant(const Netns& host, const std::string& octet) {
-        Netns& tenant = topo_.add_namespace("t" + octet);
-        VethOptions veth;
-        veth.mac_b = "02:00:00:00:00:" + octet;
-        topo_.add_veth(host, "tap-blue-" + octet, tenant, "eth0", veth);
-        topo_.add_address(tenant, "eth0", "10.0.0." + octet + "/24");
-        return tenant;
-    }
-
     void start_andromeda() {
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-vm" + std::to_string(i + 1);
@@ -417,51 +426,32 @@ private:
             resolver_.emplace(udp_address("127.0.0.1", 5353), udp_address("127.0.0.2", 5353));
         }
         for (int i = 0; i < 2; ++i) {
-            std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
-            if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
-            for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
             // The DNS load is one tenant's: the gateway's per-tenant budget and the punt limit
             // raised so the service, not the budget, is what is measured.
-            replace_all(text, "[node]\n",
-                        std::string("[node]\nunderlay_mtu = 1550\ngateway_rate = 10000000\ngateway_burst = 100000\n"
-                                    "punt_rate = 0\n") +
-                            (i == 0 ? "dns_upstreams = [\"127.0.0.1:5353\"]\n" : ""));
+            std::string text =
+                bench_node_config(i, names,
+                                  std::string("gateway_rate = 10000000\ngateway_burst = 100000\npunt_rate = 0\n") +
+                                      (i == 0 ? "dns_upstreams = [\"127.0.0.1:5353\"]\n" : ""));
             replace_all(text, "port = \"tap-blue-20\"", "port = \"tap-blue-20\"\nname = \"web\"");
-            text += std::string("\n[[vpc.endpoint]]\nip = \"10.0.0.40\"\nmac = \"") + kVmMac + "\"\nnode = \"" + names[0] +
-                    "\"\nport = \"" + kVmTap + "\"\nport_type = \"tap\"\nname = \"vm\"\n";
+            text += std::string("\n[[vpc.endpoint]]\nip = \"10.0.0.40\"\nmac = \"") + kVmMac + "\"\nnode = \"" +
+                    names[0] + "\"\nport = \"" + kVmTap + "\"\nport_type = \"tap\"\nname = \"vm\"\n";
             const std::string path = "/tmp/" + topo_.prefix() + "vm-node" + std::to_string(i + 1) + ".toml";
             std::ofstream(path) << text;
             files_.push_back(path);
             Process& p = topo_.spawn(*hosts_[i], {kDaemon, "-c", path});
-            if (!p.wait_for_output(" ready: ", 30s)) throw std::runtime_error(names[i] + " did not start:\n" + p.output());
+            if (!p.wait_for_output(" ready: ", 30s))
+                throw std::runtime_error(names[i] + " did not start:\n" + p.output());
             daemons_.push_back(&p);
         }
     }
 
+    // host1's tap made as a VM host would (vnet_hdr, for the guest's offloads) and bridged with
+    // its veth tenant.
     void build_kernel_vxlan() {
-        const Netns& h1 = *hosts_[0];
-        h1.run({"ip", "tuntap", "add", "dev", kVmTap, "mode", "tap", "vnet_hdr"});
-        h1.run({"ip", "link", "set", kVmTap, "up"});
-        for (int i = 0; i < 2; ++i) {
-            const Netns& h = *hosts_[i];
-            const std::string local = "192.168.1." + std::to_string(i + 1);
-            const std::string remote = "192.168.1." + std::to_string(2 - i);
-            h.run({"ip", "link", "add", "br0", "type", "bridge"});
-            h.run({"ip", "link", "add", "vx0", "type", "vxlan", "id", "100", "dstport", "4789", "local", local, "dev", "eth1",
-                   "nolearning"});
-            h.run({"ip", "link", "set", "vx0", "mtu", "1500", "master", "br0", "up"});
-            h.run({"ip", "link", "set", i == 0 ? "tap-blue-10" : "tap-blue-20", "master", "br0"});
-            if (i == 0) h.run({"ip", "link", "set", kVmTap, "master", "br0"});
-            h.run({"ip", "link", "set", "br0", "up"});
-            // Broadcast and unknown to the peer; the remote tenants' MACs to the peer.
-            h.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", remote});
-            const std::vector<std::string> remote_macs =
-                i == 0 ? std::vector<std::string>{"02:00:00:00:00:20"} : std::vector<std::string>{"02:00:00:00:00:10", kVmMac};
-            for (const auto& mac : remote_macs) {
-                h.run({"bridge", "fdb", "add", mac, "dev", "vx0", "dst", remote});
-                h.run({"bridge", "fdb", "replace", mac, "dev", "vx0", "master", "static"});
-            }
-        }
+        hosts_[0]->run({"ip", "tuntap", "add", "dev", kVmTap, "mode", "tap", "vnet_hdr"});
+        hosts_[0]->run({"ip", "link", "set", kVmTap, "up"});
+        add_kernel_vxlan(*hosts_[0], "192.168.1.1", "192.168.1.2", {"tap-blue-10", kVmTap}, {"02:00:00:00:00:20"});
+        add_kernel_vxlan(*hosts_[1], "192.168.1.2", "192.168.1.1", {"tap-blue-20"}, {"02:00:00:00:00:10", kVmMac});
     }
 
     std::string impl_;
@@ -510,7 +500,8 @@ json dhcp_baseline(int leases) {
 
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-vm-bench [--runs N] [--seconds S] [--leases N] [--dns-seconds S] [--dns-window N]\n"
-                 "                          [--only andromeda,kernel-vxlan] [--tests tcp,dhcp,dns] [--out FILE] [--daemon PATH]\n"
+                 "                          [--only andromeda,kernel-vxlan] [--tests tcp,dhcp,dns] [--out FILE] "
+                 "[--daemon PATH]\n"
                  "                          [--check]\n";
     std::exit(2);
 }
@@ -526,26 +517,37 @@ int main(int argc, char** argv) {
             if (i + 1 >= argc) usage();
             return std::string(argv[++i]);
         };
-        if (a == "--runs") s.runs = std::stoi(value());
-        else if (a == "--seconds") s.seconds = std::stod(value());
-        else if (a == "--leases") s.leases = std::stoi(value());
-        else if (a == "--dns-seconds") s.dns_seconds = std::stod(value());
-        else if (a == "--dns-window") s.dns_window = std::stoi(value());
-        else if (a == "--tests") s.tests = value();
-        else if (a == "--out") s.out = value();
-        else if (a == "--daemon") kDaemon = value();
-        else if (a == "--check") check = true;
+        if (a == "--runs")
+            s.runs = std::stoi(value());
+        else if (a == "--seconds")
+            s.seconds = std::stod(value());
+        else if (a == "--leases")
+            s.leases = std::stoi(value());
+        else if (a == "--dns-seconds")
+            s.dns_seconds = std::stod(value());
+        else if (a == "--dns-window")
+            s.dns_window = std::stoi(value());
+        else if (a == "--tests")
+            s.tests = value();
+        else if (a == "--out")
+            s.out = value();
+        else if (a == "--daemon")
+            kDaemon = value();
+        else if (a == "--check")
+            check = true;
         else if (a == "--only") {
             s.impls.clear();
             std::istringstream list(value());
             for (std::string impl; std::getline(list, impl, ',');) s.impls.push_back(impl);
-        } else usage();
+        } else
+            usage();
     }
     // What it lacks is a SKIP, unless the suite requires root tests to run (CI): then a failure.
     const char* required = std::getenv("ANDROMEDA_REQUIRE_ROOT_TESTS");
     const auto skip = [&](const std::string& why) {
         const bool fail = required != nullptr && std::string(required) == "1";
-        std::cout << (fail ? "andromeda-vm-bench: cannot run (ANDROMEDA_REQUIRE_ROOT_TESTS=1): " : "SKIP: ") << why << std::endl;
+        std::cout << (fail ? "andromeda-vm-bench: cannot run (ANDROMEDA_REQUIRE_ROOT_TESTS=1): " : "SKIP: ") << why
+                  << std::endl;
         return fail ? 1 : 0;
     };
     if (geteuid() != 0) return skip("andromeda-vm-bench needs root (network namespaces, taps, XDP)");
@@ -568,7 +570,8 @@ int main(int argc, char** argv) {
                 if (s.wants("tcp"))
                     for (const bool offloads : {true, false}) {
                         bed.boot(offloads);
-                        tcp.push_back(bed.measure_tcp(offloads, static_cast<std::uint16_t>(5040 + 2 * run + (offloads ? 0 : 1))));
+                        tcp.push_back(
+                            bed.measure_tcp(offloads, static_cast<std::uint16_t>(5040 + 2 * run + (offloads ? 0 : 1))));
                     }
                 if (impl != "andromeda") continue;
                 if (s.wants("dhcp")) dhcp.push_back(bed.measure_dhcp());
@@ -595,21 +598,27 @@ int main(int argc, char** argv) {
     };
     json ratios = json::object();
     for (const char* off : {"on", "off"}) {
-        const json* a = find(result["tcp"], [&](const json& r) { return r["impl"] == "andromeda" && r["offloads"] == off; });
-        const json* k = find(result["tcp"], [&](const json& r) { return r["impl"] == "kernel-vxlan" && r["offloads"] == off; });
+        const json* a =
+            find(result["tcp"], [&](const json& r) { return r["impl"] == "andromeda" && r["offloads"] == off; });
+        const json* k =
+            find(result["tcp"], [&](const json& r) { return r["impl"] == "kernel-vxlan" && r["offloads"] == off; });
         if (a && k && (*k)["gbps"].get<double>() > 0)
             ratios[std::string("tcp_offloads_") + off] = (*a)["gbps"].get<double>() / (*k)["gbps"].get<double>();
     }
     const json* lease = find(result["dhcp"], [](const json& r) { return r["impl"] == "andromeda"; });
     const json* lease_base = find(result["dhcp"], [](const json& r) { return r["impl"] == "busybox-udhcpd"; });
-    if (lease && lease_base) ratios["dhcp_lease_ms"] = (*lease)["lease_ms"].get<double>() / (*lease_base)["lease_ms"].get<double>();
-    const json* fwd = find(result["dns"], [](const json& r) { return r["impl"] == "andromeda" && r["kind"] == "forwarded"; });
+    if (lease && lease_base)
+        ratios["dhcp_lease_ms"] = (*lease)["lease_ms"].get<double>() / (*lease_base)["lease_ms"].get<double>();
+    const json* fwd =
+        find(result["dns"], [](const json& r) { return r["impl"] == "andromeda" && r["kind"] == "forwarded"; });
     const json* alone = find(result["dns"], [](const json& r) { return r["impl"] == "upstream-alone"; });
-    if (fwd && alone) ratios["dns_forwarded_qps_vs_upstream_alone"] = (*fwd)["qps"].get<double>() / (*alone)["qps"].get<double>();
+    if (fwd && alone)
+        ratios["dns_forwarded_qps_vs_upstream_alone"] = (*fwd)["qps"].get<double>() / (*alone)["qps"].get<double>();
     result["ratios"] = ratios;
     std::cout << result.dump(2) << std::endl;
     if (!s.out.empty()) {
-        if (const auto dir = std::filesystem::path(s.out).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+        if (const auto dir = std::filesystem::path(s.out).parent_path(); !dir.empty())
+            std::filesystem::create_directories(dir);
         std::ofstream(s.out) << result.dump(2) << "\n";
     }
     if (check) {

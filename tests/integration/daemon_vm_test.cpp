@@ -205,7 +205,8 @@ TEST_F(VmTenantMultiQueue, TwoQueuePairsOnAMultiQueueTapCarryTheGuestsTraffic) {
 
     constexpr std::size_t kBytes = 5u << 20;
     const std::string guest_hash =
-        guest_->run("dd if=/dev/urandom of=/tmp/blob bs=1M count=5 2>/dev/null && sha256sum /tmp/blob", 60s).substr(0, 64);
+        guest_->run("dd if=/dev/urandom of=/tmp/blob bs=1M count=5 2>/dev/null && sha256sum /tmp/blob", 60s)
+            .substr(0, 64);
     InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5041);
     listener.listen_now();
     std::vector<std::uint8_t> received;

@@ -24,7 +24,8 @@ namespace andromeda::testing {
 
 // ping -i `interval` (seconds, as ping takes it) to `to` from `ns`, for up to 120 s (until
 // stopped), every reply printed (its icmp_seq is what stop_long_ping reads).
-inline Process& start_long_ping(Topology& topo, const Netns& ns, const std::string& to, const std::string& interval = "0.01") {
+inline Process& start_long_ping(Topology& topo, const Netns& ns, const std::string& to,
+                                const std::string& interval = "0.01") {
     return topo.spawn(ns, {"ping", "-i", interval, "-w", "120", "-W", "1", to});
 }
 
@@ -44,7 +45,8 @@ inline PingTally stop_long_ping(Process& ping) {
     ping.wait(std::chrono::seconds(10));
     tally.output = ping.output();
     std::vector<bool> answered;
-    for (auto at = tally.output.find("icmp_seq="); at != std::string::npos; at = tally.output.find("icmp_seq=", at + 1)) {
+    for (auto at = tally.output.find("icmp_seq="); at != std::string::npos;
+         at = tally.output.find("icmp_seq=", at + 1)) {
         // Only replies ("64 bytes from ..."): "From ... icmp_seq=N Destination Host Unreachable" is not one.
         const auto line = tally.output.rfind('\n', at);
         const std::string_view head(tally.output.data() + (line == std::string::npos ? 0 : line + 1),

@@ -149,7 +149,8 @@ TEST_F(Netlink, TapsAreCreatedSingleOrMultiQueueAndToldApart) {
         create_tap("tq0", true);
         ADD_FAILURE() << "a single-queue tap cannot be opened multi-queue";
     } catch (const IoError& e) {
-        EXPECT_TRUE(contains(e.what(), "creating tap tq0 (an interface of that name exists and is not a multi-queue tap)"))
+        EXPECT_TRUE(
+            contains(e.what(), "creating tap tq0 (an interface of that name exists and is not a multi-queue tap)"))
             << e.what();
     }
 }

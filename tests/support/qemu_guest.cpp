@@ -109,8 +109,8 @@ std::vector<std::string> qemu_command(const QemuGuestOptions& o, const std::stri
     // quiet: the kernel writes its log to the emulated UART synchronously, about 2 s of a TCG boot.
     std::string append = "console=ttyS0 panic=-1 quiet";
     if (!o.kernel_args.empty()) append += " " + o.kernel_args;
-    std::vector<std::string> args = {qemu, "-accel", "tcg", "-m", std::to_string(o.memory_mb), "-smp", std::to_string(o.cpus),
-                                     "-nographic"};
+    std::vector<std::string> args = {
+        qemu, "-accel", "tcg", "-m", std::to_string(o.memory_mb), "-smp", std::to_string(o.cpus), "-nographic"};
     args.insert(args.end(), {"-nodefaults", "-no-reboot", "-serial", "stdio", "-monitor", "none"});
     args.insert(args.end(), {"-kernel", (o.image_dir / "vmlinuz").string()});
     args.insert(args.end(), {"-initrd", (o.image_dir / "initramfs.cpio.gz").string(), "-append", append});
@@ -119,7 +119,8 @@ std::vector<std::string> qemu_command(const QemuGuestOptions& o, const std::stri
     } else {
         const std::string vhost = o.vhost ? "on" : "off";
         const std::string queues = o.queues > 1 ? ",queues=" + std::to_string(o.queues) : "";
-        args.insert(args.end(), {"-netdev", "tap,id=n0,ifname=" + o.tap + ",script=no,downscript=no,vhost=" + vhost + queues});
+        args.insert(args.end(),
+                    {"-netdev", "tap,id=n0,ifname=" + o.tap + ",script=no,downscript=no,vhost=" + vhost + queues});
         // romfile=: no iPXE ROM; the kernel is given, nothing boots from the network. A vector
         // per queue, one for the configuration and one for the control queue.
         const std::string mq = o.queues > 1 ? ",mq=on,vectors=" + std::to_string(2 * o.queues + 2) : "";

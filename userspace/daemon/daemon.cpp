@@ -43,9 +43,10 @@ fabric::PortResolver interface_resolver() {
             const std::string queues = multi_queue ? fmt::format(",queues={}", e.queues) : "";
             if (!link && e.port_type == fabric::PortType::tap) {
                 io::create_tap(e.port, multi_queue);
-                spdlog::info("tenant port {}: created {}tap {} for endpoint {} (attach a VM with -netdev "
-                             "tap,ifname={},script=no,downscript=no{})",
-                             e.port, multi_queue ? "multi-queue " : "", e.port, e.ip.to_string(), e.port, queues);
+                spdlog::info(
+                    "tenant port {}: created {}tap {} for endpoint {} (attach a VM with -netdev "
+                    "tap,ifname={},script=no,downscript=no{})",
+                    e.port, multi_queue ? "multi-queue " : "", e.port, e.ip.to_string(), e.port, queues);
                 link = io::find_interface(e.port);
             }
             if (!link) return std::nullopt;
@@ -57,10 +58,11 @@ fabric::PortResolver interface_resolver() {
             }
             // Served either way; QEMU is what a mismatch stops (its queues=N must match the tap's kind).
             if (tap && e.port_type == fabric::PortType::tap && io::is_multi_queue_tap(*link) != multi_queue)
-                spdlog::warn("tenant port {}: the tap is {} but its endpoint says queues = {}: QEMU will not attach "
-                             "with {} (ip link del {} and reload, and the daemon makes it as configured)",
-                             e.port, multi_queue ? "single-queue" : "multi-queue", e.queues,
-                             multi_queue ? fmt::format("queues={}", e.queues) : "a single queue", e.port);
+                spdlog::warn(
+                    "tenant port {}: the tap is {} but its endpoint says queues = {}: QEMU will not attach "
+                    "with {} (ip link del {} and reload, and the daemon makes it as configured)",
+                    e.port, multi_queue ? "single-queue" : "multi-queue", e.queues,
+                    multi_queue ? fmt::format("queues={}", e.queues) : "a single queue", e.port);
             return fabric::PortBinding{link->ifindex, tap};
         } catch (const std::exception& e2) {
             spdlog::warn("looking up tenant port {}: {}", e.port, e2.what());

@@ -57,9 +57,10 @@ struct PipelineConfig {
     bool outer_udp_checksum = false;  // 0 is legal for IPv4 tunnels and saves summing every frame
     gateway::RateLimiterConfig icmp_error_rate;
     // What the gateway answers each tenant (VNI, address) at most: ARP replies, echo replies and
-    // DNS queries together ([node] gateway_rate and gateway_burst). Far above `ping -i 0.01` (100/s) and any ARP cache's needs; a tenant flooding the
-    // gateway gets this many answers and its requests beyond them dropped
-    // (gateway_reply_rate_limited), so its flood costs the worker no reply frames.
+    // DNS queries together ([node] gateway_rate and gateway_burst). Far above `ping -i 0.01`
+    // (100/s) and any ARP cache's needs; a tenant flooding the gateway gets this many answers and
+    // its requests beyond them dropped (gateway_reply_rate_limited), so its flood costs the worker
+    // no reply frames.
     gateway::RateLimiterConfig gateway_reply_rate{1000, 1000, 1024};
     gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiters and path MTUs; tests inject one
     // The path MTUs learned towards peer nodes, shared by every worker's pipeline (and read by the

@@ -77,10 +77,10 @@ private:
         Node self;
         self.is_local = true;
         if (table != nullptr) {
-            fields_.reject_unknown_keys(*table, "node", {"name", "underlay", "address", "encap", "vxlan_port",
-                                                         "underlay_mtu", "underlay_vlan", "pin_dir", "uplink", "worker_cpus",
-                                                         "workers", "fastpath", "punt_rate", "punt_burst", "gateway_rate", "gateway_burst",
-                                                         "dns_upstreams"});
+            fields_.reject_unknown_keys(*table, "node",
+                                        {"name", "underlay", "address", "encap", "vxlan_port", "underlay_mtu",
+                                         "underlay_vlan", "pin_dir", "uplink", "worker_cpus", "workers", "fastpath",
+                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "dns_upstreams"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -108,14 +108,14 @@ private:
                 fields_.integer(*table, "node", "punt_burst", false,
                                 {1, kMaxPuntBurst, kDefaultPuntBurst, "frames an idle tenant port may punt at once"})
                     .value_or(kDefaultPuntBurst));
+            const IntegerRange rate{1, kMaxGatewayRate, kDefaultGatewayRate,
+                                    "answers per second the gateway gives one tenant"};
+            const IntegerRange burst{1, kMaxGatewayRate, kDefaultGatewayBurst,
+                                     "answers the gateway gives a quiet tenant at once"};
             local.gateway_rate = static_cast<std::uint32_t>(
-                fields_.integer(*table, "node", "gateway_rate", false,
-                                {1, kMaxGatewayRate, kDefaultGatewayRate, "answers per second the gateway gives one tenant"})
-                    .value_or(kDefaultGatewayRate));
+                fields_.integer(*table, "node", "gateway_rate", false, rate).value_or(kDefaultGatewayRate));
             local.gateway_burst = static_cast<std::uint32_t>(
-                fields_.integer(*table, "node", "gateway_burst", false,
-                                {1, kMaxGatewayRate, kDefaultGatewayBurst, "answers the gateway gives a quiet tenant at once"})
-                    .value_or(kDefaultGatewayBurst));
+                fields_.integer(*table, "node", "gateway_burst", false, burst).value_or(kDefaultGatewayBurst));
             decode_uplink(*table);
             decode_worker_cpus(*table);
             decode_dns_upstreams(*table);
@@ -470,7 +470,8 @@ private:
     }
 
     void decode_endpoint(const TomlNode& table, const std::string& path, std::size_t vpc_index, std::size_t index) {
-        fields_.reject_unknown_keys(table, path, {"ip", "mac", "node", "port", "groups", "name", "port_type", "queues"});
+        fields_.reject_unknown_keys(table, path,
+                                    {"ip", "mac", "node", "port", "groups", "name", "port_type", "queues"});
         EndpointSource src;
         src.table = table.line;
         src.index_in_vpc = static_cast<std::uint32_t>(index);
@@ -499,10 +500,12 @@ private:
             port_type.reset();
         }
         std::uint16_t queues = 1;
-        if (const auto n = fields_.integer(table, path, "queues", false,
-                                           {1, kMaxTapQueues, 4, "a tap's queues (QEMU's -netdev tap,queues=N)"}, &src.queues)) {
+        if (const auto n =
+                fields_.integer(table, path, "queues", false,
+                                {1, kMaxTapQueues, 4, "a tap's queues (QEMU's -netdev tap,queues=N)"}, &src.queues)) {
             if (*n > 1 && port_type != "tap")
-                fields_.error(src.queues, join_path(path, "queues"), "queues = " + std::to_string(*n) + " on a port that is not a tap",
+                fields_.error(src.queues, join_path(path, "queues"),
+                              "queues = " + std::to_string(*n) + " on a port that is not a tap",
                               "queues is a tap's (port_type = \"tap\"); a veth's queues are set where it is created");
             else
                 queues = static_cast<std::uint16_t>(*n);

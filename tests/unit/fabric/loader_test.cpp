@@ -92,8 +92,8 @@ TEST(FabricLoader, PuntLimitKeys) {
 }
 
 TEST(FabricLoader, GatewayRateKeys) {
-    const auto fabric = load_ok(
-        replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ngateway_rate = 50000\ngateway_burst = 20\n"));
+    const auto fabric = load_ok(replace_once(kBaseFabric, "name = \"node1\"\n",
+                                             "name = \"node1\"\ngateway_rate = 50000\ngateway_burst = 20\n"));
     EXPECT_EQ(fabric->local().gateway_rate, 50000u);
     EXPECT_EQ(fabric->local().gateway_burst, 20u);
 }

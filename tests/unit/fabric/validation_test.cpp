@@ -37,7 +37,8 @@ TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
 
 TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
     expect_error(kBaseFabric + "colour = \"red\"\n",
-                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, groups, name, port_type, queues");
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, "
+                 "groups, name, port_type, queues");
 }
 
 TEST(FabricValidation, UnknownTopLevelSection) {
@@ -46,11 +47,13 @@ TEST(FabricValidation, UnknownTopLevelSection) {
 }
 
 TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
-    EXPECT_EQ(errors_of(replace_once(kBaseFabric, "underlay =", "underlya =")),
-              (std::vector<std::string>{
-                  "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
-                  "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
-                  "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, dns_upstreams"}));
+    EXPECT_EQ(
+        errors_of(replace_once(kBaseFabric, "underlay =", "underlya =")),
+        (std::vector<std::string>{
+            "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
+            "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
+            "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, "
+            "workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, dns_upstreams"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {
@@ -124,8 +127,8 @@ TEST(FabricValidation, PuntRateAndBurstAreBounded) {
 
 TEST(FabricValidation, GatewayRateAndBurstAreBounded) {
     const std::string at = "name = \"node1\"\n";
-    for (const auto& [key, value] : {std::pair{"gateway_rate", 1}, {"gateway_rate", 10000000}, {"gateway_burst", 1},
-                                     {"gateway_burst", 10000000}})
+    for (const auto& [key, value] :
+         {std::pair{"gateway_rate", 1}, {"gateway_rate", 10000000}, {"gateway_burst", 1}, {"gateway_burst", 10000000}})
         EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
             << key << " = " << value;
     expect_error(replace_once(kBaseFabric, at, at + "gateway_rate = 0\n"),

@@ -106,10 +106,13 @@ std::pair<double, double> user_system_ticks(pid_t pid) {
 }
 
 // Receives one TCP connection on 10.0.0.20:port in t20 and counts its bytes: after `warmup`,
-// for `seconds`, then closes it (the guest's sender sees the connection end).
+// for `seconds`, then closes it (the guest's sender sees the connection end). `on_start` and
+// `on_end` run in its thread at the measured interval's two ends.
 class CountingReceiver {
 public:
-    CountingReceiver(const Netns& t20, std::uint16_t port, double warmup, double seconds) {
+    CountingReceiver(const Netns& t20, std::uint16_t port, double warmup, double seconds, std::function<void()> on_start,
+                     std::function<void()> on_end)
+        : on_start_(std::move(on_start)), on_end_(std::move(on_end)) {
         NetnsGuard inside(t20);
         listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         const int one = 1;
@@ -119,8 +122,11 @@ public:
         a.sin_port = htons(port);
         inet_pton(AF_INET, "10.0.0.20", &a.sin_addr);
         if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-            listen(listener_, 1) != 0)
-            throw std::runtime_error("receiver: bind/listen: " + std::string(std::strerror(errno)));
+            listen(listener_, 1) != 0) {
+            const std::string why = std::strerror(errno);
+            if (listener_ >= 0) close(listener_);
+            throw std::runtime_error("receiver: bind/listen 10.0.0.20:" + std::to_string(port) + ": " + why);
+        }
         thread_ = std::thread([this, warmup, seconds] { serve(warmup, seconds); });
     }
     ~CountingReceiver() {
@@ -131,7 +137,7 @@ public:
     void join() {
         if (thread_.joinable()) thread_.join();
     }
-    std::function<void()> on_start, on_end;  // called at the measured interval's two ends
+    // Read after join():
     std::uint64_t bytes = 0;
     double measured_seconds = 0;
     std::string error;
@@ -157,7 +163,7 @@ private:
             if (!measuring && now - start >= std::chrono::duration<double>(warmup)) {
                 measuring = true;
                 measure_start = now;
-                if (on_start) on_start();
+                on_start_();
             }
             if (measuring && now - measure_start >= std::chrono::duration<double>(seconds)) break;
             pollfd r{fd, POLLIN, 0};
@@ -171,10 +177,11 @@ private:
         }
         if (measuring) {
             measured_seconds = seconds_since(measure_start);
-            if (on_end) on_end();
+            on_end_();
         }
         close(fd);
     }
+    std::function<void()> on_start_, on_end_;
     int listener_ = -1;
     std::thread thread_;
 };
@@ -309,17 +316,19 @@ public:
     json measure_tcp(bool offloads, std::uint16_t port) {
         std::vector<pid_t> pids;
         for (Process* d : daemons_) pids.push_back(d->pid());
-        CountingReceiver receiver(*t20_, port, 1.0, settings_.seconds);
         CpuSnapshot before, after;
         std::pair<double, double> qemu_before, qemu_after;
-        receiver.on_start = [&] {
-            before = snapshot(pids);
-            qemu_before = user_system_ticks(guest_->pid());
-        };
-        receiver.on_end = [&] {
-            after = snapshot(pids);
-            qemu_after = user_system_ticks(guest_->pid());
-        };
+        const pid_t qemu = guest_->pid();
+        CountingReceiver receiver(
+            *t20_, port, 1.0, settings_.seconds,
+            [&] {
+                before = snapshot(pids);
+                qemu_before = user_system_ticks(qemu);
+            },
+            [&] {
+                after = snapshot(pids);
+                qemu_after = user_system_ticks(qemu);
+            });
         const std::uint64_t retransmits_before = guest_retransmits();
         // /dev/zero straight into nc: the guest spends nothing on producing the bytes. The
         // receiver closing the connection ends it.

@@ -41,7 +41,7 @@ struct PingTally {
 inline PingTally stop_long_ping(Process& ping) {
     PingTally tally;
     tally.stopped = ping.running();
-    kill(ping.pid(), SIGINT);
+    if (tally.stopped) kill(ping.pid(), SIGINT);  // not once reaped: the pid may be another's
     ping.wait(std::chrono::seconds(10));
     tally.output = ping.output();
     std::vector<bool> answered;

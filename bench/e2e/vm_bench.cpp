@@ -331,9 +331,8 @@ public:
             });
         const std::uint64_t retransmits_before = guest_retransmits();
         // /dev/zero straight into nc: the guest spends nothing on producing the bytes. The
-        // receiver closing the connection ends it.
-        // A bound in the guest too: a sender that never learns of the close is killed there, and
-        // what the receiver measured still counts.
+        // receiver closing the connection ends it; a sender that never learns of the close is
+        // killed by the guest's own bound, and what the receiver measured still counts.
         const int bound = static_cast<int>(settings_.seconds) + 25;
         const auto sent = guest_->try_run(
             "timeout -s KILL " + std::to_string(bound) + " nc 10.0.0.20 " + std::to_string(port) + " < /dev/zero",

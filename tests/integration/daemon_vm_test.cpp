@@ -30,7 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kVmAddress = "10.0.0.40";
 constexpr const char* kVmMac = "02:00:00:00:00:40";
-constexpr std::size_t kTransferBytes = 50u << 20;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -90,6 +89,42 @@ protected:
         std::printf("boot to the console shell: %.1f s (TCG)\n", seconds_since(start));
     }
 
+    // `megabytes` of the guest's random bytes over TCP to t20 (node2's tenant, port `port`),
+    // checked byte for byte (sha256 on both sides). Returns the seconds the transfer took.
+    double send_to_t20(std::size_t megabytes, std::uint16_t port) {
+        const std::size_t bytes = megabytes << 20;
+        const std::string guest_hash = guest_->run("dd if=/dev/urandom of=/tmp/blob bs=1M count=" + std::to_string(megabytes) +
+                                                       " 2>/dev/null && sha256sum /tmp/blob",
+                                                   120s)
+                                           .substr(0, 64);
+        InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", port);
+        listener.listen_now();
+        std::vector<std::uint8_t> received;
+        std::thread receiver([&] {
+            InetSocket served = listener.accept_one(60s);
+            if (served.valid()) received = served.receive_all(bytes + 1, 180s);
+        });
+        const auto start = Clock::now();
+        GuestResult sent;
+        try {
+            sent = guest_->try_run("nc 10.0.0.20 " + std::to_string(port) + " < /tmp/blob", 180s);
+        } catch (...) {
+            receiver.join();  // bounded by its own timeouts
+            throw;
+        }
+        receiver.join();
+        const double took = seconds_since(start);
+        EXPECT_TRUE(sent.ok()) << sent.output;
+        EXPECT_EQ(received.size(), bytes);
+        const std::filesystem::path file = "/tmp/" + topo_.prefix() + "vm-received";
+        std::ofstream(file, std::ios::binary)
+            .write(reinterpret_cast<const char*>(received.data()), static_cast<std::streamsize>(received.size()));
+        const std::string host_hash = run_command({"sha256sum", file.string()}).output.substr(0, 64);
+        std::filesystem::remove(file);
+        EXPECT_EQ(host_hash, guest_hash) << "the bytes that arrived are not the bytes the guest sent";
+        return took;
+    }
+
     unsigned queues_ = 1;  // the VM's queue pairs (and vCPUs); the endpoint's `queues`
     std::string tap_;
     std::optional<FakeResolver> resolver_;
@@ -146,31 +181,10 @@ TEST_F(VmTenant, LeasesByDhcpResolvesNamesAndMovesFiftyMegabytesToAnotherHostByt
     EXPECT_GE(counter(0, "dns", "answers_returned"), 1u);
 
     // 50 MB of the guest's random bytes to t20 on node2, TSO segments from the guest included.
-    const std::string guest_hash =
-        guest_->run("dd if=/dev/urandom of=/tmp/blob bs=1M count=50 2>/dev/null && sha256sum /tmp/blob", 120s).substr(0, 64);
     const std::uint64_t encap_gso_before = counter(0, "fastpath", "encap_gso_packets");
     const std::uint64_t decap_before = counter(0, "fastpath", "decap_packets");
-    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5040);
-    listener.listen_now();
-    std::vector<std::uint8_t> received;
-    std::thread receiver([&] {
-        InetSocket served = listener.accept_one(60s);
-        if (served.valid()) received = served.receive_all(kTransferBytes + 1, 180s);
-    });
-    const auto start = Clock::now();
-    const auto sent = guest_->try_run("nc 10.0.0.20 5040 < /tmp/blob", 180s);
-    receiver.join();
-    const double took = seconds_since(start);
-    std::printf("50 MB VM -> node2 over the overlay: %.1f s (%.0f Mbit/s, TCG guest)\n", took,
-                kTransferBytes * 8 / took / 1e6);
-    EXPECT_TRUE(sent.ok()) << sent.output;
-    ASSERT_EQ(received.size(), kTransferBytes);
-    const std::filesystem::path file = "/tmp/" + topo_.prefix() + "vm-received";
-    std::ofstream(file, std::ios::binary)
-        .write(reinterpret_cast<const char*>(received.data()), static_cast<std::streamsize>(received.size()));
-    const std::string host_hash = run_command({"sha256sum", file.string()}).output.substr(0, 64);
-    std::filesystem::remove(file);
-    EXPECT_EQ(host_hash, guest_hash) << "the bytes that arrived are not the bytes the guest sent";
+    const double took = send_to_t20(50, 5040);
+    std::printf("50 MB VM -> node2 over the overlay: %.1f s (%.0f Mbit/s, TCG guest)\n", took, 50 * 8.0 * (1 << 20) / took / 1e6);
     // The kernel carried it: the guest's TSO segments encapsulated whole at the tap's tc ingress,
     // and node2's ACKs decapsulated and sent out of the tap (bpf_redirect, not redirect_peer).
     if (fast_path()) {
@@ -203,27 +217,7 @@ TEST_F(VmTenantMultiQueue, TwoQueuePairsOnAMultiQueueTapCarryTheGuestsTraffic) {
     const auto ping = guest_->try_run("ping -c 3 -i 0.2 -W 5 10.0.0.20", 30s);
     EXPECT_TRUE(ping.ok()) << ping.output;
 
-    constexpr std::size_t kBytes = 5u << 20;
-    const std::string guest_hash =
-        guest_->run("dd if=/dev/urandom of=/tmp/blob bs=1M count=5 2>/dev/null && sha256sum /tmp/blob", 60s)
-            .substr(0, 64);
-    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5041);
-    listener.listen_now();
-    std::vector<std::uint8_t> received;
-    std::thread receiver([&] {
-        InetSocket served = listener.accept_one(60s);
-        if (served.valid()) received = served.receive_all(kBytes + 1, 120s);
-    });
-    const auto sent = guest_->try_run("nc 10.0.0.20 5041 < /tmp/blob", 120s);
-    receiver.join();
-    EXPECT_TRUE(sent.ok()) << sent.output;
-    ASSERT_EQ(received.size(), kBytes);
-    const std::filesystem::path file = "/tmp/" + topo_.prefix() + "vm-mq-received";
-    std::ofstream(file, std::ios::binary)
-        .write(reinterpret_cast<const char*>(received.data()), static_cast<std::streamsize>(received.size()));
-    const std::string host_hash = run_command({"sha256sum", file.string()}).output.substr(0, 64);
-    std::filesystem::remove(file);
-    EXPECT_EQ(host_hash, guest_hash);
+    send_to_t20(5, 5041);
     std::printf("guest interrupts per queue:\n%s", guest_->run("grep virtio0 /proc/interrupts || true").c_str());
 }
 

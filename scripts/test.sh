@@ -58,19 +58,20 @@ configure_and_build() {
   ninja -C "$dir" -j "$JOBS"
 }
 
-# Two tests per core: most of the suite's time is namespaces, daemons and QEMU waiting on each
-# other, not CPU (on 2 cores build/'s tests took 519 s at -j2 and 389 s at -j4). What must run
-# alone says so (RUN_SERIAL: the soak smoke's 10 ms pings), and no test asserts a time.
-TEST_JOBS=$(( JOBS * 2 ))
+# build/'s tests run two per core: most of their time is namespaces, daemons and QEMU waiting on
+# each other, not CPU (on 2 cores they took 519 s at -j2 and 382-398 s at -j4). What must run
+# alone says so (RUN_SERIAL: the soak smoke's 10 ms pings), and no test asserts a time. The
+# sanitizer build's tests are CPU-bound (instrumented daemons, a TCG guest beside them): one per
+# core, where a guest's transfer has room.
 run_ctest() {
-  local dir=$1; shift
+  local dir=$1 jobs=$2; shift 2
   step "test $dir"
-  (cd "$dir" && ctest --output-on-failure -j "$TEST_JOBS" "$@")
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@")
 }
 
 mkdir -p build
 configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-run_ctest build
+run_ctest build $(( JOBS * 2 ))
 
 if [ "$QUICK" -eq 1 ]; then
   step "quick mode: skipped Release, sanitizer, fuzz and TSan builds ($(( $(date +%s) - started )) s)"
@@ -89,7 +90,7 @@ configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang
   -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
   -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_ctest build-asan
+run_ctest build-asan "$JOBS"
 
 step "fuzz: each target for ${FUZZ_SECONDS} s"
 for fuzzer in build-asan/tests/fuzz/*_fuzz; do

@@ -179,6 +179,25 @@ inline Netns& add_bench_tenant(andromeda::testing::Topology& topo, const Netns& 
     return tenant;
 }
 
+// The east-west topology: host1 and host2 with eth1 on one underlay bridge (192.168.1.1 and .2,
+// MTU 1550, so tenants keep 1500), t10 on host1 and t20 on host2 (add_bench_tenant).
+struct EastWest {
+    Netns* hosts[2] = {nullptr, nullptr};
+    Netns* t10 = nullptr;
+    Netns* t20 = nullptr;
+};
+inline EastWest add_east_west(andromeda::testing::Topology& topo) {
+    andromeda::testing::VethOptions underlay;
+    underlay.mtu = 1550;
+    const auto hosts = topo.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
+    EastWest e;
+    e.hosts[0] = hosts[0];
+    e.hosts[1] = hosts[1];
+    e.t10 = &add_bench_tenant(topo, *hosts[0], "10");
+    e.t20 = &add_bench_tenant(topo, *hosts[1], "20");
+    return e;
+}
+
 // configs/node<i+1>.toml for a run: both nodes renamed to `names` (unique per run), the underlay
 // at 1550 (tenants keep 1500), and `node_lines` added to [node].
 inline std::string bench_node_config(int i, const std::string (&names)[2], const std::string& node_lines) {

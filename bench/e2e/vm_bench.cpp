@@ -271,13 +271,11 @@ json dns_load(const Netns& ns, const std::string& server, std::uint16_t port, co
 class VmTestbed {
 public:
     VmTestbed(const std::string& impl, const VmSettings& settings) : impl_(impl), settings_(settings) {
-        VethOptions underlay;
-        underlay.mtu = 1550;
-        auto hosts = topo_.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
-        hosts_[0] = hosts[0];
-        hosts_[1] = hosts[1];
-        t10_ = &add_bench_tenant(topo_, *hosts_[0], "10");
-        t20_ = &add_bench_tenant(topo_, *hosts_[1], "20");
+        const EastWest bed = add_east_west(topo_);
+        hosts_[0] = bed.hosts[0];
+        hosts_[1] = bed.hosts[1];
+        t10_ = bed.t10;
+        t20_ = bed.t20;
         if (impl == "andromeda")
             start_andromeda();
         else if (impl == "kernel-vxlan")

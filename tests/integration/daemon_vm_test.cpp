@@ -8,6 +8,7 @@
 //   host1's loopback: the test's upstream resolver, 127.0.0.1:5353 (node1's dns_upstreams)
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -89,6 +90,21 @@ protected:
         std::printf("boot to the console shell: %.1f s (TCG)\n", seconds_since(start));
     }
 
+    // Both ends of a stalled transfer, taken while its connection is still open: the guest's
+    // sockets, TCP counters and NIC, the tap's queue on host1, t20's socket, and both daemons'
+    // counters.
+    std::string stall_report(std::uint16_t port) {
+        std::string out = "--- the guest ---\n" +
+                          guest_->run("cat /proc/net/tcp; grep -A1 '^Tcp' /proc/net/snmp; grep -A1 '^TcpExt' "
+                                      "/proc/net/netstat; ip -s link show eth0; grep virtio /proc/interrupts",
+                                      30s);
+        out += "--- host1: the tap ---\n" + nodes_[0].host->try_run({"ip", "-s", "-s", "link", "show", tap_}).output +
+               nodes_[0].host->try_run({"tc", "-s", "qdisc", "show", "dev", tap_}).output;
+        out += "--- t20 ---\n" + t20_->try_run({"ss", "-tinm", "sport", "= :" + std::to_string(port)}).output;
+        for (int i = 0; i < 2; ++i) out += "--- node" + std::to_string(i + 1) + " stats ---\n" + ctl(i, {"stats"}).output;
+        return out;
+    }
+
     // `megabytes` of the guest's random bytes over TCP to t20 (node2's tenant, port `port`),
     // checked byte for byte (sha256 on both sides). Returns the seconds the transfer took.
     double send_to_t20(std::size_t megabytes, std::uint16_t port) {
@@ -100,21 +116,31 @@ protected:
         InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", port);
         listener.listen_now();
         std::vector<std::uint8_t> received;
+        std::atomic<std::size_t> progress{0};
         std::thread receiver([&] {
             InetSocket served = listener.accept_one(60s);
-            if (served.valid()) received = served.receive_all(bytes + 1, 180s);
+            if (served.valid()) received = served.receive_all(bytes + 1, 180s, &progress);
         });
         const auto start = Clock::now();
-        GuestResult sent;
-        try {
-            sent = guest_->try_run("nc 10.0.0.20 " + std::to_string(port) + " < /tmp/blob", 180s);
-        } catch (...) {
-            receiver.join();  // bounded by its own timeouts
-            throw;
+        // nc runs in the background so that, should the transfer stall, the console is free to
+        // show the guest's side of the connection while it is still open.
+        guest_->run("rm -f /tmp/nc.rc; (nc 10.0.0.20 " + std::to_string(port) +
+                    " < /tmp/blob > /tmp/nc.out 2>&1; echo $? > /tmp/nc.rc) &");
+        std::string rc;
+        std::string timeline;  // what t20 had received, every 5 s
+        for (int second = 1; rc.empty() && second <= 180; ++second) {
+            std::this_thread::sleep_until(start + std::chrono::seconds(second));
+            rc = guest_->run("cat /tmp/nc.rc 2>/dev/null || true");
+            if (second % 5 == 0) timeline += std::to_string(second) + "s:" + std::to_string(progress.load() >> 20) + "MB ";
+        }
+        if (rc.empty()) {
+            ADD_FAILURE() << "the guest's nc did not finish in 180 s; received by t20 over time: " << timeline
+                          << "\n" << stall_report(port);
+            guest_->run("killall nc 2>/dev/null; true");
         }
         receiver.join();
+        EXPECT_EQ(rc, "0\n") << guest_->run("cat /tmp/nc.out");
         const double took = seconds_since(start);
-        EXPECT_TRUE(sent.ok()) << sent.output;
         EXPECT_EQ(received.size(), bytes);
         const std::filesystem::path file = "/tmp/" + topo_.prefix() + "vm-received";
         std::ofstream(file, std::ios::binary)

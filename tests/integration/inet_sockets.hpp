@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -134,7 +135,9 @@ public:
     }
 
     // Reads until the peer closes (or `limit` bytes, or the deadline); what arrived.
-    std::vector<std::uint8_t> receive_all(std::size_t limit, std::chrono::milliseconds timeout) {
+    // Reads until EOF, `limit` bytes or `timeout`; `progress`, when given, follows the count.
+    std::vector<std::uint8_t> receive_all(std::size_t limit, std::chrono::milliseconds timeout,
+                                          std::atomic<std::size_t>* progress = nullptr) {
         std::vector<std::uint8_t> out;
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         std::vector<std::uint8_t> buffer(256 * 1024);
@@ -144,6 +147,7 @@ public:
             if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
             if (n <= 0) break;
             out.insert(out.end(), buffer.begin(), buffer.begin() + n);
+            if (progress != nullptr) progress->store(out.size());
         }
         return out;
     }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "inet_sockets.hpp"
 #include "support/fake_resolver.hpp"
 #include "support/qemu_guest.hpp"
+#include "wire/dns.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -41,11 +43,13 @@ protected:
     void SetUp() override {
         TwoNodes::SetUp();
         if (HasFatalFailure() || IsSkipped()) return;
-        if (const std::string missing = missing_vm_tools(); !missing.empty()) {
-            if (root_tests_required()) FAIL() << "missing " << missing << " (scripts/install-deps.sh installs them)";
-            GTEST_SKIP() << "missing " << missing;
+        if (needs_vm_) {
+            if (const std::string missing = missing_vm_tools(); !missing.empty()) {
+                if (root_tests_required()) FAIL() << "missing " << missing << " (scripts/install-deps.sh installs them)";
+                GTEST_SKIP() << "missing " << missing;
+            }
+            build_vm_image();
         }
-        build_vm_image();
         tap_ = "tv" + std::to_string(getpid());
         for (int i = 0; i < 2; ++i) nodes_[i].config = write_config(i, vm_config(i), "vm");
         {
@@ -151,7 +155,8 @@ protected:
         return took;
     }
 
-    unsigned queues_ = 1;  // the VM's queue pairs (and vCPUs); the endpoint's `queues`
+    bool needs_vm_ = true;  // false: the fabric and the resolver only, no guest booted
+    unsigned queues_ = 1;   // the VM's queue pairs (and vCPUs); the endpoint's `queues`
     std::string tap_;
     std::optional<FakeResolver> resolver_;
     std::optional<QemuGuest> guest_;
@@ -245,6 +250,110 @@ TEST_F(VmTenantMultiQueue, TwoQueuePairsOnAMultiQueueTapCarryTheGuestsTraffic) {
 
     send_to_t20(5, 5041);
     std::printf("guest interrupts per queue:\n%s", guest_->run("grep virtio0 /proc/interrupts || true").c_str());
+}
+
+// DNS over TCP (RFC 7766), from a container: node1's veth tenant t10 asks the gateway with the
+// kernel's own TCP, offloads on. The fabric and the upstream are the VM tests'; no guest boots.
+class GatewayDnsOverTcp : public VmTenant {
+protected:
+    void SetUp() override {
+        needs_vm_ = false;
+        VmTenant::SetUp();
+    }
+
+    static std::vector<std::uint8_t> query(std::uint16_t id, const char* name) {
+        std::vector<std::uint8_t> m(512);
+        wire::DnsHeader h;
+        h.id = id;
+        h.recursion_desired = true;
+        wire::DnsBuilder b(m, h);
+        b.add_question(*wire::DnsName::from_text(name), wire::dns_type::kA, wire::dns_class::kIn);
+        m.resize(b.finish());
+        return m;
+    }
+    static bool send_query(InetSocket& s, std::uint16_t id, const char* name) {
+        std::vector<std::uint8_t> framed(2);
+        const auto m = query(id, name);
+        wire::store_be16(framed.data(), static_cast<std::uint16_t>(m.size()));
+        framed.insert(framed.end(), m.begin(), m.end());
+        return s.send_all(framed.data(), framed.size(), 10s);
+    }
+    struct Answer {
+        std::uint16_t id = 0;
+        std::uint8_t rcode = 0xff;
+        bool truncated = false;
+        std::vector<std::string> addresses;
+    };
+    static Answer decode(const std::vector<std::uint8_t>& message) {
+        Answer a;
+        const auto view = wire::DnsMessageView::parse(message);
+        if (!view) return a;
+        a.id = view->header().id;
+        a.rcode = view->header().rcode;
+        a.truncated = view->header().truncated;
+        auto records = view->cursor(wire::DnsSection::answer);
+        while (const auto r = records.next_record())
+            if (r->type == wire::dns_type::kA && r->rdata.size() == 4)
+                a.addresses.push_back(wire::Ipv4Address::from_bytes(r->rdata.data()).to_string());
+        return a;
+    }
+    // One length-prefixed answer off the connection.
+    static Answer read_answer(InetSocket& s) {
+        const auto prefix = s.receive_all(2, 10s);
+        if (prefix.size() != 2) return {};
+        return decode(s.receive_all(wire::load_be16(prefix.data()), 10s));
+    }
+};
+
+TEST_F(GatewayDnsOverTcp, AContainerAsksTheGatewayOverTcpAfterATruncatedUdpAnswer) {
+    // Over UDP, big.test's 100 addresses do not fit the classic 512 bytes: the gateway relays
+    // the upstream's answer cut to its question, with TC set, so the client asks over TCP.
+    InetSocket udp(*t10_, SOCK_DGRAM);
+    const auto udp_query = query(7, "big.test");
+    ASSERT_TRUE(udp.send_datagram(std::string(udp_query.begin(), udp_query.end()), "10.0.0.1", 53));
+    std::string datagram;
+    InetAddress from;
+    ASSERT_TRUE(udp.receive_datagram(datagram, from, 10s)) << logs();
+    const Answer cut = decode(std::vector<std::uint8_t>(datagram.begin(), datagram.end()));
+    EXPECT_EQ(cut.id, 7);
+    EXPECT_TRUE(cut.truncated);
+    EXPECT_TRUE(cut.addresses.empty());
+
+    InetSocket tcp(*t10_, SOCK_STREAM);
+    ASSERT_TRUE(tcp.connect_to("10.0.0.1", 53, 10s)) << logs();
+    ASSERT_TRUE(send_query(tcp, 1, "web.blue.internal"));
+    const Answer web = read_answer(tcp);
+    EXPECT_EQ(web.id, 1);
+    EXPECT_EQ(web.addresses, std::vector<std::string>{"10.0.0.20"});
+
+    // Pipelined on the same connection: a VPC name, answered at once, and an upstream name,
+    // asked upstream over TCP; answers come in the order they are ready, matched by ID.
+    ASSERT_TRUE(send_query(tcp, 2, "example.test"));
+    ASSERT_TRUE(send_query(tcp, 3, "vm.blue.internal"));
+    std::map<std::uint16_t, Answer> by_id;
+    for (int i = 0; i < 2; ++i) {
+        const Answer a = read_answer(tcp);
+        by_id[a.id] = a;
+    }
+    EXPECT_EQ(by_id[2].addresses, std::vector<std::string>{"192.0.2.7"});
+    EXPECT_EQ(by_id[3].addresses, std::vector<std::string>{kVmAddress});
+
+    // The whole answer over TCP: 1.6 KB, more than one segment of the VPC's MSS.
+    ASSERT_TRUE(send_query(tcp, 4, "big.test"));
+    const Answer big = read_answer(tcp);
+    EXPECT_EQ(big.id, 4);
+    EXPECT_FALSE(big.truncated);
+    EXPECT_EQ(big.addresses.size(), 100u);
+
+    // The tenant closes; every answer sent, the gateway closes too.
+    tcp.shutdown_write();
+    EXPECT_TRUE(tcp.receive_all(1, 10s).empty()) << "the gateway's FIN, and nothing else";
+    EXPECT_TRUE(eventually([&] { return counter(0, "dns_tcp", "closed") == 1; }, 10s)) << ctl(0, {"stats"}).output;
+    EXPECT_EQ(counter(0, "dns_tcp", "messages"), 4u);
+    EXPECT_EQ(counter(0, "dns_tcp", "connections"), 0u);
+    EXPECT_EQ(counter(0, "dns_tcp", "malformed"), 0u);
+    EXPECT_GE(counter(0, "dns", "upstream_tcp_answers"), 2u);
+    EXPECT_GE(resolver_->tcp_queries(), 2);
 }
 
 }  // namespace

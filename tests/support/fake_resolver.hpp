@@ -1,6 +1,8 @@
 // A small upstream DNS resolver a test runs in one of its namespaces (the gateway's DNS forwards
-// to it): A example.test is 192.0.2.7 (its other types NODATA), every other name NXDOMAIN; it can also stay silent, or
-// answer from another address, as a spoofer would.
+// to it), over UDP and TCP on the same address: A example.test is 192.0.2.7 (its other types
+// NODATA), A big.test is 100 addresses 198.51.100.1-100 (1,6 KB: truncated over UDP), every
+// other name NXDOMAIN; it can also stay silent, or answer from another address, as a spoofer
+// would.
 #pragma once
 
 #include <netinet/in.h>
@@ -35,6 +37,8 @@ public:
     FakeResolver(const sockaddr_storage& address, const sockaddr_storage& elsewhere) {
         fd_ = bound_socket(address);
         elsewhere_fd_ = bound_socket(elsewhere);
+        tcp_fd_ = bound_socket(address, SOCK_STREAM);
+        if (listen(tcp_fd_, 16) != 0) throw std::runtime_error("fake resolver: listen: " + std::string(std::strerror(errno)));
         stop_fd_ = eventfd(0, EFD_CLOEXEC);
         thread_ = std::thread([this] { serve(); });
     }
@@ -42,15 +46,18 @@ public:
         const std::uint64_t one = 1;
         (void)!write(stop_fd_, &one, sizeof one);
         thread_.join();
-        for (const int fd : {fd_, elsewhere_fd_, stop_fd_}) close(fd);
+        for (const int fd : {fd_, elsewhere_fd_, tcp_fd_, stop_fd_}) close(fd);
     }
     void set_mode(Mode mode) { mode_ = mode; }
     [[nodiscard]] int queries() const { return queries_; }
+    [[nodiscard]] int tcp_queries() const { return tcp_queries_; }
     [[nodiscard]] std::uint16_t last_id() const { return last_id_; }
 
 private:
-    static int bound_socket(const sockaddr_storage& address) {
-        const int fd = socket(address.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    static int bound_socket(const sockaddr_storage& address, int type = SOCK_DGRAM) {
+        const int fd = socket(address.ss_family, type | SOCK_CLOEXEC, 0);
+        const int on = 1;
+        if (fd >= 0 && type == SOCK_STREAM) (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
         const socklen_t length = address.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
         if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0)
             throw std::runtime_error("fake resolver: " + std::string(std::strerror(errno)));
@@ -59,8 +66,10 @@ private:
 
     void serve() {
         for (;;) {
-            pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
-            if (poll(fds, 2, -1) < 0 || fds[0].revents != 0) return;
+            pollfd fds[3] = {{stop_fd_, POLLIN, 0}, {fd_, POLLIN, 0}, {tcp_fd_, POLLIN, 0}};
+            if (poll(fds, 3, -1) < 0 || fds[0].revents != 0) return;
+            if (fds[2].revents != 0) serve_tcp();
+            if (fds[1].revents == 0) continue;
             Bytes query(2048);
             sockaddr_storage from{};
             socklen_t from_length = sizeof from;
@@ -77,6 +86,35 @@ private:
         }
     }
 
+    // One connection at a time, to its end: each length-prefixed query answered in turn.
+    void serve_tcp() {
+        const int fd = accept4(tcp_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        Bytes stream;
+        for (;;) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, 2000) <= 0) break;
+            std::uint8_t buffer[4096];
+            const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            stream.insert(stream.end(), buffer, buffer + n);
+            while (stream.size() >= 2 && stream.size() >= 2u + test_support::get16(stream.data())) {
+                const std::size_t length = test_support::get16(stream.data());
+                const Bytes query(stream.begin() + 2, stream.begin() + 2 + static_cast<long>(length));
+                stream.erase(stream.begin(), stream.begin() + 2 + static_cast<long>(length));
+                if (query.size() < 12) continue;
+                ++tcp_queries_;
+                last_id_ = test_support::get16(query.data());
+                if (mode_ == Mode::silent) continue;
+                const Bytes answer = answer_to(query);
+                Bytes framed{static_cast<std::uint8_t>(answer.size() >> 8), static_cast<std::uint8_t>(answer.size())};
+                framed.insert(framed.end(), answer.begin(), answer.end());
+                (void)!send(fd, framed.data(), framed.size(), MSG_NOSIGNAL);
+            }
+        }
+        close(fd);
+    }
+
     static Bytes answer_to(const Bytes& query) {
         const auto view = wire::DnsMessageView::parse(query);
         const auto question = view ? view->first_question() : std::nullopt;
@@ -85,23 +123,31 @@ private:
         h.response = h.recursion_desired = h.recursion_available = true;
         // example.test exists: A gets its address, other types NODATA; every other name NXDOMAIN.
         const bool known = question && question->name.equals_ignoring_case(*wire::DnsName::from_text("example.test"));
-        h.rcode = known ? wire::dns_rcode::kNoError : wire::dns_rcode::kNxDomain;
-        Bytes m(512);
+        const bool big = question && question->name.equals_ignoring_case(*wire::DnsName::from_text("big.test"));
+        h.rcode = known || big ? wire::dns_rcode::kNoError : wire::dns_rcode::kNxDomain;
+        Bytes m(4096);
         wire::DnsBuilder b(m, h);
         if (question) b.add_question(question->name, question->type, question->klass);
         const std::uint8_t address[4] = {192, 0, 2, 7};
         if (known && question->type == wire::dns_type::kA)
             b.add_record(wire::DnsSection::answer, wire::DnsNameRef::to(12), wire::dns_type::kA, wire::dns_class::kIn,
                          60, address);
+        for (std::uint8_t i = 1; big && question->type == wire::dns_type::kA && i <= 100; ++i) {
+            const std::uint8_t many[4] = {198, 51, 100, i};
+            b.add_record(wire::DnsSection::answer, wire::DnsNameRef::to(12), wire::dns_type::kA, wire::dns_class::kIn,
+                         60, many);
+        }
         m.resize(b.finish());
         return m;
     }
 
     int fd_ = -1;
     int elsewhere_fd_ = -1;
+    int tcp_fd_ = -1;
     int stop_fd_ = -1;
     std::atomic<Mode> mode_{Mode::answer};
     std::atomic<int> queries_{0};
+    std::atomic<int> tcp_queries_{0};
     std::atomic<std::uint16_t> last_id_{0};
     std::thread thread_;
 };

@@ -180,6 +180,9 @@ control::StatsReply Daemon::stats() const {
     ds.forwarder.for_each(put(dns));
     ds.service.for_each(put(dns));
     dns["in_flight"] = ds.in_flight;
+    auto& dns_tcp = out.groups["dns_tcp"];  // the tenants' DNS connections (gateway/dns_tcp.hpp)
+    ds.tcp.for_each(put(dns_tcp));
+    dns_tcp["connections"] = ds.tcp_connections;
     // Each tenant port's punt bucket (andromeda_punt_limits): "<port>.punted", "<port>.rate_limited".
     auto& punt = out.groups["punt_limit"];
     for (const OwnedPort& port : pool_->ports()) {

@@ -15,11 +15,25 @@
 #include <system_error>
 #include <variant>
 
+#include "wire/dns.hpp"
+#include "wire/ethernet.hpp"
+#include "wire/ip_protocol.hpp"
+#include "wire/ipv4.hpp"
+
 namespace andromeda::daemon {
 
 namespace {
 
 constexpr std::size_t kUpstreamReadsPerWake = 64;  // per socket: a flood on one does not starve the queue
+
+// Whether a queued frame is TCP (IPv4 behind Ethernet and up to two VLAN tags); everything else
+// is the UDP forwarder's to judge.
+bool is_tcp(std::span<const std::uint8_t> frame) noexcept {
+    const auto ethernet = wire::EthernetView::parse(frame);
+    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv4) return false;
+    const auto ip = wire::Ipv4View::parse(ethernet->payload());
+    return ip && ip->protocol() == wire::ip_protocol::kTcp;
+}
 
 std::uint64_t monotonic_ns() noexcept {
     return static_cast<std::uint64_t>(
@@ -97,6 +111,7 @@ DnsService::DnsService(gateway::DnsForwarderConfig config)
     : forwarder_(without_duplicate_upstreams(std::move(config))),
       out_(gateway::kDnsActionRoom),
       in_(0xffff),
+      tcp_(gateway::DnsTcpConfig{}),
       ring_(kDnsQueueSlots),
       vpcs_(std::make_shared<const VpcTable>()) {
     random_state_ = std::uint64_t{std::random_device{}()} << 32 | std::random_device{}() | 1;
@@ -132,6 +147,8 @@ DnsService::~DnsService() {
 }
 
 void DnsService::close_sockets() noexcept {
+    for (const UpstreamTcp& c : upstream_tcp_) close(c.fd);
+    upstream_tcp_.clear();
     for (const int fd : ipv4_sockets_) close(fd);
     for (const int fd : ipv6_sockets_) close(fd);
     ipv4_sockets_.clear();
@@ -203,13 +220,23 @@ DnsServiceStats DnsService::stats() const {
 }
 
 void DnsService::run() {
-    // [0] the eventfd, then every upstream socket.
-    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
-    for (const int fd : ipv4_sockets_) fds.push_back({fd, POLLIN, 0});
-    for (const int fd : ipv6_sockets_) fds.push_back({fd, POLLIN, 0});
+    std::vector<pollfd> fds;
     for (;;) {
+        // [0] the eventfd, then every upstream UDP socket, then the upstream TCP connections.
+        fds.assign(1, {wake_fd_, POLLIN, 0});
+        for (const int fd : ipv4_sockets_) fds.push_back({fd, POLLIN, 0});
+        for (const int fd : ipv6_sockets_) fds.push_back({fd, POLLIN, 0});
+        const std::size_t first_tcp = fds.size();
+        for (const UpstreamTcp& c : upstream_tcp_)
+            fds.push_back({c.fd, static_cast<short>(c.written < c.query.size() ? POLLOUT : POLLIN), 0});
+        std::uint64_t deadline = forwarder_.next_deadline();
+        const auto earliest = [&deadline](std::uint64_t d) {
+            if (d != 0 && (deadline == 0 || d < deadline)) deadline = d;
+        };
+        earliest(tcp_.next_deadline());
+        for (const UpstreamTcp& c : upstream_tcp_) earliest(c.deadline_ns);
         int timeout_ms = -1;
-        if (const std::uint64_t deadline = forwarder_.next_deadline(); deadline != 0) {
+        if (deadline != 0) {
             const std::uint64_t now = monotonic_ns();
             // Rounded up: waking before the deadline would only spin.
             timeout_ms =
@@ -219,7 +246,7 @@ void DnsService::run() {
         }
         if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) {
             // Nothing poll() can fail with here but ENOMEM: the upstream sockets are read anyway.
-            for (pollfd& p : fds) p.revents = POLLIN;
+            for (pollfd& p : fds) p.revents = p.events;
         }
         if (fds[0].revents != 0) {
             std::uint64_t count = 0;
@@ -229,10 +256,17 @@ void DnsService::run() {
             std::lock_guard lock(queue_mutex_);
             if (stopping_) return;
         }
-        for (std::size_t i = 1; i < fds.size(); ++i)
+        now_ns_ = monotonic_ns();
+        for (std::size_t i = 1; i < first_tcp; ++i)
             if (fds[i].revents != 0) serve_upstream(fds[i].fd);
+        // Connections opened during this round are past the end of fds; served next round.
+        for (std::size_t i = first_tcp; i < fds.size(); ++i)
+            if (fds[i].revents != 0) serve_upstream_tcp(upstream_tcp_[i - first_tcp], fds[i].revents);
+        std::erase_if(upstream_tcp_, [](const UpstreamTcp& c) { return c.fd < 0; });
         serve_queue();
         serve_timeouts();
+        tcp_.poll(now_ns_, tcp_sink_);
+        expire_upstream_tcp();
         publish_stats();
     }
 }
@@ -260,8 +294,26 @@ void DnsService::serve_queue() {
             ++counters_.unknown_vpc;
             continue;
         }
+        now_ns_ = monotonic_ns();
+        if (is_tcp(std::span(current_.frame.data(), current_.length))) {
+            serve_tcp_segment(vpc->second);
+            continue;
+        }
         execute(forwarder_.handle_udp_query(std::span(current_.frame.data(), current_.length), vpc->second.context,
-                                            monotonic_ns(), out_, current_.reply_ifindex));
+                                            now_ns_, out_, current_.reply_ifindex));
+    }
+}
+
+// A tenant's segment to port 53: the TCP server takes it, and each DNS message it completes is
+// answered (or forwarded) like a UDP query, its answer sent back on the same connection.
+void DnsService::serve_tcp_segment(const VpcEntry& vpc) {
+    tcp_queries_.clear();
+    tcp_.handle_frame(std::span(current_.frame.data(), current_.length), current_.vni, vpc.context.gateway,
+                      vpc.context.mtu, current_.reply_ifindex, now_ns_, tcp_sink_, tcp_queries_);
+    for (const gateway::DnsTcpQuery& q : tcp_queries_) {
+        const gateway::DnsAction action = forwarder_.handle_tcp_query(q.message, vpc.context, q.connection, now_ns_, out_);
+        if (action.kind == gateway::DnsActionKind::none) tcp_.no_answer(q.connection, now_ns_, tcp_sink_);
+        execute(action);
     }
 }
 
@@ -285,7 +337,7 @@ void DnsService::serve_upstream(int fd) {
 }
 
 void DnsService::serve_timeouts() {
-    const std::uint64_t now = monotonic_ns();
+    const std::uint64_t now = now_ns_ = monotonic_ns();
     for (;;) {
         const gateway::DnsAction action = forwarder_.poll_timeouts(now, out_);
         if (action.outcome == gateway::DnsOutcome::idle) return;
@@ -302,14 +354,13 @@ void DnsService::execute(const gateway::DnsAction& action) {
             send_reply(static_cast<std::uint32_t>(action.tag), bytes);
             break;
         case gateway::DnsActionKind::reply_tcp:
-            ++counters_.tcp_not_supported;
-            break;  // no TCP query is taken
+            if (tcp_.send(action.connection, bytes, now_ns_, tcp_sink_)) ++counters_.replies_sent;
+            break;  // a connection gone meanwhile: the answer has no one to go to
         case gateway::DnsActionKind::forward:
-            // Only a tenant's TCP query is forwarded over TCP, and none is taken yet: its attempts
-            // time out in the forwarder.
+            if (action.upstream >= upstreams_.size()) break;
             if (action.over_tcp)
-                ++counters_.tcp_not_supported;
-            else if (action.upstream < upstreams_.size())
+                open_upstream_tcp(action.upstream, bytes);
+            else
                 send_forward(upstreams_[action.upstream], bytes);
             break;
     }
@@ -350,11 +401,91 @@ void DnsService::send_forward(const Upstream& upstream, std::span<const std::uin
         ++counters_.send_errors;  // the forwarder retries it on the next upstream after its timeout
 }
 
+// A query asked over TCP, asked upstream over TCP: a non-blocking connect, the query written
+// when it is up, the answer read to its length; the forwarder's own timeout retries elsewhere.
+void DnsService::open_upstream_tcp(std::size_t upstream, std::span<const std::uint8_t> message) {
+    if (upstream_tcp_.size() >= kUpstreamTcpConnections) {
+        ++counters_.upstream_tcp_full;  // the forwarder retries after its timeout
+        return;
+    }
+    const Upstream& u = upstreams_[upstream];
+    const int fd = socket(u.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ++counters_.send_errors;
+        return;
+    }
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&u.address), u.length) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        ++counters_.upstream_tcp_failed;
+        return;
+    }
+    UpstreamTcp c;
+    c.fd = fd;
+    c.upstream = upstream;
+    c.query.resize(wire::kDnsTcpLengthPrefix + message.size());
+    wire::write_dns_tcp_message(c.query, message);
+    c.deadline_ns = now_ns_ + forwarder_.config().timeout_ns;
+    upstream_tcp_.push_back(std::move(c));
+    ++counters_.upstream_tcp_opened;
+    ++counters_.forwards_sent;
+}
+
+void DnsService::serve_upstream_tcp(UpstreamTcp& c, short revents) {
+    const auto fail = [&] {
+        ++counters_.upstream_tcp_failed;
+        close(c.fd);
+        c.fd = -1;
+    };
+    if (c.written < c.query.size()) {
+        if ((revents & (POLLERR | POLLHUP)) != 0) return fail();  // refused, unreachable
+        const ssize_t n = ::send(c.fd, c.query.data() + c.written, c.query.size() - c.written, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR) fail();
+            return;
+        }
+        c.written += static_cast<std::size_t>(n);
+        return;
+    }
+    std::uint8_t buffer[4096];
+    for (;;) {
+        const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n == 0) return fail();  // closed before the whole answer
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR) fail();
+            return;
+        }
+        c.answer.insert(c.answer.end(), buffer, buffer + n);
+        const wire::DnsTcpMessage m = wire::next_dns_tcp_message(c.answer);
+        if (m.status == wire::DnsTcpStatus::empty) return fail();
+        if (m.status == wire::DnsTcpStatus::complete) {
+            ++counters_.upstream_tcp_answers;
+            close(c.fd);
+            c.fd = -1;
+            // Out of `c` first: what the answer sets off may open another connection, and
+            // upstream_tcp_ (holding `c`) grow.
+            const std::vector<std::uint8_t> answer(m.message.begin(), m.message.end());
+            execute(forwarder_.handle_upstream_answer(answer, c.upstream, out_));
+            return;
+        }
+    }
+}
+
+void DnsService::expire_upstream_tcp() {
+    std::erase_if(upstream_tcp_, [this](const UpstreamTcp& c) {
+        if (c.deadline_ns > now_ns_) return false;
+        ++counters_.upstream_tcp_failed;
+        close(c.fd);
+        return true;
+    });
+}
+
 void DnsService::publish_stats() {
     std::lock_guard lock(stats_mutex_);
     stats_.service = counters_;
     stats_.forwarder = forwarder_.counters();
+    stats_.tcp = tcp_.counters();
     stats_.in_flight = forwarder_.in_flight();
+    stats_.tcp_connections = tcp_.connections();
 }
 
 }  // namespace andromeda::daemon

@@ -18,6 +18,12 @@
 // one from an upstream's exact address and port is handed to the forwarder, with that upstream's
 // index; the rest are counted (upstream_from_elsewhere) and dropped.
 //
+// DNS over TCP (RFC 7766): a tenant's TCP segments to the gateway address, port 53, come through
+// the same queue; the gateway's end of those connections is a gateway::DnsTcpServer, whose
+// frames go out as the UDP replies do. A query asked over TCP is asked upstream over TCP too (its
+// answer may be larger than any UDP one): a non-blocking connection per forwarded query, at most
+// kUpstreamTcpConnections at once, closed once the answer is read or the attempt's time is up.
+//
 // Sockets belong to the network namespace of the thread that constructs the service.
 #pragma once
 
@@ -34,6 +40,7 @@
 #include <vector>
 
 #include "gateway/dns_forwarder.hpp"
+#include "gateway/dns_tcp.hpp"
 #include "gateway/dns_zone.hpp"
 #include "gateway/gateway_address.hpp"
 
@@ -44,6 +51,7 @@ namespace andromeda::daemon {
 inline constexpr std::size_t kDnsQueryFrameRoom = 14 + 8 + 1500;
 inline constexpr std::size_t kDnsQueueSlots = 512;
 inline constexpr std::size_t kUpstreamSockets = 8;  // per address family in use
+inline constexpr std::size_t kUpstreamTcpConnections = 64;
 
 // One VPC the service answers for, by VNI.
 struct DnsServiceVpc {
@@ -63,7 +71,10 @@ struct DnsServiceVpc {
     X(forwards_sent)            /* datagrams sent to an upstream (retries included) */                 \
     X(upstream_datagrams)       /* received on the upstream sockets */                                 \
     X(upstream_from_elsewhere)  /* of which: not from a configured upstream, dropped */                \
-    X(tcp_not_supported)        /* a forward over TCP (tenant TCP is not wired yet), dropped */
+    X(upstream_tcp_opened)      /* connections to an upstream for a query asked over TCP */            \
+    X(upstream_tcp_full)        /* such a forward not sent: kUpstreamTcpConnections were open */       \
+    X(upstream_tcp_failed)      /* refused, reset, closed early or timed out before the answer */     \
+    X(upstream_tcp_answers)     /* answers read from them */
 
 struct DnsServiceCounters {
 #define ANDROMEDA_DNS_SERVICE_FIELD(name) std::uint64_t name = 0;
@@ -81,7 +92,9 @@ struct DnsServiceCounters {
 struct DnsServiceStats {
     DnsServiceCounters service;
     gateway::DnsCounters forwarder;
-    std::size_t in_flight = 0;  // queries forwarded and not yet answered
+    gateway::DnsTcpCounters tcp;   // the tenants' TCP connections
+    std::size_t in_flight = 0;     // queries forwarded and not yet answered
+    std::size_t tcp_connections = 0;  // tenants' TCP connections open
 };
 
 class DnsService {
@@ -127,9 +140,34 @@ private:
         socklen_t length = 0;
         const std::vector<int>* sockets = nullptr;  // its family's pool
     };
+    // A query asked upstream over TCP: connecting and writing it, then reading its answer.
+    struct UpstreamTcp {
+        int fd = -1;
+        std::size_t upstream = 0;
+        std::vector<std::uint8_t> query;  // with its length prefix
+        std::size_t written = 0;
+        std::vector<std::uint8_t> answer;  // what has been read, prefix included
+        std::uint64_t deadline_ns = 0;
+    };
+    // The TCP server's frames go out as replies; a connection's end forgets its queries.
+    class TcpSink final : public gateway::DnsTcpSink {
+    public:
+        explicit TcpSink(DnsService& service) : service_(service) {}
+        void send_frame(std::uint64_t tag, wire::ByteSpan frame) override {
+            service_.send_reply(static_cast<std::uint32_t>(tag), frame);
+        }
+        void closed(std::uint64_t connection) override { service_.forwarder_.cancel_connection(connection); }
+
+    private:
+        DnsService& service_;
+    };
 
     void run();
     void serve_queue();
+    void serve_tcp_segment(const VpcEntry& vpc);
+    void open_upstream_tcp(std::size_t upstream, std::span<const std::uint8_t> message);
+    void serve_upstream_tcp(UpstreamTcp& connection, short revents);
+    void expire_upstream_tcp();
     void serve_upstream(int fd);
     void serve_timeouts();
     void execute(const gateway::DnsAction& action);
@@ -149,6 +187,11 @@ private:
     std::vector<std::uint8_t> out_;              // the thread's: gateway::kDnsActionRoom
     std::vector<std::uint8_t> in_;               // the thread's: an upstream datagram
     DnsServiceCounters counters_;                // the thread's; copied into stats_ by publish_stats
+    gateway::DnsTcpServer tcp_;                  // the thread's: tenants' TCP connections
+    TcpSink tcp_sink_{*this};
+    std::vector<gateway::DnsTcpQuery> tcp_queries_;  // the thread's: what a segment completed
+    std::vector<UpstreamTcp> upstream_tcp_;          // the thread's
+    std::uint64_t now_ns_ = 0;                       // the thread's: when this round began
     QueuedQuery current_{};                      // the thread's: the query being answered
     std::shared_ptr<const VpcTable> vpcs_seen_;  // the thread's: vpcs_ when it last looked
 

@@ -185,6 +185,8 @@ private:
                                              const wire::EthernetView& ethernet, const Input& input, Action& a);
     [[nodiscard]] bool decide_gateway_udp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                           const wire::Ipv4View& ip, const Input& input, Action& a);
+    [[nodiscard]] bool decide_gateway_tcp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                          const wire::Ipv4View& ip, const Input& input, Action& a);
     void decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,

@@ -8,6 +8,7 @@
 #include "wire/arp.hpp"
 #include "wire/dhcp.hpp"
 #include "wire/dns.hpp"
+#include "wire/tcp.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv6.hpp"
@@ -110,6 +111,24 @@ bool Pipeline::decide_gateway_udp(const fabric::Endpoint& endpoint, const detail
     return true;
 }
 
+// TCP to port 53 of the gateway address from the endpoint: DNS over TCP, the DNS service's
+// (every segment of the connection, within the same reply budget as a UDP query); true with `a`
+// set for it.
+bool Pipeline::decide_gateway_tcp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                  const wire::Ipv4View& ip, const Input& input, Action& a) {
+    if (ip.is_fragment()) return false;
+    const auto tcp = wire::TcpView::parse(ip.payload());
+    if (!tcp || tcp->destination_port() != wire::kDnsPort) return false;
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip))) {
+        a.drop(DropReason::gateway_reply_rate_limited);
+        return true;
+    }
+    a.kind = ActionKind::dns_query;
+    a.port = input.port;
+    a.vpc = &vpc;
+    return true;
+}
+
 void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                   const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv4View::parse(ethernet.payload());
@@ -120,6 +139,7 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
         if (ip->protocol() == wire::ip_protocol::kUdp && decide_gateway_udp(endpoint, vpc, *ip, input, a)) return;
+        if (ip->protocol() == wire::ip_protocol::kTcp && decide_gateway_tcp(endpoint, vpc, *ip, input, a)) return;
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
             return a.drop(DropReason::gateway_reply_rate_limited);

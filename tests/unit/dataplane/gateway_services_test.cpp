@@ -185,6 +185,37 @@ TEST_F(GatewayServicesTest, DnsToTheGatewayGoesToTheDnsServiceWithTheVpcAndPort)
     EXPECT_EQ(dns_->calls.size(), 2u);  // the refused one was still offered, nothing more
 }
 
+// DNS over TCP: every segment to the gateway's port 53 goes to the service (which holds the
+// connection); TCP to another of the gateway's ports is not served, and port 53 of another
+// address is routed.
+TEST_F(GatewayServicesTest, TcpToTheGatewaysPort53GoesToTheDnsServiceAndOtherPortsAreNot) {
+    test_support::Ipv4Frame spec;  // support/frame_builder.hpp: TCP with flags
+    spec.src_mac = test_support::mac("02:00:00:00:00:10");  // kBlue10Mac
+    spec.dst_mac = test_support::mac("02:00:00:00:00:ff");  // kGatewayMac
+    spec.src = test_support::ipv4("10.0.0.10");
+    spec.dst = test_support::ipv4("10.0.0.1");
+    spec.protocol = test_support::protocol::kTcp;
+    spec.tcp_flags = 0x02;  // SYN
+    spec.payload = 0;
+    spec.src_port = 40000;
+    spec.dst_port = 53;
+    const Bytes syn = test_support::ipv4_frame(spec);
+    ASSERT_EQ(syn[14 + 9], 6) << "TCP";
+    const auto r = run_with_dns(kBlue10Port, syn);
+    EXPECT_EQ(r.verdict, Verdict::reply);
+    ASSERT_EQ(dns_->calls.size(), 1u);
+    EXPECT_EQ(dns_->calls[0].frame, syn);
+    EXPECT_EQ(dns_->calls[0].port, kBlue10Port);
+
+    spec.dst_port = 80;
+    EXPECT_EQ(run_with_dns(kBlue10Port, test_support::ipv4_frame(spec)).drop_reason,
+              DropReason::gateway_unsupported);
+    spec.dst_port = 53;
+    spec.dst = test_support::ipv4("10.0.0.20");
+    EXPECT_EQ(run_with_dns(kBlue10Port, test_support::ipv4_frame(spec)).verdict, Verdict::forward);
+    EXPECT_EQ(dns_->calls.size(), 1u);
+}
+
 TEST_F(GatewayServicesTest, ATenantFloodingTheGatewaysDnsGetsItsReplyBudgetAndNoMore) {
     const Bytes query = gateway::testing::udp_frame(dns_to_gateway(), DnsQuery{}.bytes());
     int limited = 0;

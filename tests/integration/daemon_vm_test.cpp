@@ -31,6 +31,24 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// The sanitizer builds move 10 MB where the others move 50. The kernel carries those bytes, so
+// the sanitizers see the same daemon code either way; and a TCG guest's transfer stalled twice in
+// the ASan pass (never in the main build) beside other instrumented tests, which the stall report
+// below is there to explain. The main build keeps the 50 MB.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ANDROMEDA_VM_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ANDROMEDA_VM_TEST_SANITIZED 1
+#endif
+#ifdef ANDROMEDA_VM_TEST_SANITIZED
+constexpr std::size_t kTransferMegabytes = 10;
+#else
+constexpr std::size_t kTransferMegabytes = 50;
+#endif
+
 constexpr const char* kVmAddress = "10.0.0.40";
 constexpr const char* kVmMac = "02:00:00:00:00:40";
 
@@ -211,11 +229,13 @@ TEST_F(VmTenant, LeasesByDhcpResolvesNamesAndMovesFiftyMegabytesToAnotherHostByt
     EXPECT_GE(counter(0, "dns", "answered_locally"), 2u);
     EXPECT_GE(counter(0, "dns", "answers_returned"), 1u);
 
-    // 50 MB of the guest's random bytes to t20 on node2, TSO segments from the guest included.
+    // 50 MB (10 in the sanitizer builds) of the guest's random bytes to t20 on node2, TSO
+    // segments from the guest included.
     const std::uint64_t encap_gso_before = counter(0, "fastpath", "encap_gso_packets");
     const std::uint64_t decap_before = counter(0, "fastpath", "decap_packets");
-    const double took = send_to_t20(50, 5040);
-    std::printf("50 MB VM -> node2 over the overlay: %.1f s (%.0f Mbit/s, TCG guest)\n", took, 50 * 8.0 * (1 << 20) / took / 1e6);
+    const double took = send_to_t20(kTransferMegabytes, 5040);
+    std::printf("%zu MB VM -> node2 over the overlay: %.1f s (%.0f Mbit/s, TCG guest)\n", kTransferMegabytes, took,
+                static_cast<double>(kTransferMegabytes) * 8.0 * (1 << 20) / took / 1e6);
     // The kernel carried it: the guest's TSO segments encapsulated whole at the tap's tc ingress,
     // and node2's ACKs decapsulated and sent out of the tap (bpf_redirect, not redirect_peer).
     if (fast_path()) {

@@ -32,6 +32,7 @@
 #include "wire/dns.hpp"
 #include "wire/ethernet.hpp"
 #include "wire/ipv4.hpp"
+#include "wire/tcp.hpp"
 #include "wire/udp.hpp"
 
 namespace andromeda::daemon {
@@ -112,6 +113,33 @@ std::optional<Reply> decode_reply(const Bytes& frame) {
         if (record->type == wire::dns_type::kA && record->rdata.size() == 4)
             r.addresses.push_back(wire::Ipv4Address::from_bytes(record->rdata.data()));
     return r;
+}
+
+bool is_tcp_from_53(const Bytes& f) {
+    return f.size() >= 54 && test_support::get16(&f[12]) == 0x0800 && f[23] == 6 && test_support::get16(&f[34]) == 53;
+}
+
+// A segment the service sent the tenant, read back (checksums checked).
+struct TcpOut {
+    std::uint32_t seq = 0;
+    std::uint32_t ack = 0;
+    std::uint8_t flags = 0;
+    Bytes data;
+};
+TcpOut decode_segment(const Bytes& frame) {
+    TcpOut o;
+    const auto eth = wire::EthernetView::parse(frame);
+    const auto ipv4 = eth ? wire::Ipv4View::parse(eth->payload()) : wire::Parsed<wire::Ipv4View>(wire::ParseError::Truncated);
+    if (!ipv4) return o;
+    const auto tcp = wire::TcpView::parse(ipv4->payload());
+    if (!tcp) return o;
+    EXPECT_TRUE(tcp->checksum_valid(ipv4->source(), ipv4->destination()));
+    EXPECT_EQ(tcp->destination_port(), kTenantPort);
+    o.seq = tcp->sequence();
+    o.ack = tcp->acknowledgment();
+    o.flags = tcp->flags();
+    o.data.assign(tcp->payload().begin(), tcp->payload().end());
+    return o;
 }
 
 bool is_udp_from_53(const Bytes& f) {
@@ -284,6 +312,95 @@ TEST_F(DnsServiceTest, AnUpstreamThatNeverAnswersGetsTheTenantServfailAfterTheTi
     EXPECT_EQ(s.forwarder.retries, kAttempts - 1);
     EXPECT_EQ(s.forwarder.failures, 1u);
     EXPECT_EQ(s.service.forwards_sent, kAttempts);
+    EXPECT_EQ(s.in_flight, 0u);
+}
+
+// DNS over TCP through the service: the tenant's segments handed in as the workers do, the
+// gateway's end of the connection answering on the port; a query asked over TCP is asked
+// upstream over TCP, and an upstream that takes the query and never answers gets the tenant
+// SERVFAIL on the same connection once every attempt has timed out.
+TEST_F(DnsServiceTest, AQueryOverTcpIsAskedUpstreamOverTcpAndASilentOneGetsServfail) {
+    start();
+    const auto segment = [&](std::uint32_t seq, std::uint32_t ack, std::uint8_t flags, Bytes data = {}) {
+        test_support::TcpSegmentSpec s;
+        s.src_mac = test_support::mac(kTenantMac);
+        s.dst_mac = test_support::mac(kGatewayMac);
+        s.src = test_support::ipv4("10.0.0.10");
+        s.dst = test_support::ipv4("10.0.0.1");
+        s.src_port = kTenantPort;
+        s.seq = seq;
+        s.ack = ack;
+        s.flags = flags;
+        s.data = std::move(data);
+        EXPECT_TRUE(service_->submit(kVni, steer_[0], test_support::tcp_segment_frame(s)));
+    };
+    const auto framed = [](std::uint16_t id, const char* name) {
+        const Bytes m = dns_query(id, name);
+        Bytes f{static_cast<std::uint8_t>(m.size() >> 8), static_cast<std::uint8_t>(m.size())};
+        f.insert(f.end(), m.begin(), m.end());
+        return f;
+    };
+    // The next segment from the gateway that carries data (ACKs alone are skipped).
+    const auto next_data = [&] {
+        for (int i = 0; i < 4; ++i) {
+            const auto frames = tenant_[0]->receive(1, kWait, is_tcp_from_53);
+            if (frames.empty()) break;
+            TcpOut o = decode_segment(frames[0]);
+            if (!o.data.empty()) return o;
+        }
+        return TcpOut{};
+    };
+    // The one length-prefixed answer a segment carries: its header.
+    const auto answer_of = [](const TcpOut& o) -> std::optional<wire::DnsHeader> {
+        if (o.data.size() < 2 || test_support::get16(o.data.data()) != o.data.size() - 2) return std::nullopt;
+        const auto view = wire::DnsMessageView::parse(wire::ByteSpan(o.data).subspan(2));
+        if (!view) return std::nullopt;
+        return view->header();
+    };
+
+    segment(100, 0, wire::tcp_flag::kSyn);
+    auto frames = tenant_[0]->receive(1, kWait, is_tcp_from_53);
+    ASSERT_EQ(frames.size(), 1u);
+    const TcpOut synack = decode_segment(frames[0]);
+    ASSERT_EQ(synack.flags, wire::tcp_flag::kSyn | wire::tcp_flag::kAck);
+    ASSERT_EQ(synack.ack, 101u);
+    std::uint32_t ours = 101;
+    std::uint32_t theirs = synack.seq + 1;
+    segment(ours, theirs, wire::tcp_flag::kAck);
+
+    const Bytes first = framed(0x4321, "example.test");
+    segment(ours, theirs, wire::tcp_flag::kAck | wire::tcp_flag::kPsh, first);
+    ours += static_cast<std::uint32_t>(first.size());
+    const TcpOut answered = next_data();
+    const auto answer = answer_of(answered);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->id, 0x4321);
+    EXPECT_EQ(answer->rcode, wire::dns_rcode::kNoError);
+    EXPECT_EQ(answered.ack, ours);
+    EXPECT_EQ(resolver_->tcp_queries(), 1);
+    EXPECT_EQ(resolver_->queries(), 0) << "asked over TCP, not UDP";
+    theirs += static_cast<std::uint32_t>(answered.data.size());
+    segment(ours, theirs, wire::tcp_flag::kAck);
+
+    resolver_->set_mode(FakeResolver::Mode::silent);
+    const Bytes second = framed(0x4322, "example.test");
+    const auto sent = std::chrono::steady_clock::now();
+    segment(ours, theirs, wire::tcp_flag::kAck | wire::tcp_flag::kPsh, second);
+    const TcpOut failed = next_data();
+    EXPECT_GE(std::chrono::steady_clock::now() - sent, kAttempts * kTimeout) << "SERVFAIL before the attempts timed out";
+    const auto servfail = answer_of(failed);
+    ASSERT_TRUE(servfail);
+    EXPECT_EQ(servfail->id, 0x4322);
+    EXPECT_EQ(servfail->rcode, wire::dns_rcode::kServFail);
+    EXPECT_EQ(failed.seq, theirs);
+
+    const auto s = wait_for([](const DnsServiceStats& now) { return now.service.upstream_tcp_failed == kAttempts; });
+    EXPECT_EQ(s.service.upstream_tcp_opened, 1 + kAttempts);
+    EXPECT_EQ(s.service.upstream_tcp_answers, 1u);
+    EXPECT_EQ(s.service.upstream_tcp_failed, kAttempts);
+    EXPECT_EQ(s.tcp.established, 1u);
+    EXPECT_EQ(s.tcp.messages, 2u);
+    EXPECT_EQ(s.tcp_connections, 1u);
     EXPECT_EQ(s.in_flight, 0u);
 }
 

@@ -92,8 +92,8 @@ private:
         if (fd < 0) return;
         Bytes stream;
         for (;;) {
-            pollfd p{fd, POLLIN, 0};
-            if (poll(&p, 1, 2000) <= 0) break;
+            pollfd p[2] = {{fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+            if (poll(p, 2, 2000) <= 0 || p[1].revents != 0) break;
             std::uint8_t buffer[4096];
             const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
             if (n <= 0) break;

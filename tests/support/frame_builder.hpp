@@ -221,6 +221,50 @@ inline Bytes ipv4_frame(const Ipv4Frame& s) {
     return f;
 }
 
+// Ethernet/IPv4/TCP with every TCP field the caller's (sequence numbers, flags, window, options,
+// data), DF set, both checksums right: one segment of a connection a test plays by hand.
+struct TcpSegmentSpec {
+    Mac src_mac{};
+    Mac dst_mac{};
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    std::uint16_t src_port = 40000;
+    std::uint16_t dst_port = 53;
+    std::uint32_t seq = 0;
+    std::uint32_t ack = 0;
+    std::uint8_t flags = 0;
+    std::uint16_t window = 64240;
+    Bytes options{};  // a multiple of 4 bytes
+    Bytes data{};
+};
+
+inline Bytes tcp_segment_frame(const TcpSegmentSpec& s) {
+    const std::size_t tcp_length = 20 + s.options.size() + s.data.size();
+    Bytes f = ethernet_frame(s.src_mac, s.dst_mac, 0x0800, 20 + tcp_length, {});
+    std::uint8_t* ip = f.data() + 14;
+    ip[0] = 0x45;
+    put16(ip + 2, static_cast<std::uint16_t>(20 + tcp_length));
+    put16(ip + 6, 0x4000);
+    ip[8] = 64;
+    ip[9] = protocol::kTcp;
+    put32(ip + 12, s.src);
+    put32(ip + 16, s.dst);
+    put16(ip + 10, checksum_of(ones_sum(ip, 20)));
+    std::uint8_t* tcp = ip + 20;
+    put16(tcp, s.src_port);
+    put16(tcp + 2, s.dst_port);
+    put32(tcp + 4, s.seq);
+    put32(tcp + 8, s.ack);
+    tcp[12] = static_cast<std::uint8_t>((20 + s.options.size()) / 4 << 4);
+    tcp[13] = s.flags;
+    put16(tcp + 14, s.window);
+    std::copy(s.options.begin(), s.options.end(), tcp + 20);
+    std::copy(s.data.begin(), s.data.end(), tcp + 20 + s.options.size());
+    const std::uint32_t pseudo = ones_sum(ip + 12, 8) + protocol::kTcp + static_cast<std::uint32_t>(tcp_length);
+    put16(tcp + 16, checksum_of(ones_sum(tcp, tcp_length, pseudo)));
+    return f;
+}
+
 // A UDP frame of exactly `length` bytes, DF set, ID 1, payload all 0x5a and no UDP checksum: what
 // the pipeline benchmarks send.
 inline Bytes udp_frame(std::size_t length, const Mac& src_mac, const Mac& dst_mac, std::uint32_t src, std::uint32_t dst,

@@ -37,37 +37,22 @@ struct Segment {
     wire::Ipv4Address dst = ipv4("10.0.0.1");
 };
 
-// Ethernet/IPv4/TCP from the tenant, checksums by support/frame_builder.hpp's sums.
+// Ethernet/IPv4/TCP from the tenant, by support/frame_builder.hpp (not by wire/).
 Bytes tenant_frame(const Segment& s) {
-    Bytes f(14 + 20 + 20 + s.options.size() + s.data.size(), 0);
-    const wire::MacAddress tenant_mac = mac("02:00:00:00:00:0a");
-    const wire::MacAddress gateway_mac = vpc_gateway().mac;
-    std::copy(gateway_mac.bytes().begin(), gateway_mac.bytes().end(), f.begin());
-    std::copy(tenant_mac.bytes().begin(), tenant_mac.bytes().end(), f.begin() + 6);
-    test_support::put16(&f[12], 0x0800);
-    std::uint8_t* ip = &f[14];
-    ip[0] = 0x45;
-    test_support::put16(ip + 2, static_cast<std::uint16_t>(f.size() - 14));
-    test_support::put16(ip + 6, 0x4000);
-    ip[8] = 64;
-    ip[9] = 6;
-    test_support::put32(ip + 12, s.src.value());
-    test_support::put32(ip + 16, s.dst.value());
-    test_support::put16(ip + 10, test_support::checksum_of(test_support::ones_sum(ip, 20)));
-    std::uint8_t* tcp = ip + 20;
-    const std::size_t tcp_length = f.size() - 34;
-    test_support::put16(tcp, s.src_port);
-    test_support::put16(tcp + 2, s.dst_port);
-    test_support::put32(tcp + 4, s.seq);
-    test_support::put32(tcp + 8, s.ack);
-    tcp[12] = static_cast<std::uint8_t>((20 + s.options.size()) / 4 << 4);
-    tcp[13] = s.flags;
-    test_support::put16(tcp + 14, s.window);
-    std::copy(s.options.begin(), s.options.end(), tcp + 20);
-    std::copy(s.data.begin(), s.data.end(), tcp + 20 + s.options.size());
-    const std::uint32_t pseudo = test_support::ones_sum(ip + 12, 8) + 6 + static_cast<std::uint32_t>(tcp_length);
-    test_support::put16(tcp + 16, test_support::checksum_of(test_support::ones_sum(tcp, tcp_length, pseudo)));
-    return f;
+    test_support::TcpSegmentSpec t;
+    t.src_mac = test_support::mac("02:00:00:00:00:0a");
+    t.dst_mac = test_support::mac("02:aa:00:00:00:01");  // vpc_gateway()
+    t.src = s.src.value();
+    t.dst = s.dst.value();
+    t.src_port = s.src_port;
+    t.dst_port = s.dst_port;
+    t.seq = s.seq;
+    t.ack = s.ack;
+    t.flags = s.flags;
+    t.window = s.window;
+    t.options = s.options;
+    t.data = s.data;
+    return test_support::tcp_segment_frame(t);
 }
 
 Bytes prefixed(const Bytes& message) {

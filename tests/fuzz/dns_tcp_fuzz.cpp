@@ -55,7 +55,7 @@ public:
 };
 
 fuzzing::Bytes segment_frame(std::uint16_t port, std::uint32_t seq, std::uint32_t ack, std::uint8_t flags,
-                    std::uint16_t window, wire::ByteSpan options, wire::ByteSpan data) {
+                             std::uint16_t window, wire::ByteSpan options, wire::ByteSpan data) {
     wire::EthernetHeader eth;
     eth.destination = fuzzing::kGateway.mac;
     eth.source = fuzzing::kTenantMac;
@@ -106,13 +106,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 0: {
                 if (bytes.size() < 11) break;
                 const std::size_t room = bytes.size() > 12 ? (bytes.size() - 12) / 4 * 4 : 0;
-                const std::size_t options = (op & 8) != 0 && room > 0 ? std::min<std::size_t>((bytes[11] % 11) * 4, room) : 0;
+                const std::size_t options =
+                    (op & 8) != 0 && room > 0 ? std::min<std::size_t>((bytes[11] % 11) * 4, room) : 0;
                 const std::uint32_t ack = (op & 4) != 0 ? sink.last_ack : wire::load_be32(&bytes[4]);
-                const fuzzing::Bytes frame =
-                    segment_frame(static_cast<std::uint16_t>(40000 + (op >> 4) % 4), wire::load_be32(&bytes[0]), ack,
-                                  bytes[8], wire::load_be16(&bytes[9]),
-                                  bytes.size() > 12 ? bytes.subspan(12, options) : wire::ByteSpan{},
-                                  bytes.subspan(std::min(bytes.size(), 12 + options)));
+                const fuzzing::Bytes frame = segment_frame(
+                    static_cast<std::uint16_t>(40000 + (op >> 4) % 4), wire::load_be32(&bytes[0]), ack, bytes[8],
+                    wire::load_be16(&bytes[9]), bytes.size() > 12 ? bytes.subspan(12, options) : wire::ByteSpan{},
+                    bytes.subspan(std::min(bytes.size(), 12 + options)));
                 queries.clear();
                 server.handle_frame(frame, 100, fuzzing::kGateway, kMtu, 1, now, sink, queries);
                 for (const auto& q : queries) {

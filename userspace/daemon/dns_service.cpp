@@ -265,7 +265,7 @@ void DnsService::run() {
         std::erase_if(upstream_tcp_, [](const UpstreamTcp& c) { return c.fd < 0; });
         serve_queue();
         serve_timeouts();
-        tcp_.poll(now_ns_, tcp_sink_);
+        if (const std::uint64_t d = tcp_.next_deadline(); d != 0 && d <= now_ns_) tcp_.poll(now_ns_, tcp_sink_);
         expire_upstream_tcp();
         publish_stats();
     }

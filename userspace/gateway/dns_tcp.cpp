@@ -19,13 +19,15 @@ using namespace wire::tcp_flag;
 constexpr std::size_t kReceiveRoom = wire::kDnsTcpLengthPrefix + 0xffff;
 constexpr std::size_t kFrameRoom = 22 + wire::kIpv4MinHeaderLength + wire::kTcpMinHeaderLength + 4 + 0xffff;
 constexpr std::uint64_t kMaxRto = 60'000'000'000;  // RFC 6298 2.5
-constexpr std::uint16_t kDefaultMss = 536;          // RFC 9293 3.7.1, without the option
+constexpr std::uint16_t kDefaultMss = 536;         // RFC 9293 3.7.1, without the option
 constexpr std::uint16_t kMinMss = 64;
 
-// Sequence-number order modulo 2^32 (RFC 9293 3.4).
-constexpr bool seq_before(std::uint32_t a, std::uint32_t b) noexcept {
-    return static_cast<std::int32_t>(a - b) < 0;
+constexpr std::uint64_t tenant_of(std::uint32_t vni, std::uint32_t address) noexcept {
+    return std::uint64_t{vni} << 32 | address;
 }
+
+// Sequence-number order modulo 2^32 (RFC 9293 3.4).
+constexpr bool seq_before(std::uint32_t a, std::uint32_t b) noexcept { return static_cast<std::int32_t>(a - b) < 0; }
 constexpr bool seq_after(std::uint32_t a, std::uint32_t b) noexcept { return seq_before(b, a); }
 
 // The MSS option of a SYN's options (kind 2, length 4), or 0.
@@ -51,6 +53,7 @@ std::uint16_t mss_option(wire::ByteSpan options) noexcept {
 
 DnsTcpServer::DnsTcpServer(DnsTcpConfig config) : config_(config) {
     config_.max_connections = std::clamp<std::size_t>(config_.max_connections, 1, 0xffff);
+    config_.max_per_tenant = std::clamp<std::size_t>(config_.max_per_tenant, 1, config_.max_connections);
     config_.max_retransmits = std::min<std::uint32_t>(config_.max_retransmits, 30);
     config_.initial_rto_ns = std::clamp<std::uint64_t>(config_.initial_rto_ns, 1'000'000, kMaxRto);
     config_.send_room = std::max<std::size_t>(config_.send_room, kReceiveRoom);
@@ -59,7 +62,8 @@ DnsTcpServer::DnsTcpServer(DnsTcpConfig config) : config_(config) {
     for (std::size_t i = slots_.size(); i-- > 0;) free_.push_back(static_cast<std::uint16_t>(i));
     by_key_.reserve(slots_.size());
     frame_.resize(kFrameRoom);
-    random_state_ = config_.seed != 0 ? config_.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+    random_state_ =
+        config_.seed != 0 ? config_.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
     if (random_state_ == 0) random_state_ = 0x9E3779B97F4A7C15ull;
 }
 
@@ -86,10 +90,9 @@ std::uint16_t DnsTcpServer::receive_window(const Connection& c) const noexcept {
 }
 
 void DnsTcpServer::write_frame(const wire::EthernetHeader& ethernet, wire::Ipv4Address source,
-                               wire::Ipv4Address destination, std::uint16_t destination_port,
-                               std::uint32_t sequence, std::uint32_t acknowledgment, std::uint8_t flags,
-                               std::uint16_t window, std::uint16_t mss, wire::ByteSpan data, std::uint64_t tag,
-                               DnsTcpSink& sink) {
+                               wire::Ipv4Address destination, std::uint16_t destination_port, std::uint32_t sequence,
+                               std::uint32_t acknowledgment, std::uint8_t flags, std::uint16_t window,
+                               std::uint16_t mss, wire::ByteSpan data, std::uint64_t tag, DnsTcpSink& sink) {
     wire::EthernetHeader e = ethernet;
     e.ethertype = wire::ethertype::kIpv4;
     const wire::MutableByteSpan out(frame_);
@@ -117,7 +120,8 @@ void DnsTcpServer::write_frame(const wire::EthernetHeader& ethernet, wire::Ipv4A
     t.window = window;
     t.options = wire::ByteSpan(options, options_length);
     const std::size_t header_length = wire::write_tcp_header(segment, t);
-    if (!data.empty()) std::copy(data.begin(), data.end(), segment.begin() + static_cast<std::ptrdiff_t>(header_length));
+    if (!data.empty())
+        std::copy(data.begin(), data.end(), segment.begin() + static_cast<std::ptrdiff_t>(header_length));
     wire::MutableTcpView::parse(segment)->update_checksum(source, destination);
     sink.send_frame(tag, out.first(eth_length + ip_length));
 }
@@ -140,6 +144,8 @@ void DnsTcpServer::release(Connection& c, DnsTcpSink& sink) {
     const auto slot = static_cast<std::uint16_t>(&c - slots_.data());
     const std::uint64_t gone = token(slot);
     by_key_.erase(c.key);
+    if (const auto t = per_tenant_.find(tenant_of(c.key.vni, c.key.tenant)); t != per_tenant_.end() && --t->second == 0)
+        per_tenant_.erase(t);
     const std::uint32_t generation = c.generation + 1;
     c = Connection{};  // and its buffers freed: an idle server holds nothing per connection
     c.generation = generation;
@@ -156,11 +162,14 @@ void DnsTcpServer::reset(Connection& c, DnsTcpSink& sink) {
 void DnsTcpServer::open(const Key& key, std::uint32_t sequence, std::uint16_t window, wire::ByteSpan options,
                         const wire::EthernetHeader& to_tenant, wire::Ipv4Address gateway, std::uint16_t mtu,
                         std::uint64_t tag, std::uint64_t now_ns, DnsTcpSink& sink) {
-    if (free_.empty()) {
-        ++counters_.refused_full;
+    const auto tenant = per_tenant_.find(tenant_of(key.vni, key.tenant));
+    const bool tenant_full = tenant != per_tenant_.end() && tenant->second >= config_.max_per_tenant;
+    if (free_.empty() || tenant_full) {
+        ++(free_.empty() ? counters_.refused_full : counters_.refused_tenant);
         reply_reset(to_tenant, gateway, wire::Ipv4Address(key.tenant), key.port, 0, sequence + 1, true, tag, sink);
         return;
     }
+    ++per_tenant_[tenant_of(key.vni, key.tenant)];
     const std::uint16_t slot = free_.back();
     free_.pop_back();
     Connection& c = slots_[slot];

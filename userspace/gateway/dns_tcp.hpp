@@ -19,7 +19,8 @@
 // its FIN is answered once every answer it is owed has been sent. No TIME_WAIT: the gateway
 // never reuses a tenant's port pair itself, and a late segment is answered with RST.
 //
-// Bounded: at most max_connections at once (a SYN beyond them gets RST), per connection at
+// Bounded: at most max_connections at once, and max_per_tenant of one tenant address in one VPC
+// (a SYN beyond either gets RST), per connection at
 // most 2 + 65535 received bytes that are not yet a whole message (the window advertised is the
 // room left) and send_room bytes of answers not yet acknowledged (an answer beyond it resets
 // the connection, so the tenant retries rather than waits). Not thread-safe.
@@ -39,10 +40,11 @@ namespace andromeda::gateway {
 
 struct DnsTcpConfig {
     std::size_t max_connections = 256;                // 1 to 65535
+    std::size_t max_per_tenant = 16;                  // per VNI and tenant address: one cannot take them all
     std::uint64_t idle_timeout_ns = 10'000'000'000;   // RFC 7766 6.2.3's "a few seconds" and more
     std::uint64_t initial_rto_ns = 250'000'000;       // the tenant is a link away: no 1 s RFC 6298 floor
     std::uint32_t max_retransmits = 7;                // then RST: about a minute after the first send
-    std::size_t send_room = 4 * (2 + 65535);          // answers queued per connection, bytes
+    std::size_t send_room = 2 * (2 + 65535);          // answers queued per connection, bytes
     std::uint64_t seed = 0;                           // initial sequence numbers; 0 draws one
 };
 
@@ -52,6 +54,7 @@ struct DnsTcpConfig {
     X(opened)            /* handshakes started (SYN answered) */                                    \
     X(established)       /* handshakes completed */                                                 \
     X(refused_full)      /* SYN answered with RST: max_connections are open */                      \
+    X(refused_tenant)    /* SYN answered with RST: the tenant has max_per_tenant open */            \
     X(resets_sent)       /* RST for a segment of no connection, a timeout or a full send room */     \
     X(resets_received)   /* connections the tenant reset */                                         \
     X(closed)            /* connections ended by FIN both ways */                                   \
@@ -189,6 +192,7 @@ private:
     std::vector<Connection> slots_;
     std::vector<std::uint16_t> free_;
     std::unordered_map<Key, std::uint16_t, KeyHash> by_key_;
+    std::unordered_map<std::uint64_t, std::uint16_t> per_tenant_;  // (vni << 32 | address) -> connections
     std::vector<std::uint8_t> frame_;  // the frame being built
     std::uint64_t random_state_ = 0;
     DnsTcpCounters counters_;

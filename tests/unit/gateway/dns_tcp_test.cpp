@@ -1,12 +1,13 @@
 // DNS over TCP on the gateway address: the gateway's side of a tenant's TCP connection, driven
 // segment by segment with frames written byte by byte here (not by wire/), the gateway's frames
 // read back with their checksums checked.
+#include "gateway/dns_tcp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <random>
 
-#include "gateway/dns_tcp.hpp"
 #include "unit/gateway/dhcp_dns_world.hpp"
 #include "wire/dns.hpp"
 #include "wire/ethernet.hpp"
@@ -84,7 +85,7 @@ public:
         EXPECT_TRUE(ip && ip->checksum_valid() && ip->dont_fragment());
         if (!ip) return;
         EXPECT_EQ(ip->source(), vpc_gateway().ipv4);
-        EXPECT_EQ(ip->destination(), ipv4("10.0.0.10"));
+        EXPECT_TRUE(ip->destination() == ipv4("10.0.0.10") || ip->destination() == ipv4("10.0.0.11"));
         EXPECT_LE(ip->total_length(), kMtu);
         const auto tcp = wire::TcpView::parse(ip->payload());
         EXPECT_TRUE(tcp && tcp->checksum_valid(ip->source(), ip->destination()));
@@ -117,7 +118,9 @@ protected:
     }
     void SetUp() override { server_.emplace(config()); }
 
-    void in(const Segment& s) { server_->handle_frame(tenant_frame(s), kVni, vpc_gateway(), kMtu, kTag, now_, sink_, queries_); }
+    void in(const Segment& s) {
+        server_->handle_frame(tenant_frame(s), kVni, vpc_gateway(), kMtu, kTag, now_, sink_, queries_);
+    }
 
     // SYN (MSS 1460) and the handshake's ACK; returns the gateway's first data sequence number.
     std::uint32_t connect(std::uint16_t window = 64240) {
@@ -172,8 +175,8 @@ protected:
     std::vector<DnsTcpQuery> queries_;
     std::uint64_t now_ = 100 * kSecond;
     std::uint32_t isn_ = 0xfffffff0;  // the tenant's sequence numbers wrap during the tests
-    std::uint32_t next_ = 0;      // the tenant's next sequence number
-    std::uint16_t window_ = 64240;  // and the window it advertises
+    std::uint32_t next_ = 0;          // the tenant's next sequence number
+    std::uint16_t window_ = 64240;    // and the window it advertises
 };
 
 TEST_F(DnsTcp, AQuerySplitAcrossSegmentsIsOneMessageAndItsAnswerFollowsTheMss) {
@@ -453,6 +456,39 @@ TEST_F(DnsTcp, ARepeatedSynGetsTheSameSynAckAndAFullTableAReset) {
     EXPECT_EQ(server_->connections(), 0u);
 }
 
+TEST_F(DnsTcp, OneTenantCannotTakeEveryConnection) {
+    DnsTcpConfig c = config();
+    c.max_connections = 8;
+    c.max_per_tenant = 2;
+    server_.emplace(c);
+    Segment syn;
+    syn.flags = kSyn;
+    for (std::uint16_t port = 40000; port < 40003; ++port) {
+        syn.src_port = port;
+        in(syn);
+    }
+    auto out = sink_.take();
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[2].flags, kRst | kAck) << "the tenant's third";
+    EXPECT_EQ(server_->counters().refused_tenant, 1u);
+    // Another tenant of the VPC, and the same address in another VPC, still get theirs.
+    syn.src = ipv4("10.0.0.11");
+    server_->handle_frame(tenant_frame(syn), kVni, vpc_gateway(), kMtu, kTag, now_, sink_, queries_);
+    syn.src = ipv4("10.0.0.10");
+    server_->handle_frame(tenant_frame(syn), kVni + 1, vpc_gateway(), kMtu, kTag, now_, sink_, queries_);
+    EXPECT_EQ(server_->connections(), 4u);
+    EXPECT_EQ(server_->counters().refused_tenant, 1u);
+    // One of the first tenant's ends: it may open another.
+    Segment rst;
+    rst.flags = kRst;
+    rst.seq = 1;  // the SYN's sequence number (0) + 1: the next byte expected
+    in(rst);
+    syn.src_port = 40003;
+    in(syn);
+    EXPECT_EQ(server_->connections(), 4u);
+    EXPECT_EQ(server_->counters().refused_tenant, 1u);
+}
+
 TEST_F(DnsTcp, DataPastAGapIsDroppedAndTheGapAskedForAgain) {
     const std::uint32_t first = connect();
     const Bytes query = prefixed(DnsQuery{}.bytes());
@@ -536,7 +572,8 @@ TEST_F(DnsTcp, RandomSegmentsKeepTheBoundsAndEveryConnectionEnds) {
         for (std::size_t k = 0; k < length; ++k) s.data.push_back(static_cast<std::uint8_t>(random() % 3));
         in(s);
         seq[who] = s.seq + static_cast<std::uint32_t>(length);
-        for (const DnsTcpQuery& q : queries_) server_->send(q.connection, prefixed(Bytes(random() % 3000, 1)), now_, sink_);
+        for (const DnsTcpQuery& q : queries_)
+            server_->send(q.connection, prefixed(Bytes(random() % 3000, 1)), now_, sink_);
         queries_.clear();
         if (random() % 10 == 0) {
             now_ += (random() % 2000) * kMs;

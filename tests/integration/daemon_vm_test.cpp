@@ -21,6 +21,7 @@
 
 #include "daemon_fixture.hpp"
 #include "inet_sockets.hpp"
+#include "support/dns_messages.hpp"
 #include "support/fake_resolver.hpp"
 #include "support/qemu_guest.hpp"
 #include "wire/dns.hpp"
@@ -281,21 +282,8 @@ protected:
         VmTenant::SetUp();
     }
 
-    static std::vector<std::uint8_t> query(std::uint16_t id, const char* name) {
-        std::vector<std::uint8_t> m(512);
-        wire::DnsHeader h;
-        h.id = id;
-        h.recursion_desired = true;
-        wire::DnsBuilder b(m, h);
-        b.add_question(*wire::DnsName::from_text(name), wire::dns_type::kA, wire::dns_class::kIn);
-        m.resize(b.finish());
-        return m;
-    }
     static bool send_query(InetSocket& s, std::uint16_t id, const char* name) {
-        std::vector<std::uint8_t> framed(2);
-        const auto m = query(id, name);
-        wire::store_be16(framed.data(), static_cast<std::uint16_t>(m.size()));
-        framed.insert(framed.end(), m.begin(), m.end());
+        const auto framed = dns_tcp_framed(dns_a_query(id, name));
         return s.send_all(framed.data(), framed.size(), 10s);
     }
     struct Answer {
@@ -329,7 +317,7 @@ TEST_F(GatewayDnsOverTcp, AContainerAsksTheGatewayOverTcpAfterATruncatedUdpAnswe
     // Over UDP, big.test's 100 addresses do not fit the classic 512 bytes: the gateway relays
     // the upstream's answer cut to its question, with TC set, so the client asks over TCP.
     InetSocket udp(*t10_, SOCK_DGRAM);
-    const auto udp_query = query(7, "big.test");
+    const auto udp_query = dns_a_query(7, "big.test");
     ASSERT_TRUE(udp.send_datagram(std::string(udp_query.begin(), udp_query.end()), "10.0.0.1", 53));
     std::string datagram;
     InetAddress from;

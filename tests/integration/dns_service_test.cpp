@@ -26,6 +26,7 @@
 
 #include "netns_topology.hpp"
 #include "raw_socket.hpp"
+#include "support/dns_messages.hpp"
 #include "support/fake_resolver.hpp"
 #include "support/frame_builder.hpp"
 #include "support/root.hpp"
@@ -53,21 +54,13 @@ constexpr auto kWait = 5s;  // the most any expected event may take
 
 wire::Ipv4Address ip(const char* text) { return *wire::Ipv4Address::parse(text); }
 
-Bytes dns_query(std::uint16_t id, const char* name) {
-    Bytes m(512);
-    wire::DnsHeader h;
-    h.id = id;
-    h.recursion_desired = true;
-    wire::DnsBuilder b(m, h);
-    b.add_question(*wire::DnsName::from_text(name), wire::dns_type::kA, wire::dns_class::kIn);
-    m.resize(b.finish());
-    return m;
-}
+using testing::dns_a_query;
+using testing::dns_tcp_framed;
 
 // The tenant's query as the worker takes it off the port: Ethernet/IPv4/UDP 33333 -> 53 to the
 // gateway (headers and checksums by support/frame_builder.hpp, not by wire/).
 Bytes query_frame(std::uint16_t id, const char* name) {
-    const Bytes message = dns_query(id, name);
+    const Bytes message = dns_a_query(id, name);
     test_support::Ipv4Frame s;
     s.src_mac = test_support::mac(kTenantMac);
     s.dst_mac = test_support::mac(kGatewayMac);
@@ -334,12 +327,6 @@ TEST_F(DnsServiceTest, AQueryOverTcpIsAskedUpstreamOverTcpAndASilentOneGetsServf
         s.data = std::move(data);
         EXPECT_TRUE(service_->submit(kVni, steer_[0], test_support::tcp_segment_frame(s)));
     };
-    const auto framed = [](std::uint16_t id, const char* name) {
-        const Bytes m = dns_query(id, name);
-        Bytes f{static_cast<std::uint8_t>(m.size() >> 8), static_cast<std::uint8_t>(m.size())};
-        f.insert(f.end(), m.begin(), m.end());
-        return f;
-    };
     // The next segment from the gateway that carries data (ACKs alone are skipped).
     const auto next_data = [&] {
         for (int i = 0; i < 4; ++i) {
@@ -368,7 +355,7 @@ TEST_F(DnsServiceTest, AQueryOverTcpIsAskedUpstreamOverTcpAndASilentOneGetsServf
     std::uint32_t theirs = synack.seq + 1;
     segment(ours, theirs, wire::tcp_flag::kAck);
 
-    const Bytes first = framed(0x4321, "example.test");
+    const Bytes first = dns_tcp_framed(dns_a_query(0x4321, "example.test"));
     segment(ours, theirs, wire::tcp_flag::kAck | wire::tcp_flag::kPsh, first);
     ours += static_cast<std::uint32_t>(first.size());
     const TcpOut answered = next_data();
@@ -383,7 +370,7 @@ TEST_F(DnsServiceTest, AQueryOverTcpIsAskedUpstreamOverTcpAndASilentOneGetsServf
     segment(ours, theirs, wire::tcp_flag::kAck);
 
     resolver_->set_mode(FakeResolver::Mode::silent);
-    const Bytes second = framed(0x4322, "example.test");
+    const Bytes second = dns_tcp_framed(dns_a_query(0x4322, "example.test"));
     const auto sent = std::chrono::steady_clock::now();
     segment(ours, theirs, wire::tcp_flag::kAck | wire::tcp_flag::kPsh, second);
     const TcpOut failed = next_data();

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/dns_messages.hpp"
 #include "support/frame_builder.hpp"
 #include "wire/addresses.hpp"
 #include "wire/dns.hpp"
@@ -106,9 +107,7 @@ private:
                 ++tcp_queries_;
                 last_id_ = test_support::get16(query.data());
                 if (mode_ == Mode::silent) continue;
-                const Bytes answer = answer_to(query);
-                Bytes framed{static_cast<std::uint8_t>(answer.size() >> 8), static_cast<std::uint8_t>(answer.size())};
-                framed.insert(framed.end(), answer.begin(), answer.end());
+                const Bytes framed = dns_tcp_framed(answer_to(query));
                 (void)!send(fd, framed.data(), framed.size(), MSG_NOSIGNAL);
             }
         }

@@ -2,6 +2,7 @@
 // segment by segment with frames written byte by byte here (not by wire/), the gateway's frames
 // read back with their checksums checked.
 #include "gateway/dns_tcp.hpp"
+#include "support/dns_messages.hpp"
 
 #include <gtest/gtest.h>
 
@@ -56,11 +57,7 @@ Bytes tenant_frame(const Segment& s) {
     return test_support::tcp_segment_frame(t);
 }
 
-Bytes prefixed(const Bytes& message) {
-    Bytes out{static_cast<std::uint8_t>(message.size() >> 8), static_cast<std::uint8_t>(message.size())};
-    out.insert(out.end(), message.begin(), message.end());
-    return out;
-}
+Bytes prefixed(const Bytes& message) { return andromeda::testing::dns_tcp_framed(message); }
 
 // A gateway frame, read back.
 struct Out {

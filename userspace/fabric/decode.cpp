@@ -327,8 +327,8 @@ private:
     void decode_vpc(const TomlNode& table, std::size_t index) {
         const std::string path = vpc_path(index);
         fields_.reject_unknown_keys(table, path,
-                                    {"name", "vni", "cidr", "gateway", "gateway_mac", "mtu", "fastpath", "nat", "endpoint",
-                                     "security_group", "default_ingress", "default_egress"});
+                                    {"name", "vni", "cidr", "ipv6_prefix", "gateway", "gateway_mac", "mtu", "fastpath", "nat",
+                                     "endpoint", "security_group", "default_ingress", "default_egress"});
         Vpc vpc;
         VpcSource src;
         src.table = table.line;
@@ -337,11 +337,17 @@ private:
         src.vni_ok = vni.has_value();
         vpc.vni = static_cast<std::uint32_t>(vni.value_or(0));
         decode_cidrs(table, path, vpc, src);
+        decode_ipv6_prefix(table, path, vpc, src);
         auto gateway = fields_.ipv4(table, path, "gateway", true, &src.gateway);
         src.gateway_ok = gateway.has_value();
         vpc.gateway = gateway.value_or(Ipv4Address{});
         vpc.gateway_mac = fields_.mac(table, path, "gateway_mac", false, &src.gateway_mac).value_or(kDefaultGatewayMac);
         decode_mtu(table, path, vpc, src);
+        if (vpc.ipv6_prefix && vpc.mtu < 1280)
+            fields_.error(src.ipv6_prefix, join_path(path, "ipv6_prefix"),
+                          "VPC " + quoted(vpc.name) + " has IPv6 but its mtu " + std::to_string(vpc.mtu) +
+                              " is below IPv6's minimum link MTU, 1280 (RFC 8200 5)",
+                          "raise mtu to at least 1280, or leave the VPC IPv4-only");
         vpc.fastpath = fields_.boolean(table, path, "fastpath", true);
         if (const TomlNode* nat = fields_.table(table, path, "nat", false)) decode_nat(*nat, path + ".nat", vpc, src);
         decode_security_groups(fields_, table, path, vpc);
@@ -351,6 +357,64 @@ private:
             for (std::size_t i = 0; i < endpoints->items.size(); ++i)
                 decode_endpoint(endpoints->items[i], path + ".endpoint[" + std::to_string(i) + "]", index, i);
         }
+    }
+
+    // A /64, as SLAAC needs (RFC 4862 5.5.3: a 64-bit interface identifier), and one a tenant
+    // can have: not link-local, multicast or the unspecified prefix.
+    void decode_ipv6_prefix(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
+        const auto text = fields_.string(table, path, "ipv6_prefix", false, "ipv6_prefix = \"fd00:0:0:1::/64\"",
+                                         &src.ipv6_prefix);
+        if (!text) return;
+        const std::string key = join_path(path, "ipv6_prefix");
+        const auto prefix = wire::Ipv6Prefix::parse(*text);
+        if (!prefix) {
+            fields_.error(src.ipv6_prefix, key, quoted(*text) + " is not an IPv6 prefix with its host bits clear",
+                          "e.g. ipv6_prefix = \"fd00:0:0:1::/64\" (a ULA) or a global /64");
+        } else if (prefix->length() != 64) {
+            fields_.error(src.ipv6_prefix, key, quoted(*text) + " is a /" + std::to_string(prefix->length()),
+                          "a VPC's IPv6 prefix is a /64: SLAAC derives 64-bit interface identifiers");
+        } else if (wire::is_link_local(prefix->network()) || wire::is_multicast(prefix->network()) ||
+                   wire::is_unspecified(prefix->network())) {
+            fields_.error(src.ipv6_prefix, key, quoted(*text) + " is not a prefix tenants can be numbered from",
+                          "use a ULA (fd00::/8) or a global /64; link-local addresses every tenant has already");
+        } else {
+            vpc.ipv6_prefix = *prefix;
+        }
+    }
+
+    // `ipv6 = "eui64"` or an address, in the VPC's ipv6_prefix (checked once the MAC is known).
+    std::optional<wire::Ipv6Address> decode_endpoint_ipv6(const TomlNode& table, const std::string& path,
+                                                          std::size_t vpc_index, const std::optional<MacAddress>& mac,
+                                                          EndpointSource& src) {
+        const auto text = fields_.string(table, path, "ipv6", false, "ipv6 = \"eui64\"", &src.ipv6);
+        if (!text) return std::nullopt;
+        const std::string key = join_path(path, "ipv6");
+        const Vpc& vpc = out_.config.vpcs[vpc_index];
+        if (!vpc.ipv6_prefix) {
+            if (out_.source.vpcs[vpc_index].ipv6_prefix == 0)  // a bad prefix is reported already
+                fields_.error(src.ipv6, key, "VPC " + quoted(vpc.name) + " has no ipv6_prefix",
+                              "give the VPC one, e.g. ipv6_prefix = \"fd00:0:0:1::/64\", or remove ipv6");
+            return std::nullopt;
+        }
+        if (*text == "eui64") {
+            if (!mac) return std::nullopt;  // its own error
+            return wire::eui64_address(*vpc.ipv6_prefix, *mac);
+        }
+        const auto address = wire::Ipv6Address::parse(*text);
+        if (!address) {
+            fields_.error(src.ipv6, key, quoted(*text) + " is not an IPv6 address",
+                          "an address in " + vpc.ipv6_prefix->to_string() + ", or \"eui64\" to derive it from the MAC");
+            return std::nullopt;
+        }
+        if (!vpc.ipv6_prefix->contains(*address) || *address == vpc.ipv6_prefix->network()) {
+            fields_.error(src.ipv6, key,
+                          address->to_string() + (*address == vpc.ipv6_prefix->network() ? " is the subnet-router anycast address of "
+                                                                                          : " is outside ") +
+                              "VPC " + quoted(vpc.name) + "'s " + vpc.ipv6_prefix->to_string(),
+                          "pick a host address inside the prefix, or \"eui64\"");
+            return std::nullopt;
+        }
+        return address;
     }
 
     void decode_cidrs(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
@@ -471,7 +535,7 @@ private:
 
     void decode_endpoint(const TomlNode& table, const std::string& path, std::size_t vpc_index, std::size_t index) {
         fields_.reject_unknown_keys(table, path,
-                                    {"ip", "mac", "node", "port", "groups", "name", "port_type", "queues"});
+                                    {"ip", "ipv6", "mac", "node", "port", "groups", "name", "port_type", "queues"});
         EndpointSource src;
         src.table = table.line;
         src.index_in_vpc = static_cast<std::uint32_t>(index);
@@ -510,12 +574,14 @@ private:
             else
                 queues = static_cast<std::uint16_t>(*n);
         }
+        const auto ipv6 = decode_endpoint_ipv6(table, path, vpc_index, mac, src);
         if (!ip || !mac || !node || !groups_ok) return;  // reported; checks across endpoints need all three
         Endpoint endpoint;
         endpoint.groups = std::move(groups);
         endpoint.name = name.value_or("");
         endpoint.port_type = port_type == "tap" ? PortType::tap : PortType::veth;
         endpoint.queues = queues;
+        endpoint.ipv6 = ipv6;
         endpoint.vni = out_.config.vpcs[vpc_index].vni;
         endpoint.ip = *ip;
         endpoint.mac = *mac;

@@ -18,6 +18,10 @@ std::string describe(const Vpc& v) {
         out += ' ';
         out += c.to_string();
     }
+    if (v.ipv6_prefix) {
+        out += ", ipv6 ";
+        out += v.ipv6_prefix->to_string();
+    }
     out += ", gateway " + v.gateway.to_string() + " " + v.gateway_mac.to_string() + ", mtu " + std::to_string(v.mtu);
     if (!v.fastpath) out += ", fastpath off";
     if (v.nat)
@@ -27,8 +31,12 @@ std::string describe(const Vpc& v) {
 }
 
 std::string describe(const Endpoint& e) {
-    std::string out = "endpoint vni " + std::to_string(e.vni) + " " + e.ip.to_string() + " " + e.mac.to_string() +
-                      " on " + e.node;
+    std::string out = "endpoint vni " + std::to_string(e.vni) + " " + e.ip.to_string();
+    if (e.ipv6) {
+        out += ' ';
+        out += e.ipv6->to_string();
+    }
+    out += " " + e.mac.to_string() + " on " + e.node;
     if (e.is_local) out += " port " + e.port;
     return out;
 }

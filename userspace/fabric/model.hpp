@@ -11,6 +11,7 @@
 
 #include "overlay/encap_kind.hpp"
 #include "wire/addresses.hpp"
+#include "wire/ipv6_addressing.hpp"
 
 namespace andromeda::fabric {
 
@@ -221,6 +222,9 @@ struct Vpc {
     std::string name;
     std::uint32_t vni = 0;
     std::vector<Ipv4Prefix> cidrs;  // at least one; never overlapping each other
+    // Dual stack: the VPC's IPv6 /64 (a ULA or a global prefix), whose addresses its endpoints
+    // may have; none: IPv4 only. Two VPCs may have the same one (the VNI keeps them apart).
+    std::optional<wire::Ipv6Prefix> ipv6_prefix;
     Ipv4Address gateway;
     MacAddress gateway_mac = kDefaultGatewayMac;
     std::uint32_t mtu = 0;  // inner MTU; default underlay_mtu - kOverlayOverhead
@@ -274,6 +278,9 @@ struct Endpoint {
     // A tap's queues, as QEMU's `-netdev tap,queues=N` opens them: more than one and the daemon
     // creates the tap multi-queue (IFF_MULTI_QUEUE), which a guest with several queues needs.
     std::uint16_t queues = 1;
+    // Its IPv6 address in the VPC's ipv6_prefix: given, or the EUI-64 one SLAAC derives from its
+    // MAC (`ipv6 = "eui64"`); none: IPv4 only.
+    std::optional<wire::Ipv6Address> ipv6;
     std::uint32_t vpc_index = kNoIndex;
     std::uint32_t node_index = kNoIndex;
     std::uint32_t port_ifindex = 0;  // 0 until the daemon binds port names to interfaces
@@ -284,7 +291,7 @@ struct Endpoint {
     // What the configuration says, ignoring the indexes derived from it.
     [[nodiscard]] bool same_config(const Endpoint& o) const noexcept {
         return vni == o.vni && ip == o.ip && mac == o.mac && node == o.node && port == o.port && groups == o.groups &&
-               name == o.name && port_type == o.port_type && queues == o.queues;
+               name == o.name && port_type == o.port_type && queues == o.queues && ipv6 == o.ipv6;
     }
 };
 

@@ -260,6 +260,16 @@ private:
                           endpoint.ip.to_string() + " is already an endpoint of VPC " + quoted(vpc.name) +
                               line_note(source_.endpoints[it->second].table),
                           "an IP is unique within a VPC (another VPC may reuse it)");
+        if (endpoint.ipv6) {
+            // Unique in the VPC too: a derived (EUI-64) address repeats only with a repeated MAC,
+            // which is reported above, so this names the endpoint whose given address it is.
+            const std::string key = std::to_string(endpoint.vpc_index) + "/" + endpoint.ipv6->to_string();
+            if (auto [it, fresh] = endpoint_by_ipv6_.try_emplace(key, index); !fresh)
+                fields_.error(src.ipv6, path + ".ipv6",
+                              endpoint.ipv6->to_string() + " is already the IPv6 address of endpoint " +
+                                  describe_endpoint(it->second),
+                              "an IPv6 address is unique within a VPC (another VPC may reuse it)");
+        }
     }
 
     void check_nat() {
@@ -307,6 +317,7 @@ private:
     FieldReader fields_;
     std::unordered_map<std::string_view, std::uint32_t> node_by_name_;
     PairIndex endpoint_by_ip_;
+    std::unordered_map<std::string, std::uint32_t> endpoint_by_ipv6_;  // "vpc index/address" -> endpoint
 };
 
 }  // namespace

@@ -37,8 +37,8 @@ TEST(FabricValidation, UnknownKeySuggestsTheNearestValidKey) {
 
 TEST(FabricValidation, UnknownKeyWithoutCloseMatchListsValidKeys) {
     expect_error(kBaseFabric + "colour = \"red\"\n",
-                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, mac, node, port, "
-                 "groups, name, port_type, queues");
+                 "t.toml:21: vpc[0].endpoint[0].colour: unknown key \"colour\"; valid keys here: ip, ipv6, mac, node, "
+                 "port, groups, name, port_type, queues");
 }
 
 TEST(FabricValidation, UnknownTopLevelSection) {
@@ -520,6 +520,56 @@ TEST(FabricValidation, DnsUpstreamsAreAddressesWithOptionalPorts) {
         ASSERT_EQ(errors.size(), 1u) << bad;
         EXPECT_NE(errors[0].find("node.dns_upstreams"), std::string::npos) << errors[0];
     }
+}
+
+// Dual stack (issue 30): a VPC's IPv6 /64, and endpoints with an address in it, given or the
+// EUI-64 one SLAAC derives from the MAC.
+TEST(FabricValidation, AVpcsIpv6PrefixNumbersItsEndpointsGivenOrByEui64) {
+    const std::string dual = replace_once(kBaseFabric, "cidr = \"10.0.0.0/24\"",
+                                          "cidr = \"10.0.0.0/24\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
+    LoadResult r = load_fabric_string(dual + "ipv6 = \"eui64\"\n", "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    ASSERT_TRUE(r.snapshot->vpcs()[0].ipv6_prefix.has_value());
+    EXPECT_EQ(r.snapshot->vpcs()[0].ipv6_prefix->to_string(), "fd00:0:0:1::/64");
+    const Endpoint* e = r.snapshot->find_local_endpoint("tap1");
+    ASSERT_TRUE(e != nullptr && e->ipv6.has_value());
+    EXPECT_EQ(e->ipv6->to_string(), "fd00::1:0:ff:fe00:10")  // fd00:0:0:1:0:ff:fe00:10, as RFC 5952 writes it
+        << "02:00:00:00:00:10, its U/L bit flipped, ff:fe inside";
+
+    r = load_fabric_string(dual + "ipv6 = \"fd00:0:0:1::a\"\n", "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    EXPECT_EQ(r.snapshot->find_local_endpoint("tap1")->ipv6->to_string(), "fd00:0:0:1::a");
+    EXPECT_FALSE(load_fabric_string(dual, "t.toml").snapshot->find_local_endpoint("tap1")->ipv6.has_value())
+        << "an endpoint without ipv6 stays IPv4-only in a dual-stack VPC";
+    EXPECT_FALSE(load_fabric_string(kBaseFabric, "t.toml").snapshot->vpcs()[0].ipv6_prefix.has_value());
+}
+
+TEST(FabricValidation, Ipv6PrefixesAndAddressesThatCannotBeAreRefusedWithTheFix) {
+    const auto with_prefix = [](const std::string& prefix) {
+        return replace_once(kBaseFabric, "cidr = \"10.0.0.0/24\"", "cidr = \"10.0.0.0/24\"\nipv6_prefix = \"" + prefix + "\"");
+    };
+    const auto one_error_with = [](const std::string& text, const std::string& part) {
+        const auto errors = errors_of(text);
+        ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+        EXPECT_NE(errors[0].find(part), std::string::npos) << errors[0];
+    };
+    one_error_with(with_prefix("fd00::/48"), "vpc[0].ipv6_prefix: \"fd00::/48\" is a /48; a VPC's IPv6 prefix is a /64");
+    one_error_with(with_prefix("fd00::1/64"), "is not an IPv6 prefix with its host bits clear");
+    one_error_with(with_prefix("fe80::/64"), "is not a prefix tenants can be numbered from");
+    one_error_with(with_prefix("ff02::/64"), "is not a prefix tenants can be numbered from");
+    one_error_with(replace_once(with_prefix("fd00:0:0:1::/64"), "ipv6_prefix", "mtu = 1200\nipv6_prefix"),
+                   "its mtu 1200 is below IPv6's minimum link MTU, 1280");
+    one_error_with(kBaseFabric + "ipv6 = \"eui64\"\n",
+                   "vpc[0].endpoint[0].ipv6: VPC \"blue\" has no ipv6_prefix; give the VPC one");
+    const std::string dual = with_prefix("fd00:0:0:1::/64");
+    one_error_with(dual + "ipv6 = \"fd00:0:0:2::a\"\n", "fd00:0:0:2::a is outside VPC \"blue\"'s fd00:0:0:1::/64");
+    one_error_with(dual + "ipv6 = \"fd00:0:0:1::\"\n", "is the subnet-router anycast address of VPC");
+    one_error_with(dual + "ipv6 = \"10.0.0.10\"\n", "\"10.0.0.10\" is not an IPv6 address");
+    // Unique in the VPC: a second endpoint with the first's address.
+    one_error_with(dual + "ipv6 = \"fd00:0:0:1::a\"\n" + kSecondEndpoint + "ipv6 = \"fd00:0:0:1::a\"\n",
+                   "fd00:0:0:1::a is already the IPv6 address of endpoint 10.0.0.10 of VPC \"blue\"");
+    // The prefix is the VPC's own: a bad one is reported once, not again for every endpoint.
+    one_error_with(with_prefix("nonsense") + "ipv6 = \"eui64\"\n", "\"nonsense\" is not an IPv6 prefix");
 }
 
 }  // namespace

@@ -89,11 +89,12 @@ protected:
 
     void host_lo_up() { nodes_[0].host->run({"ip", "link", "set", "lo", "up"}); }
 
-    // The base fabric, with 10.0.0.20 named "web", the VM's endpoint on node1's tap, and node1's
-    // resolver on its loopback.
+    // The base fabric, with 10.0.0.20 named "web" (and fd00:0:0:1::14 in the VPC's IPv6 prefix),
+    // the VM's endpoint on node1's tap, and node1's resolver on its loopback.
     std::string vm_config(int i) const {
         std::string text = base_config(i);
-        replace_all(text, "port = \"tap-blue-20\"", "port = \"tap-blue-20\"\nname = \"web\"");
+        replace_all(text, "port = \"tap-blue-20\"", "port = \"tap-blue-20\"\nname = \"web\"\nipv6 = \"fd00:0:0:1::14\"");
+        replace_all(text, "cidr = \"10.0.0.0/24\"", "cidr = \"10.0.0.0/24\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
         if (i == 0) replace_all(text, "[node]\n", "[node]\ndns_upstreams = [\"127.0.0.1:5353\"]\n");
         return text + "\n[[vpc.endpoint]]\nip = \"" + kVmAddress + "\"\nmac = \"" + kVmMac + "\"\nnode = \"" +
                nodes_[0].name + "\"\nport = \"" + tap_ + "\"\nport_type = \"tap\"\nname = \"vm\"\n" +
@@ -326,6 +327,23 @@ TEST_F(GatewayDnsOverTcp, AContainerAsksTheGatewayOverTcpAfterATruncatedUdpAnswe
     EXPECT_EQ(cut.id, 7);
     EXPECT_TRUE(cut.truncated);
     EXPECT_TRUE(cut.addresses.empty());
+
+    // A dual-stack endpoint's AAAA record, from the fabric's ipv6 (issue 30's VPC prefix).
+    const auto aaaa_query = dns_a_query(8, "web.blue.internal", wire::dns_type::kAaaa);
+    ASSERT_TRUE(udp.send_datagram(std::string(aaaa_query.begin(), aaaa_query.end()), "10.0.0.1", 53));
+    ASSERT_TRUE(udp.receive_datagram(datagram, from, 10s)) << logs();
+    {
+        const std::vector<std::uint8_t> message(datagram.begin(), datagram.end());
+        const auto view = wire::DnsMessageView::parse(message);
+        ASSERT_TRUE(view.has_value());
+        EXPECT_EQ(view->header().id, 8);
+        auto records = view->cursor(wire::DnsSection::answer);
+        const auto record = records.next_record();
+        ASSERT_TRUE(record.has_value());
+        EXPECT_EQ(record->type, wire::dns_type::kAaaa);
+        ASSERT_EQ(record->rdata.size(), 16u);
+        EXPECT_EQ(wire::Ipv6Address::from_bytes(record->rdata.data()).to_string(), "fd00:0:0:1::14");
+    }
 
     InetSocket tcp(*t10_, SOCK_STREAM);
     ASSERT_TRUE(tcp.connect_to("10.0.0.1", 53, 10s)) << logs();

@@ -9,14 +9,15 @@
 
 namespace andromeda::testing {
 
-// A recursive (RD) query for the A records of `name`, with ID `id`.
-inline std::vector<std::uint8_t> dns_a_query(std::uint16_t id, const char* name) {
+// A recursive (RD) query for the records of `type` (A by default) of `name`, with ID `id`.
+inline std::vector<std::uint8_t> dns_a_query(std::uint16_t id, const char* name,
+                                             std::uint16_t type = wire::dns_type::kA) {
     std::vector<std::uint8_t> m(512);
     wire::DnsHeader h;
     h.id = id;
     h.recursion_desired = true;
     wire::DnsBuilder b(m, h);
-    b.add_question(*wire::DnsName::from_text(name), wire::dns_type::kA, wire::dns_class::kIn);
+    b.add_question(*wire::DnsName::from_text(name), type, wire::dns_class::kIn);
     m.resize(b.finish());
     return m;
 }

@@ -19,7 +19,7 @@ std::vector<DnsServiceVpc> dns_vpcs(const fabric::FabricSnapshot& snapshot) {
     for (const fabric::Endpoint& e : snapshot.endpoints()) {
         if (e.name.empty() || e.vpc_index >= zones.size() || !zones[e.vpc_index]) continue;
         std::string error;
-        if (!zones[e.vpc_index]->add(e.name, {e.ip, std::nullopt}, error))
+        if (!zones[e.vpc_index]->add(e.name, {e.ip, e.ipv6}, error))
             spdlog::warn("dns: {}.{}.internal left out: {}", e.name, snapshot.vpcs()[e.vpc_index].name, error);
     }
     const std::uint32_t underlay_mtu = snapshot.local().underlay_mtu;

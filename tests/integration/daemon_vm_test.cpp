@@ -146,21 +146,26 @@ protected:
             if (served.valid()) received = served.receive_all(bytes + 1, 180s, &progress);
         });
         const auto start = Clock::now();
-        // nc runs in the background so that, should the transfer stall, the console is free to
-        // show the guest's side of the connection while it is still open.
-        guest_->run("rm -f /tmp/nc.rc; (nc 10.0.0.20 " + std::to_string(port) +
-                    " < /tmp/blob > /tmp/nc.out 2>&1; echo $? > /tmp/nc.rc) &");
         std::string rc;
-        std::string timeline;  // what t20 had received, every 5 s
-        for (int second = 1; rc.empty() && second <= 180; ++second) {
-            std::this_thread::sleep_until(start + std::chrono::seconds(second));
-            rc = guest_->run("cat /tmp/nc.rc 2>/dev/null || true");
-            if (second % 5 == 0) timeline += std::to_string(second) + "s:" + std::to_string(progress.load() >> 20) + "MB ";
-        }
-        if (rc.empty()) {
-            ADD_FAILURE() << "the guest's nc did not finish in 180 s; received by t20 over time: " << timeline
-                          << "\n" << stall_report(port);
-            guest_->run("killall nc 2>/dev/null; true");
+        try {
+            // nc runs in the background so that, should the transfer stall, the console is free to
+            // show the guest's side of the connection while it is still open.
+            guest_->run("rm -f /tmp/nc.rc; (nc 10.0.0.20 " + std::to_string(port) +
+                        " < /tmp/blob > /tmp/nc.out 2>&1; echo $? > /tmp/nc.rc) &");
+            std::string timeline;  // what t20 had received, every 5 s
+            for (int second = 1; rc.empty() && second <= 180; ++second) {
+                std::this_thread::sleep_until(start + std::chrono::seconds(second));
+                rc = guest_->run("cat /tmp/nc.rc 2>/dev/null || true");
+                if (second % 5 == 0) timeline += std::to_string(second) + "s:" + std::to_string(progress.load() >> 20) + "MB ";
+            }
+            if (rc.empty()) {
+                ADD_FAILURE() << "the guest's nc did not finish in 180 s; received by t20 over time: " << timeline
+                              << "\n" << stall_report(port);
+                guest_->run("killall nc 2>/dev/null; true");
+            }
+        } catch (...) {
+            receiver.join();  // bounded by its own timeouts: a thread left joinable would abort the binary
+            throw;
         }
         receiver.join();
         EXPECT_EQ(rc, "0\n") << guest_->run("cat /tmp/nc.out");

@@ -183,10 +183,8 @@ private:
     // The gateway's DHCP and DNS (pipeline_tenant.cpp): true with `a` set when the frame is theirs.
     [[nodiscard]] bool decide_dhcp_broadcast(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                              const wire::EthernetView& ethernet, const Input& input, Action& a);
-    [[nodiscard]] bool decide_gateway_udp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                          const wire::Ipv4View& ip, const Input& input, Action& a);
-    [[nodiscard]] bool decide_gateway_tcp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                          const wire::Ipv4View& ip, const Input& input, Action& a);
+    [[nodiscard]] bool decide_gateway_port(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                           const wire::Ipv4View& ip, const Input& input, Action& a);
     void decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,

@@ -1,6 +1,7 @@
 // Decisions for frames from tenant ports: port security, the distributed gateway, routing in the
 // VPC, PMTUD. Only reads the frame; pipeline_execute.cpp carries the decision out.
 #include <algorithm>
+#include <optional>
 
 #include "dataplane/frame_bytes.hpp"
 #include "dataplane/pipeline.hpp"
@@ -8,10 +9,10 @@
 #include "wire/arp.hpp"
 #include "wire/dhcp.hpp"
 #include "wire/dns.hpp"
-#include "wire/tcp.hpp"
 #include "wire/icmp.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv6.hpp"
+#include "wire/tcp.hpp"
 #include "wire/udp.hpp"
 
 namespace andromeda::dataplane {
@@ -85,15 +86,20 @@ bool Pipeline::decide_dhcp_broadcast(const fabric::Endpoint& endpoint, const det
     return true;
 }
 
-// UDP to the gateway address from the endpoint (its source checked): a DHCP renewal (port 67) is
-// the DHCP server's, a query to port 53 the DNS service's; true with `a` set for those two.
-bool Pipeline::decide_gateway_udp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                  const wire::Ipv4View& ip, const Input& input, Action& a) {
+// UDP or TCP to the gateway address from the endpoint (its source checked): a DHCP renewal (UDP
+// 67) is the DHCP server's, DNS (UDP 53, and every segment of a TCP connection to port 53) the DNS
+// service's; true with `a` set for those.
+bool Pipeline::decide_gateway_port(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                   const wire::Ipv4View& ip, const Input& input, Action& a) {
     if (ip.is_fragment()) return false;
-    const auto udp = wire::UdpView::parse(ip.payload());
-    if (!udp) return false;
-    const std::uint16_t port = udp->destination_port();
-    if (port == wire::kDhcpServerPort) {
+    const bool udp = ip.protocol() == wire::ip_protocol::kUdp;
+    std::optional<std::uint16_t> port;
+    if (udp) {
+        if (const auto datagram = wire::UdpView::parse(ip.payload())) port = datagram->destination_port();
+    } else if (ip.protocol() == wire::ip_protocol::kTcp) {
+        if (const auto segment = wire::TcpView::parse(ip.payload())) port = segment->destination_port();
+    }
+    if (udp && port == wire::kDhcpServerPort) {
         a.kind = ActionKind::dhcp;
     } else if (port == wire::kDnsPort) {
         // Within the gateway's reply budget per source, with ARP and echo: one tenant's flood
@@ -111,24 +117,6 @@ bool Pipeline::decide_gateway_udp(const fabric::Endpoint& endpoint, const detail
     return true;
 }
 
-// TCP to port 53 of the gateway address from the endpoint: DNS over TCP, the DNS service's
-// (every segment of the connection, within the same reply budget as a UDP query); true with `a`
-// set for it.
-bool Pipeline::decide_gateway_tcp(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
-                                  const wire::Ipv4View& ip, const Input& input, Action& a) {
-    if (ip.is_fragment()) return false;
-    const auto tcp = wire::TcpView::parse(ip.payload());
-    if (!tcp || tcp->destination_port() != wire::kDnsPort) return false;
-    if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip))) {
-        a.drop(DropReason::gateway_reply_rate_limited);
-        return true;
-    }
-    a.kind = ActionKind::dns_query;
-    a.port = input.port;
-    a.vpc = &vpc;
-    return true;
-}
-
 void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                   const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv4View::parse(ethernet.payload());
@@ -138,8 +126,7 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     const wire::Ipv4Address destination = ip->destination();
     if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
-        if (ip->protocol() == wire::ip_protocol::kUdp && decide_gateway_udp(endpoint, vpc, *ip, input, a)) return;
-        if (ip->protocol() == wire::ip_protocol::kTcp && decide_gateway_tcp(endpoint, vpc, *ip, input, a)) return;
+        if (decide_gateway_port(endpoint, vpc, *ip, input, a)) return;
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
             return a.drop(DropReason::gateway_reply_rate_limited);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "gateway/udp_reply.hpp"
 #include "wire/dns.hpp"
 #include "wire/ip_protocol.hpp"
 #include "wire/ipv4.hpp"
@@ -93,24 +94,13 @@ void DnsTcpServer::write_frame(const wire::EthernetHeader& ethernet, wire::Ipv4A
                                wire::Ipv4Address destination, std::uint16_t destination_port, std::uint32_t sequence,
                                std::uint32_t acknowledgment, std::uint8_t flags, std::uint16_t window,
                                std::uint16_t mss, wire::ByteSpan data, std::uint64_t tag, DnsTcpSink& sink) {
-    wire::EthernetHeader e = ethernet;
-    e.ethertype = wire::ethertype::kIpv4;
     const wire::MutableByteSpan out(frame_);
-    const std::size_t eth_length = wire::write_ethernet_header(out, e);
     const std::uint8_t options[4] = {2, 4, static_cast<std::uint8_t>(mss >> 8), static_cast<std::uint8_t>(mss)};
     const std::size_t options_length = mss != 0 ? sizeof options : 0;
     const std::size_t tcp_length = wire::kTcpMinHeaderLength + options_length + data.size();
-    const std::size_t ip_length = wire::kIpv4MinHeaderLength + tcp_length;
-    if (eth_length == 0 || eth_length + ip_length > out.size()) return;  // cannot happen: data is at most an MSS
-    wire::Ipv4Header ip;
-    ip.total_length = static_cast<std::uint16_t>(ip_length);
-    ip.dont_fragment = true;
-    ip.ttl = 64;
-    ip.protocol = wire::ip_protocol::kTcp;
-    ip.source = source;
-    ip.destination = destination;
-    wire::write_ipv4_header(out.subspan(eth_length), ip);
-    const wire::MutableByteSpan segment = out.subspan(eth_length + wire::kIpv4MinHeaderLength, tcp_length);
+    const std::size_t at = write_reply_headers(out, ethernet, source, destination, wire::ip_protocol::kTcp, tcp_length);
+    if (at == 0) return;  // cannot happen: data is at most an MSS
+    const wire::MutableByteSpan segment = out.subspan(at, tcp_length);
     wire::TcpHeader t;
     t.source_port = wire::kDnsPort;
     t.destination_port = destination_port;
@@ -123,7 +113,7 @@ void DnsTcpServer::write_frame(const wire::EthernetHeader& ethernet, wire::Ipv4A
     if (!data.empty())
         std::copy(data.begin(), data.end(), segment.begin() + static_cast<std::ptrdiff_t>(header_length));
     wire::MutableTcpView::parse(segment)->update_checksum(source, destination);
-    sink.send_frame(tag, out.first(eth_length + ip_length));
+    sink.send_frame(tag, out.first(at + tcp_length));
 }
 
 void DnsTcpServer::segment(Connection& c, std::uint32_t sequence, std::uint8_t flags, wire::ByteSpan data,

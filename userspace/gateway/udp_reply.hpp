@@ -1,6 +1,7 @@
 // The Ethernet/IPv4/UDP headers of a datagram the gateway sends to a tenant (DHCP and DNS
 // replies). The payload is built in place first, right after the room the headers take, so
 // nothing is copied; finish_udp_reply then writes the headers and the UDP checksum around it.
+// write_reply_headers is the Ethernet and IPv4 part, which the DNS-over-TCP segments share.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,14 @@ struct UdpReplyAddressing {
 [[nodiscard]] constexpr std::size_t udp_reply_payload_offset(const wire::EthernetHeader& ethernet) noexcept {
     return ethernet.length() + 20 + 8;
 }
+
+// Writes `ethernet` (its ethertype set to IPv4) and an IPv4 header for `transport_length` bytes
+// of `protocol`: DF, TTL 64, identification 0 (RFC 6864: an atomic datagram's ID means nothing).
+// Returns where the transport header starts, 0 when `out` cannot hold the whole packet or it
+// would not fit IPv4's 16-bit length.
+std::size_t write_reply_headers(wire::MutableByteSpan out, const wire::EthernetHeader& ethernet,
+                                wire::Ipv4Address source, wire::Ipv4Address destination, std::uint8_t protocol,
+                                std::size_t transport_length) noexcept;
 
 // Writes the headers in front of the `payload_length` bytes already at
 // out[udp_reply_payload_offset(...)]: IPv4 with DF, TTL 64, identification 0 (RFC 6864: an

@@ -57,7 +57,7 @@ Bytes tenant_frame(const Segment& s) {
     return test_support::tcp_segment_frame(t);
 }
 
-Bytes prefixed(const Bytes& message) { return andromeda::testing::dns_tcp_framed(message); }
+using andromeda::testing::dns_tcp_framed;
 
 // A gateway frame, read back.
 struct Out {
@@ -178,7 +178,7 @@ protected:
 
 TEST_F(DnsTcp, AQuerySplitAcrossSegmentsIsOneMessageAndItsAnswerFollowsTheMss) {
     const std::uint32_t first = connect();
-    const Bytes query = prefixed(DnsQuery{}.bytes());
+    const Bytes query = dns_tcp_framed(DnsQuery{}.bytes());
     send_data(Bytes(query.begin(), query.begin() + 1), first);  // half the length prefix
     auto acks = sink_.take();
     ASSERT_EQ(acks.size(), 1u);
@@ -234,8 +234,8 @@ TEST_F(DnsTcp, PipelinedQueriesAreAnsweredBeforeTheGatewaysFin) {
     DnsQuery b;
     b.id = 0x1111;
     b.name = "example.test";
-    Bytes both = prefixed(a.bytes());
-    const Bytes second = prefixed(b.bytes());
+    Bytes both = dns_tcp_framed(a.bytes());
+    const Bytes second = dns_tcp_framed(b.bytes());
     both.insert(both.end(), second.begin(), second.end());
     send_data(both, first, kFin);  // two queries and the tenant's FIN in one segment
     ASSERT_EQ(queries_.size(), 2u);
@@ -246,12 +246,12 @@ TEST_F(DnsTcp, PipelinedQueriesAreAnsweredBeforeTheGatewaysFin) {
     EXPECT_EQ(out[0].flags, kAck) << "no FIN while answers are owed";
     EXPECT_EQ(out[0].ack, next_);
 
-    const Bytes answer_b = prefixed(Bytes(40, 0xbb));
+    const Bytes answer_b = dns_tcp_framed(Bytes(40, 0xbb));
     ASSERT_TRUE(server_->send(queries_[1].connection, answer_b, now_, sink_));
     out = sink_.take();
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].data, answer_b);
-    const Bytes answer_a = prefixed(Bytes(30, 0xaa));
+    const Bytes answer_a = dns_tcp_framed(Bytes(30, 0xaa));
     ASSERT_TRUE(server_->send(queries_[0].connection, answer_a, now_, sink_));
     out = sink_.take();
     ASSERT_EQ(out.size(), 2u) << "the last answer, then the FIN";
@@ -265,7 +265,7 @@ TEST_F(DnsTcp, PipelinedQueriesAreAnsweredBeforeTheGatewaysFin) {
 
 TEST_F(DnsTcp, AQueryThatGetsNoAnswerNoLongerHoldsTheCloseBack) {
     const std::uint32_t first = connect();
-    send_data(prefixed(DnsQuery{}.bytes()), first, kFin);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first, kFin);
     ASSERT_EQ(queries_.size(), 1u);
     EXPECT_EQ(sink_.take().size(), 1u) << "its ACK, no FIN";
     server_->no_answer(queries_[0].connection, now_, sink_);
@@ -277,7 +277,7 @@ TEST_F(DnsTcp, AQueryThatGetsNoAnswerNoLongerHoldsTheCloseBack) {
 
 TEST_F(DnsTcp, UnacknowledgedDataIsSentAgainFromTheOldestByteWithBackoffThenReset) {
     const std::uint32_t first = connect();
-    send_data(prefixed(DnsQuery{}.bytes()), first);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first);
     sink_.take();
     const Bytes answer(5000, 0x5a);
     ASSERT_TRUE(server_->send(queries_[0].connection, answer, now_, sink_));
@@ -326,7 +326,7 @@ TEST_F(DnsTcp, UnacknowledgedDataIsSentAgainFromTheOldestByteWithBackoffThenRese
 
 TEST_F(DnsTcp, TheTenantsWindowHoldsDataBackAndAShutWindowIsProbed) {
     const std::uint32_t first = connect(1000);
-    send_data(prefixed(DnsQuery{}.bytes()), first);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first);
     sink_.take();
     ASSERT_TRUE(server_->send(queries_[0].connection, Bytes(3000, 1), now_, sink_));
     auto out = sink_.take();
@@ -488,7 +488,7 @@ TEST_F(DnsTcp, OneTenantCannotTakeEveryConnection) {
 
 TEST_F(DnsTcp, DataPastAGapIsDroppedAndTheGapAskedForAgain) {
     const std::uint32_t first = connect();
-    const Bytes query = prefixed(DnsQuery{}.bytes());
+    const Bytes query = dns_tcp_framed(DnsQuery{}.bytes());
     Segment later = ack_segment(first);
     later.flags = kAck | kPsh;
     later.seq = next_ + 10;
@@ -510,9 +510,9 @@ TEST_F(DnsTcp, DataPastAGapIsDroppedAndTheGapAskedForAgain) {
 
 TEST_F(DnsTcp, AnIdleConnectionIsClosedByTheGateway) {
     const std::uint32_t first = connect();
-    send_data(prefixed(DnsQuery{}.bytes()), first);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first);
     sink_.take();
-    ASSERT_TRUE(server_->send(queries_[0].connection, prefixed(Bytes(20, 3)), now_, sink_));
+    ASSERT_TRUE(server_->send(queries_[0].connection, dns_tcp_framed(Bytes(20, 3)), now_, sink_));
     sink_.take();
     const std::uint32_t after = first + 22;
     in(ack_segment(after));
@@ -534,10 +534,10 @@ TEST_F(DnsTcp, AnIdleConnectionIsClosedByTheGateway) {
 
 TEST_F(DnsTcp, AnAnswerBeyondTheSendRoomResetsTheConnection) {
     const std::uint32_t first = connect(0);  // the tenant's window is shut throughout
-    send_data(prefixed(DnsQuery{}.bytes()), first);
-    send_data(prefixed(DnsQuery{}.bytes()), first);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first);
+    send_data(dns_tcp_framed(DnsQuery{}.bytes()), first);
     sink_.take();
-    const Bytes big = prefixed(Bytes(0xffff, 9));
+    const Bytes big = dns_tcp_framed(Bytes(0xffff, 9));
     std::size_t accepted = 0;
     while (server_->send(queries_[0].connection, big, now_, sink_)) ++accepted;
     EXPECT_EQ(accepted, server_->config().send_room / big.size());
@@ -570,7 +570,7 @@ TEST_F(DnsTcp, RandomSegmentsKeepTheBoundsAndEveryConnectionEnds) {
         in(s);
         seq[who] = s.seq + static_cast<std::uint32_t>(length);
         for (const DnsTcpQuery& q : queries_)
-            server_->send(q.connection, prefixed(Bytes(random() % 3000, 1)), now_, sink_);
+            server_->send(q.connection, dns_tcp_framed(Bytes(random() % 3000, 1)), now_, sink_);
         queries_.clear();
         if (random() % 10 == 0) {
             now_ += (random() % 2000) * kMs;

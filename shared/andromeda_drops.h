@@ -66,7 +66,7 @@
 	/* tenant ports */ \
 	X(tenant_port_unbound, 405, "the tenant port carries no local endpoint in the current fabric") \
 	X(spoofed_source_mac, 406, "Ethernet source is not the port's endpoint MAC") \
-	X(spoofed_source_ip, 407, "IPv4 source is not the port's endpoint address") \
+	X(spoofed_source_ip, 407, "IP source is not the port's endpoint address (IPv6: its address or its EUI-64 link-local)") \
 	X(spoofed_arp_sender, 408, "ARP sender MAC/IP is not the port's endpoint") \
 	X(malformed_arp, 409, "not an Ethernet/IPv4 ARP packet, or truncated") \
 	X(arp_not_request, 410, "ARP reply or unknown opcode from a tenant: the gateway answers all requests") \
@@ -78,7 +78,7 @@
 	X(malformed_ipv4, 416, "IPv4 header or lengths do not parse") \
 	X(bad_ipv4_checksum, 417, "IPv4 header checksum does not verify") \
 	X(malformed_ipv6, 418, "IPv6 header, lengths or extension headers do not parse") \
-	X(ipv6_not_routed, 419, "IPv6 fits the overlay but the fabric has no IPv6 endpoints to route it to") \
+	X(ipv6_not_routed, 419, "IPv6 in a VPC without an ipv6_prefix, or to an address outside its prefix (no IPv6 NAT), or link-local beyond the gateway") \
 	X(gateway_unsupported, 420, "to the gateway address but not an echo request it can answer") \
 	X(no_such_endpoint, 421, "destination inside the VPC but no endpoint has that address") \
 	X(no_route, 422, "destination outside the VPC and the VPC has no NAT") \
@@ -98,7 +98,7 @@
 	X(overlay_hop_limit_exceeded, 435, "overlay hop limit is 0") \
 	X(unknown_vni, 436, "VNI of no VPC") \
 	X(malformed_inner_frame, 437, "inner Ethernet/IPv4 malformed or its header checksum fails") \
-	X(inner_not_ipv4, 438, "inner frame is not IPv4 (ARP and IPv6 are answered locally, never tunnelled)") \
+	X(inner_not_ipv4, 438, "inner frame is neither IPv4 nor IPv6 of a dual-stack VPC (ARP and ND are answered locally, never tunnelled)") \
 	X(fabric_spoofed_source, 439, "inner source is not an endpoint of the VPC on the sending node") \
 	X(not_local_endpoint, 440, "inner destination is not an endpoint of the VPC on this node") \
 	X(underlay_icmp_read, 442, "ICMP fragmentation needed about an outer packet, read for the path MTU (underlay_pmtu_learned / _ignored)") \
@@ -112,7 +112,14 @@
 	X(firewall_table_full, 446, "a new flow the rules allow, with the firewall's connection table full") \
 	/* the gateway's DHCP and DNS (docs/vm-tenants.md) */ \
 	X(dhcp_no_reply, 447, "a DHCP message the gateway sends nothing for: RELEASE/DECLINE (recorded), another endpoint's MAC, over its rate, malformed, relayed (andromedactl dhcp counts which)") \
-	X(dns_not_served, 448, "a DNS query to the gateway with the gateway's DNS service off, or its queue full")
+	X(dns_not_served, 448, "a DNS query to the gateway with the gateway's DNS service off, or its queue full") \
+	/* the gateway's IPv6 side (docs/ipv6.md) */ \
+	X(nd_not_answered, 449, "a Neighbor Solicitation the ND proxy leaves unanswered: DAD for a tenant's address, for the asker's own, or outside the VPC's prefix") \
+	X(malformed_ndp, 450, "a Neighbor or Router Solicitation breaking RFC 4861's checks (hop limit 255, code, checksum, options)") \
+	X(router_solicitation_deferred, 451, "a Router Solicitation within 3 s of the port's last advertisement: the next scheduled one answers it") \
+	X(tenant_router_message, 452, "a Router or Neighbor Advertisement or a Redirect from a tenant: the gateway is the only router and keeps no neighbour cache") \
+	X(mld_ignored, 453, "an MLD report or query: the fabric carries no multicast") \
+	X(ipv6_policy_unsupported, 454, "IPv6 between endpoints of a VPC with security groups, whose rules do not cover IPv6 yet")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

@@ -411,6 +411,8 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     pipeline.gateway_reply_rate.burst = snapshot.local().gateway_burst;
     start_gateway_dns(snapshot);
     pipeline.dns = dns_;
+    router_advertiser_ = std::make_unique<RouterAdvertiser>();
+    pipeline.router_advertisements = router_advertiser_->schedules();
     pool_ = std::make_unique<WorkerPool>(*bpf_, store_, nat_.get(), pipeline, uplink_, std::move(owned),
                                          snapshot.local().workers);
     pool_->set_cpus(snapshot.local().worker_cpus);
@@ -423,6 +425,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     bpf_->set_punt_limits(ports, punt_limit_of(snapshot.local()));
     sync_->sync_ports(tenants_->with_punt_devices(std::move(ports)));
     dns_->set_reply_ports(tenants_->steering_ifindexes());
+    router_advertiser_->set_ports(snapshot, tenants_->steering_ifindexes());
     // A killed predecessor's tc links on ports this fabric no longer has (their port entries
     // are gone, so those programs would only drop).
     bpf_->release_unclaimed_tc_links();
@@ -515,6 +518,9 @@ void Daemon::tick() {
     for (std::size_t i = failures_logged_; i < failures.size(); ++i) spdlog::error("{}", failures[i]);
     failures_logged_ = failures.size();
     sync_peer_path_mtu();
+    router_advertiser_->advertise(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count()));
     publish_stats();
 }
 

@@ -32,6 +32,7 @@
 #include "daemon/peer_mtu_sync.hpp"
 #include "daemon/nat_offload.hpp"
 #include "daemon/policy_offload.hpp"
+#include "daemon/router_advertiser.hpp"
 #include "daemon/worker_pool.hpp"
 #include "fabric/store.hpp"
 #include "io/bpf/bpf_instance.hpp"
@@ -203,6 +204,7 @@ private:
     // The gateway's DHCP server and DNS service, shared by every worker's pipeline (docs/vm-tenants.md).
     std::shared_ptr<dataplane::GatewayDhcp> dhcp_ = std::make_shared<dataplane::GatewayDhcp>();
     std::shared_ptr<GatewayDns> dns_;
+    std::unique_ptr<RouterAdvertiser> router_advertiser_;  // the unsolicited RAs of dual-stack VPCs
     std::unique_ptr<WorkerPool> pool_;
     ControlServer control_;
     std::unique_ptr<fabric::EtcdFabricBuilder> etcd_builder_;

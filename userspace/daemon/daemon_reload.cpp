@@ -129,6 +129,7 @@ std::string Daemon::finish_reload(const fabric::ReloadResult& result, io::SyncCo
     reconcile_ports(snapshot, nodes_changed, notes);
     dns_->set_fabric(snapshot);
     dns_->set_reply_ports(tenants_->steering_ifindexes());
+    router_advertiser_->set_ports(snapshot, tenants_->steering_ifindexes());
     std::string message = result.diff.summary();
     if (!message.empty() && message.back() != '\n') message += '\n';
     for (const auto& note : notes) message += note + '\n';

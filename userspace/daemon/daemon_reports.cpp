@@ -183,6 +183,9 @@ control::StatsReply Daemon::stats() const {
     auto& dns_tcp = out.groups["dns_tcp"];  // the tenants' DNS connections (gateway/dns_tcp.hpp)
     ds.tcp.for_each(put(dns_tcp));
     dns_tcp["connections"] = ds.tcp_connections;
+    auto& ra = out.groups["router_advertisements"];  // unsolicited, on dual-stack VPCs' ports (docs/ipv6.md)
+    router_advertiser_->counters().for_each(put(ra));
+    ra["ports"] = router_advertiser_->ports();
     // Each tenant port's punt bucket (andromeda_punt_limits): "<port>.punted", "<port>.rate_limited".
     auto& punt = out.groups["punt_limit"];
     for (const OwnedPort& port : pool_->ports()) {

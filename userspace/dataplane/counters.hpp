@@ -47,7 +47,9 @@ struct DecapErrorCounters {
     X(checksums_finished)    /* ... of them with a TCP/UDP checksum offload had left unfinished */ \
     X(sent_to_nat_gateway)   /* outside the VPC, encapsulated towards its NAT node */            \
     X(arp_replies)                                                                               \
-    X(echo_replies)                                                                              \
+    X(echo_replies)             /* ICMP and ICMPv6 */                                             \
+    X(neighbor_advertisements)  /* the ND proxy's answers (docs/ipv6.md) */                       \
+    X(router_advertisements)    /* answers to Router Solicitations (the daemon sends the others) */ \
     X(dhcp_replies)             /* OFFER, ACK and NAK sent (andromedactl dhcp: the server's own counts) */ \
     X(dns_queries)              /* tenant queries to the gateway handed to its DNS service */     \
     X(frag_needed_sent)                                                                          \

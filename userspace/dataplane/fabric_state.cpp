@@ -106,6 +106,7 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         // A valid fabric has no such endpoints: this keeps both paths agreeing on any snapshot.
         const bool special = e.ip == vpcs_[e.vpc_index].gateway.ipv4 || is_multicast_or_broadcast(e.ip);
         route.outer = e.is_local || special ? nullptr : outer_template(e.node_index);
+        if (e.ipv6 && vpcs_[e.vpc_index].ipv6) vpcs_[e.vpc_index].routes6.emplace(interface_id(*e.ipv6), &route);
         for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
             const std::uint32_t offset = e.ip.value() - prefix.network;
             // First endpoint wins, as in the snapshot's own index.
@@ -179,6 +180,19 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
     }
 }
 
+std::optional<gateway::Ipv6Gateway> ipv6_gateway_of(const fabric::Vpc& vpc, std::uint32_t inner_mtu) {
+    if (!vpc.ipv6_prefix) return std::nullopt;
+    gateway::Ipv6GatewayConfig config;
+    config.mac = vpc.gateway_mac;
+    config.prefix = *vpc.ipv6_prefix;
+    config.mtu = inner_mtu;
+    // The fabric checks the prefix and the VPC MTU; an underlay too narrow for IPv6's 1280 bytes
+    // leaves the VPC IPv4 only (the daemon warns at start), rather than advertising an MTU no
+    // IPv6 host may take.
+    if (!gateway::check_ipv6_gateway_config(config).empty()) return std::nullopt;
+    return gateway::Ipv6Gateway(std::move(config));
+}
+
 void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
     vpcs_.clear();
     vpc_by_vni_key_.reset(snapshot.vpcs().size());
@@ -191,6 +205,7 @@ void FabricState::build_vpcs(const fabric::FabricSnapshot& snapshot) {
         state.firewall = vpc.firewall();
         state.gateway = gateway::GatewayAddress{vpc.gateway_mac, vpc.gateway};
         state.gateway_ipv6 = gateway::ipv6_link_local(vpc.gateway_mac);
+        state.ipv6 = ipv6_gateway_of(vpc, state.inner_mtu);
         if (vpc.nat && vpc.nat->gateway_node_index != fabric::kNoIndex) {
             state.nat_node_index = vpc.nat->gateway_node_index;
             state.nat =

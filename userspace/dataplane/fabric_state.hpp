@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "dataplane/frame_bytes.hpp"
@@ -14,6 +15,7 @@
 #include "dataplane/pipeline_config.hpp"
 #include "fabric/snapshot.hpp"
 #include "gateway/gateway_address.hpp"
+#include "gateway/ipv6_gateway.hpp"
 #include "overlay/decap.hpp"
 #include "overlay/outer_template.hpp"
 #include "util/flat_table.hpp"
@@ -95,7 +97,22 @@ struct VpcState {
     gateway::GatewayAddress gateway;
     wire::Ipv6Address gateway_ipv6;  // link-local of the gateway MAC, for ICMPv6 errors
     bool firewall = false;  // security groups are enforced: no express lane, every packet judged
+    // Dual stack (the VPC has an ipv6_prefix): the gateway's IPv6 side (ND, RA, echo), and the
+    // endpoints with an IPv6 address by the low 64 bits of it (the prefix is a /64, its upper half).
+    std::optional<gateway::Ipv6Gateway> ipv6;
+    std::unordered_map<std::uint64_t, const EndpointRoute*> routes6;
 };
+
+// The gateway's IPv6 side of `vpc` (its prefix, gateway MAC and `inner_mtu`, the RA defaults), or
+// none for an IPv4-only VPC. The pipeline and the daemon's unsolicited advertisements share it.
+[[nodiscard]] std::optional<gateway::Ipv6Gateway> ipv6_gateway_of(const fabric::Vpc& vpc, std::uint32_t inner_mtu);
+
+// The low 64 bits of an IPv6 address (its interface identifier in a /64), the routes6 key.
+[[nodiscard]] inline std::uint64_t interface_id(const wire::Ipv6Address& address) noexcept {
+    std::uint64_t id = 0;
+    for (std::size_t i = 8; i < 16; ++i) id = id << 8 | address.bytes()[i];
+    return id;
+}
 
 class FabricState {
 public:
@@ -131,6 +148,12 @@ public:
                                                                     wire::Ipv4Address ip) const noexcept {
         const std::uint32_t offset = ip.value() - vpc.first_network;
         return offset < vpc.first_size ? vpc.first_routes[offset] : route_elsewhere(vpc, ip);
+    }
+    // The endpoint with IPv6 address `ip` in VPC `vpc` (dual stack), or null.
+    [[nodiscard]] const EndpointRoute* route6(const VpcState& vpc, const wire::Ipv6Address& ip) const noexcept {
+        if (!vpc.ipv6 || !vpc.ipv6->prefix().contains(ip)) return nullptr;
+        const auto it = vpc.routes6.find(interface_id(ip));
+        return it == vpc.routes6.end() ? nullptr : it->second;
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
     // The VPC with the VNI whose OuterTemplate::vni_word() is `key`, or null.

@@ -1,13 +1,15 @@
-// The gateway's DHCP and DNS as the pipeline reaches them (docs/vm-tenants.md): both shared by
-// every worker's pipeline and owned by the daemon.
+// The gateway's DHCP, DNS and Router Advertisements as the pipeline reaches them
+// (docs/vm-tenants.md, docs/ipv6.md): shared by every worker's pipeline and owned by the daemon.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "dataplane/packet_buffer.hpp"
 #include "gateway/dhcp_server.hpp"
+#include "gateway/router_advertisement.hpp"
 #include "wire/bytes.hpp"
 
 namespace andromeda::dataplane {
@@ -43,6 +45,49 @@ public:
 private:
     mutable std::mutex mutex_;
     gateway::DhcpServer server_;
+};
+
+// Each tenant port's Router Advertisement schedule (gateway/ra_schedule.hpp) behind one lock: the
+// workers answer solicitations with it, the daemon's tick sends the unsolicited advertisements, and
+// both must see the same last advertisement (at most one per 3 s on a port). A port's schedule
+// starts with its first use, seeded by its port id so that ports drift apart.
+class GatewayRouterAdvertisements {
+public:
+    // A Router Solicitation from tenant port `port` (answer_router_solicitation).
+    gateway::RouterAdvertisementReply answer(PortId port, wire::ByteSpan frame, const gateway::Ipv6Gateway& gateway,
+                                             std::uint64_t now_ns, wire::MutableByteSpan out) {
+        std::lock_guard lock(mutex_);
+        return gateway::answer_router_solicitation(frame, gateway, schedule(port, gateway), now_ns, out);
+    }
+    // The unsolicited advertisement due on `port` at `now_ns`, written to `out` (its length), or 0.
+    std::size_t advertise_if_due(PortId port, const gateway::Ipv6Gateway& gateway, std::uint64_t now_ns,
+                                 wire::MutableByteSpan out) {
+        std::lock_guard lock(mutex_);
+        return gateway::advertise_if_due(gateway, schedule(port, gateway), now_ns, out);
+    }
+    // Forgets the ports `keep` says no (gone, or no longer in a dual-stack VPC): an endpoint that
+    // comes back starts with the quick initial advertisements again.
+    template <class Keep>
+    void retain(Keep&& keep) {
+        std::lock_guard lock(mutex_);
+        std::erase_if(schedules_, [&](const auto& entry) { return !keep(entry.first); });
+    }
+    [[nodiscard]] std::size_t ports() const {
+        std::lock_guard lock(mutex_);
+        return schedules_.size();
+    }
+
+private:
+    gateway::RouterAdvertisementSchedule& schedule(PortId port, const gateway::Ipv6Gateway& gateway) {
+        auto it = schedules_.find(port);
+        if (it == schedules_.end())
+            it = schedules_.emplace(port, gateway::RouterAdvertisementSchedule(gateway.config().router_advertisements, port))
+                     .first;
+        return it->second;
+    }
+
+    mutable std::mutex mutex_;
+    std::unordered_map<PortId, gateway::RouterAdvertisementSchedule> schedules_;
 };
 
 }  // namespace andromeda::dataplane

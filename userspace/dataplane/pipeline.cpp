@@ -230,7 +230,9 @@ Pipeline::Pipeline(PipelineConfig config)
       path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()),
       firewall_(config_.firewall ? config_.firewall
                                  : std::make_shared<policy::Firewall>(policy::FirewallSettings{}, config_.clock)),
-      dhcp_(config_.dhcp ? config_.dhcp : std::make_shared<GatewayDhcp>()) {}
+      dhcp_(config_.dhcp ? config_.dhcp : std::make_shared<GatewayDhcp>()),
+      router_advertisements_(config_.router_advertisements ? config_.router_advertisements
+                                                           : std::make_shared<GatewayRouterAdvertisements>()) {}
 
 std::uint64_t Pipeline::now_ns() const {
     if (config_.clock) return config_.clock();

@@ -30,6 +30,7 @@
 #include "wire/bytes.hpp"
 #include "wire/ethernet.hpp"
 #include "wire/ipv4.hpp"
+#include "wire/ipv6.hpp"
 
 namespace andromeda::dataplane {
 
@@ -63,7 +64,8 @@ struct FrameResult {
 namespace detail {
 
 enum class ActionKind : std::uint8_t {
-    drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat, dhcp, dns_query
+    drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat, dhcp, dns_query,
+    nd_advert, router_advert, echo6_reply
 };
 
 // What the decision stage (which only reads the input) tells the execution stage to do. Keeping
@@ -189,6 +191,15 @@ private:
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
     void decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                             const wire::EthernetView& ethernet, const Input& input, Action& a);
+    // The gateway's IPv6 side and IPv6 routing (pipeline_tenant.cpp; docs/ipv6.md).
+    void decide_neighbor_solicitation(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                      const Input& input, Action& a);
+    void decide_router_solicitation(const fabric::Endpoint& endpoint, const detail::VpcState& vpc, const Input& input,
+                                    Action& a);
+    void packet_too_big(const detail::VpcState& vpc, const fabric::Endpoint& endpoint, const wire::Ipv6View& ip,
+                        std::uint32_t mtu, const Input& input, Action& a);
+    void route_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc, const wire::EthernetView& ethernet,
+                    const wire::Ipv6View& ip, const Input& input, Action& a);
     void route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
                     const wire::Ipv4View& ip, const Input& input, Origin origin, Action& a);
     void encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc, const wire::EthernetView& ethernet,
@@ -196,6 +207,9 @@ private:
     void too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
                  Origin origin, Action& a);
     void decide_underlay(const Input& input, Action& a);
+    // An overlay packet's inner IPv6 frame, its outer headers checked (pipeline_underlay.cpp).
+    void decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index, std::uint32_t vpc_index,
+                              const wire::EthernetView& ethernet, Action& a);
     // An ICMP error on the underlay port about one of this node's outer packets (underlay_pmtu.hpp).
     void read_underlay_icmp(const Input& input, Action& a);
     // The outer MTU towards node `node_index` of the current snapshot: the learned one, if lower.
@@ -218,6 +232,9 @@ private:
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_dhcp(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_dns_query(const Action& action, const Input& input, FrameResult& result);
+    void execute_nd_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_router_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_echo6_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
     // Express lanes (pipeline.cpp): handle and count the frame and return true (one frame emitted:
@@ -236,6 +253,7 @@ private:
     std::shared_ptr<policy::Firewall> firewall_;
     std::shared_ptr<const policy::CompiledPolicy> policy_;  // firewall_'s for the current snapshot
     std::shared_ptr<GatewayDhcp> dhcp_;
+    std::shared_ptr<GatewayRouterAdvertisements> router_advertisements_;
     std::uint16_t icmp_ip_id_ = 1;
     PipelineCounters counters_;
     std::uint64_t express_encapsulated_ = 0;  // see counters()

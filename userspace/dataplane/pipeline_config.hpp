@@ -77,6 +77,9 @@ struct PipelineConfig {
     std::shared_ptr<DnsQuerySink> dns;
     // The gateway's DHCP server, shared by every worker's pipeline. Null: the pipeline keeps its own.
     std::shared_ptr<GatewayDhcp> dhcp;
+    // The tenant ports' Router Advertisement schedules, shared with the daemon's unsolicited
+    // advertisements. Null: the pipeline keeps its own (and only answers solicitations).
+    std::shared_ptr<GatewayRouterAdvertisements> router_advertisements;
 };
 
 }  // namespace andromeda::dataplane

@@ -7,6 +7,7 @@
 #include "dataplane/pipeline.hpp"
 #include "gateway/icmp_echo.hpp"
 #include "gateway/icmp_error.hpp"
+#include "gateway/nd_proxy.hpp"
 #include "gateway/proxy_arp.hpp"
 #include "wire/checksum.hpp"
 #include "wire/ethernet.hpp"
@@ -47,6 +48,9 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
         case ActionKind::packet_too_big: return execute_icmp_error(action, input, sink, result);
         case ActionKind::dhcp: return execute_dhcp(action, input, sink, result);
         case ActionKind::dns_query: return execute_dns_query(action, input, result);
+        case ActionKind::nd_advert: return execute_nd_advert(action, input, sink, result);
+        case ActionKind::router_advert: return execute_router_advert(action, input, sink, result);
+        case ActionKind::echo6_reply: return execute_echo6_reply(action, input, sink, result);
         case ActionKind::to_nat:
             result.verdict = Verdict::to_nat;
             result.nat = action.nat;
@@ -252,6 +256,67 @@ void Pipeline::execute_dns_query(const Action& action, const Input& input, Frame
         return dropped(result, DropReason::dns_not_served);
     ++counters_.dns_queries;
     emitted(result, Verdict::reply, 0);  // answered later, by the DNS service, into the port
+}
+
+// The ND proxy's advertisement (the decision judged the solicitation), into a spare: an
+// advertisement may be longer than the solicitation it answers.
+void Pipeline::execute_nd_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    const detail::PortState* port = state_.port(action.port);
+    if (port == nullptr || port->endpoint == nullptr) return dropped(result, DropReason::tenant_port_unbound);
+    if (!sink.can_emit_spares(1)) return dropped(result, DropReason::no_tx_buffer);
+    PacketBuffer out = sink.peek_spare();
+    const fabric::Endpoint& e = *port->endpoint;
+    const gateway::Ipv6Endpoint asker{
+        e.mac, e.ipv6 ? std::span<const wire::Ipv6Address>(&*e.ipv6, 1) : std::span<const wire::Ipv6Address>{}};
+    const gateway::NdProxyReply reply =
+        gateway::write_neighbor_advertisement_reply(input.bytes, *action.vpc->ipv6, asker, {out.data(), out.capacity()});
+    if (reply.outcome == gateway::NdProxyOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+    if (!reply.answered()) return dropped(result, DropReason::nd_not_answered);
+    out.length = static_cast<std::uint32_t>(reply.length);
+    sink.emit_spare(action.port, out);
+    ++counters_.neighbor_advertisements;
+    emitted(result, Verdict::reply, 1);
+}
+
+// A Router Solicitation's answer, within the port's schedule shared with the daemon's unsolicited
+// advertisements: within 3 s of the last one it is left to the next (router_solicitation_deferred).
+void Pipeline::execute_router_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (!sink.can_emit_spares(1)) return dropped(result, DropReason::no_tx_buffer);
+    PacketBuffer out = sink.peek_spare();
+    const gateway::RouterAdvertisementReply reply = router_advertisements_->answer(
+        action.port, input.bytes, *action.vpc->ipv6, now_ns(), {out.data(), out.capacity()});
+    if (reply.outcome == gateway::RouterSolicitationOutcome::deferred)
+        return dropped(result, DropReason::router_solicitation_deferred);
+    if (reply.outcome == gateway::RouterSolicitationOutcome::no_room)
+        return dropped(result, DropReason::tx_buffer_too_small);
+    if (!reply.answered()) return dropped(result, DropReason::malformed_ndp);
+    out.length = static_cast<std::uint32_t>(reply.length);
+    sink.emit_spare(action.port, out);
+    ++counters_.router_advertisements;
+    emitted(result, Verdict::reply, 1);
+}
+
+void Pipeline::execute_echo6_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
+    const gateway::Ipv6Gateway& gateway = *action.vpc->ipv6;
+    if (const PacketBuffer* in = input.buffer) {
+        const gateway::EchoReply reply = gateway::echo_reply_in_place(in->bytes(), gateway);
+        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
+        sink.emit_input(action.port,
+                        PacketBuffer{in->chunk, in->size, in->offset + static_cast<std::uint32_t>(reply.offset),
+                                     static_cast<std::uint32_t>(reply.length)},
+                        input.index);
+    } else {
+        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
+        PacketBuffer out = sink.peek_spare();
+        const gateway::EchoReply reply = gateway::write_echo_reply(input.bytes, gateway, {out.data(), out.capacity()});
+        if (reply.outcome == gateway::EchoOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
+        out.length = static_cast<std::uint32_t>(reply.length);
+        sink.emit_spare(action.port, out);
+    }
+    ++counters_.echo_replies;
+    emitted(result, Verdict::reply, 1);
 }
 
 }  // namespace andromeda::dataplane

@@ -6,6 +6,9 @@
 #include "dataplane/frame_bytes.hpp"
 #include "dataplane/pipeline.hpp"
 #include "gateway/icmp_error.hpp"
+#include "gateway/nd_proxy.hpp"
+#include "gateway/router_advertisement.hpp"
+#include "overlay/flow_hash.hpp"
 #include "wire/arp.hpp"
 #include "wire/dhcp.hpp"
 #include "wire/dns.hpp"
@@ -45,6 +48,8 @@ void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, 
     const wire::MacAddress destination = ethernet->destination();
     if (destination.is_multicast()) {
         if (ethertype == wire::ethertype::kIpv4 && decide_dhcp_broadcast(endpoint, vpc, *ethernet, input, a)) return;
+        // Neighbor and Router Solicitations go to multicast groups; decide_tenant_ipv6 takes those.
+        if (ethertype == wire::ethertype::kIpv6 && vpc.ipv6) return decide_tenant_ipv6(endpoint, vpc, *ethernet, input, a);
         return a.drop(DropReason::multicast_or_broadcast);
     }
     if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
@@ -151,22 +156,141 @@ bool Pipeline::firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyD
     return false;
 }
 
+namespace {
+
+// The endpoint as the ND proxy sees it: its MAC and its IPv6 address, if it has one.
+gateway::Ipv6Endpoint nd_endpoint(const fabric::Endpoint& endpoint) noexcept {
+    return gateway::Ipv6Endpoint{endpoint.mac, endpoint.ipv6 ? std::span<const wire::Ipv6Address>(&*endpoint.ipv6, 1)
+                                                             : std::span<const wire::Ipv6Address>{}};
+}
+
+}  // namespace
+
+// IPv6 from a tenant (docs/ipv6.md). In a dual-stack VPC: the gateway answers Neighbor and Router
+// Solicitations and echo requests to its addresses, and packets to the VPC's endpoints are routed
+// as IPv4 is. In an IPv4-only VPC the packet is dropped, but one too big still learns the path
+// MTU, so a tenant sizes its packets right once the VPC has a prefix.
 void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                   const wire::EthernetView& ethernet, const Input& input, Action& a) {
     const auto ip = wire::Ipv6View::parse(ethernet.payload());
     if (!ip) return a.drop(DropReason::malformed_ipv6);
-    const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu,
-                                           static_cast<std::uint32_t>(ethernet.header_length()));
-    // The fabric routes IPv4 only; an IPv6 packet that would not fit still learns the path MTU,
-    // so a dual-stack tenant sizes its packets right once IPv6 endpoints exist.
-    if (ip->packet().size() <= mtu) return a.drop(DropReason::ipv6_not_routed);
-    if (!gateway::icmpv6_error_allowed(*ip, true)) return a.drop(DropReason::too_big_no_icmp);
+    if (!vpc.ipv6) {
+        const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu,
+                                               static_cast<std::uint32_t>(ethernet.header_length()));
+        if (ip->packet().size() <= mtu) return a.drop(DropReason::ipv6_not_routed);
+        return packet_too_big(vpc, endpoint, *ip, mtu, input, a);
+    }
+    const gateway::Ipv6Gateway& gateway = *vpc.ipv6;
+    // Anti-spoofing: the endpoint's address, the link-local one its MAC gives (what a Linux
+    // interface takes by default), or :: for duplicate address detection's solicitations alone.
+    const wire::Ipv6Address source = ip->source();
+    const bool unspecified = wire::is_unspecified(source);
+    if (!unspecified && !(endpoint.ipv6 && source == *endpoint.ipv6) && source != wire::link_local_address(endpoint.mac))
+        return a.drop(DropReason::spoofed_source_ip);
+    switch (gateway::classify_icmpv6(*ip)) {
+        case gateway::TenantIcmpv6::neighbor_solicitation: return decide_neighbor_solicitation(endpoint, vpc, input, a);
+        case gateway::TenantIcmpv6::router_solicitation: return decide_router_solicitation(endpoint, vpc, input, a);
+        case gateway::TenantIcmpv6::router_advertisement:
+        case gateway::TenantIcmpv6::neighbor_advertisement:
+        case gateway::TenantIcmpv6::redirect: return a.drop(DropReason::tenant_router_message);
+        case gateway::TenantIcmpv6::multicast_listener: return a.drop(DropReason::mld_ignored);
+        default: break;
+    }
+    if (unspecified) return a.drop(DropReason::spoofed_source_ip);
+    const wire::Ipv6Address destination = ip->destination();
+    if (wire::is_multicast(destination) || ethernet.destination().is_multicast())
+        return a.drop(DropReason::multicast_or_broadcast);
+    if (gateway.is_gateway_address(destination)) {
+        if (gateway::classify_icmpv6(*ip) != gateway::TenantIcmpv6::echo_request)
+            return a.drop(DropReason::gateway_unsupported);
+        if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
+            return a.drop(DropReason::gateway_reply_rate_limited);
+        a.kind = ActionKind::echo6_reply;
+        a.port = input.port;
+        a.vpc = &vpc;
+        return;
+    }
+    // Link-local addresses are the link's: never routed, in either position (RFC 4291 2.5.6).
+    if (wire::is_link_local(destination) || wire::is_link_local(source)) return a.drop(DropReason::ipv6_not_routed);
+    route_ipv6(endpoint, vpc, ethernet, *ip, input, a);
+}
+
+// A Neighbor Solicitation, multicast to the target's solicited-node group or unicast to the
+// gateway MAC (neighbour unreachability detection): the ND proxy's verdict decides.
+void Pipeline::decide_neighbor_solicitation(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                            const Input& input, Action& a) {
+    const gateway::NdProxyReply verdict = gateway::judge_neighbor_solicitation(input.bytes, *vpc.ipv6, nd_endpoint(endpoint));
+    if (!verdict.answered())
+        return a.drop(verdict.outcome == gateway::NdProxyOutcome::invalid ? DropReason::malformed_ndp
+                                                                            : DropReason::nd_not_answered);
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
+        return a.drop(DropReason::gateway_reply_rate_limited);
+    a.kind = ActionKind::nd_advert;
+    a.port = input.port;
+    a.vpc = &vpc;
+}
+
+// A Router Solicitation: answered within the port's advertisement schedule (execute_router_advert).
+void Pipeline::decide_router_solicitation(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                          const Input& input, Action& a) {
+    const gateway::RouterAdvertisementReply verdict = gateway::judge_router_solicitation(input.bytes, *vpc.ipv6);
+    if (!verdict.answered()) return a.drop(DropReason::malformed_ndp);
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
+        return a.drop(DropReason::gateway_reply_rate_limited);
+    a.kind = ActionKind::router_advert;
+    a.port = input.port;
+    a.vpc = &vpc;
+}
+
+void Pipeline::packet_too_big(const detail::VpcState& vpc, const fabric::Endpoint& endpoint, const wire::Ipv6View& ip,
+                              std::uint32_t mtu, const Input& input, Action& a) {
+    if (!gateway::icmpv6_error_allowed(ip, true)) return a.drop(DropReason::too_big_no_icmp);
     if (!icmp_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
         return a.drop(DropReason::icmp_error_rate_limited);
     a.kind = ActionKind::packet_too_big;
     a.port = input.port;
     a.vpc = &vpc;
     a.mtu = mtu;
+}
+
+// To an endpoint of the VPC by its IPv6 address: delivered here or encapsulated towards its node.
+// IPv6 routers never fragment: a packet the overlay cannot carry gets Packet Too Big.
+void Pipeline::route_ipv6(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                          const wire::EthernetView& ethernet, const wire::Ipv6View& ip, const Input& input, Action& a) {
+    const detail::EndpointRoute* target = state_.route6(vpc, ip.destination());
+    if (target == nullptr)
+        return a.drop(vpc.ipv6->prefix().contains(ip.destination()) ? DropReason::no_such_endpoint
+                                                                    : DropReason::ipv6_not_routed);
+    if (vpc.firewall) return a.drop(DropReason::ipv6_policy_unsupported);
+    const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
+    const auto frame_length = static_cast<std::uint32_t>(ethernet_length + ip.packet().size());
+    if (target->is_local) {
+        a.port = target->port;
+        if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+        a.kind = ActionKind::deliver;
+        a.frame_length = frame_length;
+        a.destination_mac = &target->endpoint->mac;
+        a.source_mac = &vpc.gateway.mac;
+        a.local_delivery = true;
+        return;
+    }
+    if (state_.underlay_port() == kNoPort) return a.drop(DropReason::no_underlay_port);
+    if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
+    overlay::OuterTemplate* outer = state_.outer_template(target->node_index);
+    if (outer == nullptr) return a.drop(DropReason::no_next_hop);
+    const std::uint32_t underlay_mtu =
+        path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(target->node_index);
+    const std::uint32_t mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
+    if (ip.packet().size() > mtu) return packet_too_big(vpc, endpoint, ip, mtu, input, a);
+    a.kind = ActionKind::encap;
+    a.port = state_.underlay_port();
+    a.frame_length = frame_length;
+    a.ethernet_length = ethernet_length;
+    a.outer = outer;
+    a.overlay.vni = vpc.vpc->vni;
+    a.overlay.flow_hash = overlay::flow_hash_of_frame(input.bytes.first(frame_length));
+    a.rewrite_destination_mac = true;
+    a.destination_mac = &target->endpoint->mac;
 }
 
 void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,

@@ -44,6 +44,10 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
 
     const auto ethernet = wire::EthernetView::parse(packet.inner);
     if (!ethernet) return a.drop(DropReason::malformed_inner_frame);
+    const auto peer_index = static_cast<std::uint32_t>(peer - fabric_->nodes().data());
+    const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric_->vpcs().data());
+    if (ethernet->ethertype() == wire::ethertype::kIpv6)
+        return decide_underlay_ipv6(packet, peer_index, vpc_index, *ethernet, a);
     if (ethernet->ethertype() != wire::ethertype::kIpv4) return a.drop(DropReason::inner_not_ipv4);
     const auto ip = wire::Ipv4View::parse(ethernet->payload());
     if (!ip || !ip->checksum_valid()) return a.drop(DropReason::malformed_inner_frame);
@@ -51,8 +55,6 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
 
     // The sender may only speak for its own endpoints, and for the outside world only when it is
     // the VPC's NAT node: a compromised or confused peer cannot inject traffic as someone else.
-    const auto peer_index = static_cast<std::uint32_t>(peer - fabric_->nodes().data());
-    const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric_->vpcs().data());
     const detail::VpcState& vpc_state = state_.vpc(vpc_index);
     const wire::Ipv4Address source = ip->source();
     if (vpc->contains(source)) {
@@ -80,6 +82,29 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     a.frame_length = frame_length;
     a.destination_mac = &target->endpoint->mac;
     a.source_mac = &vpc_state.gateway.mac;
+}
+
+// Inner IPv6 of a dual-stack VPC: from an endpoint of the sending node, to an endpoint of this one
+// (no IPv6 NAT: nothing else is carried), delivered with the gateway MAC as its source.
+void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                                    std::uint32_t vpc_index, const wire::EthernetView& ethernet, Action& a) {
+    const detail::VpcState& vpc = state_.vpc(vpc_index);
+    if (!vpc.ipv6) return a.drop(DropReason::inner_not_ipv4);
+    const auto ip = wire::Ipv6View::parse(ethernet.payload());
+    if (!ip) return a.drop(DropReason::malformed_inner_frame);
+    ++counters_.decapsulated;
+    const detail::EndpointRoute* sender = state_.route6(vpc, ip->source());
+    if (sender == nullptr || sender->node_index != peer_index) return a.drop(DropReason::fabric_spoofed_source);
+    const detail::EndpointRoute* target = state_.route6(vpc, ip->destination());
+    if (target == nullptr || !target->is_local) return a.drop(DropReason::not_local_endpoint);
+    a.port = target->port;
+    if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+    if (vpc.firewall) return a.drop(DropReason::ipv6_policy_unsupported);
+    a.kind = ActionKind::deliver;
+    a.frame_offset = static_cast<std::uint32_t>(packet.inner_offset);
+    a.frame_length = static_cast<std::uint32_t>(ethernet.header_length() + ip->packet().size());
+    a.destination_mac = &target->endpoint->mac;
+    a.source_mac = &vpc.gateway.mac;
 }
 
 // What the XDP prefilter steers here besides overlay packets: "fragmentation needed" about one of

@@ -81,27 +81,45 @@ std::uint64_t pseudo_header_sum(const Ipv6Address& src, const Ipv6Address& dst, 
     return sum + (length >> 16) + (length & 0xffff) + next_header;
 }
 
-bool finish_offloaded_checksum(MutableByteSpan ip) noexcept {
-    if (ip.size() < 20 || (ip[0] >> 4) != 4) return false;
-    const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
-    const std::size_t total = load_be16(ip.data() + 2);
-    if (ihl < 20 || total < ihl || total > ip.size() || (load_be16(ip.data() + 6) & 0x3fff) != 0) return false;
-    const std::uint8_t protocol = ip[9];
+namespace {
+
+// Finishes the checksum of `l4` (TCP 6 or UDP 17) when it holds exactly the fold of `pseudo` and
+// does not verify; see finish_offloaded_checksum.
+bool finish_l4_checksum(MutableByteSpan l4, std::uint8_t protocol, std::uint64_t pseudo) noexcept {
     const std::size_t field = protocol == 6 ? 16 : protocol == 17 ? 6 : 0;
-    const std::size_t l4_length = total - ihl;
-    if (field == 0 || l4_length < (protocol == 6 ? 20u : 8u)) return false;
-    const MutableByteSpan l4 = ip.subspan(ihl, l4_length);
+    if (field == 0 || l4.size() < (protocol == 6 ? 20u : 8u)) return false;
     const std::uint16_t stored = load_be16(l4.data() + field);
     if (protocol == 17 && stored == 0) return false;
-    const std::uint64_t pseudo = pseudo_header_sum(Ipv4Address(load_be32(ip.data() + 12)),
-                                                   Ipv4Address(load_be32(ip.data() + 16)), protocol,
-                                                   static_cast<std::uint32_t>(l4_length));
     if (stored != checksum_fold(pseudo) || checksum_verifies(l4, pseudo)) return false;
     store_be16(l4.data() + field, 0);
     std::uint16_t c = checksum_finish(checksum_add(l4, pseudo));
     if (protocol == 17 && c == 0) c = 0xffff;
     store_be16(l4.data() + field, c);
     return true;
+}
+
+}  // namespace
+
+bool finish_offloaded_checksum(MutableByteSpan ip) noexcept {
+    if (ip.size() >= 40 && (ip[0] >> 4) == 6) {
+        // IPv6 without extension headers: the upper layer right after the fixed header.
+        const std::size_t payload = load_be16(ip.data() + 4);
+        if (40 + payload > ip.size()) return false;
+        const std::uint8_t protocol = ip[6];
+        const std::uint64_t pseudo = pseudo_header_sum(Ipv6Address::from_bytes(ip.data() + 8),
+                                                       Ipv6Address::from_bytes(ip.data() + 24), protocol,
+                                                       static_cast<std::uint32_t>(payload));
+        return finish_l4_checksum(ip.subspan(40, payload), protocol, pseudo);
+    }
+    if (ip.size() < 20 || (ip[0] >> 4) != 4) return false;
+    const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+    const std::size_t total = load_be16(ip.data() + 2);
+    if (ihl < 20 || total < ihl || total > ip.size() || (load_be16(ip.data() + 6) & 0x3fff) != 0) return false;
+    const std::uint8_t protocol = ip[9];
+    const auto l4_length = static_cast<std::uint32_t>(total - ihl);
+    const std::uint64_t pseudo =
+        pseudo_header_sum(Ipv4Address(load_be32(ip.data() + 12)), Ipv4Address(load_be32(ip.data() + 16)), protocol, l4_length);
+    return finish_l4_checksum(ip.subspan(ihl, l4_length), protocol, pseudo);
 }
 
 }  // namespace andromeda::wire

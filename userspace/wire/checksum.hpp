@@ -113,9 +113,10 @@ namespace andromeda::wire {
 // packet reaches the pipeline where a peer's kernel encapsulated it and no device finished it on
 // the way: an underlay of veths (containers beside the host, nested setups, the test bed), when
 // the receiver's kernel hands the packet to the pipeline (a security group's flow not in its
-// kernel yet). Finishes the checksum of the IPv4 packet `ip` in place when its field holds
+// kernel yet). Finishes the checksum of the IPv4 or IPv6 packet `ip` in place when its field holds
 // exactly that sum and does not verify (a corrupted packet keeps its wrong checksum unless it
-// happens to match, one in 65,536); true when it did. Unfragmented TCP and UDP only; a UDP
+// happens to match, one in 65,536); true when it did. Unfragmented TCP and UDP only (IPv6: right
+// after the fixed header, no extension headers); a UDP
 // checksum of 0 (none) stays.
 bool finish_offloaded_checksum(MutableByteSpan ip) noexcept;
 

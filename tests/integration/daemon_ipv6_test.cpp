@@ -1,0 +1,119 @@
+// IPv6 tenants through two andromedad instances (issue 30, docs/ipv6.md): containers with the
+// kernel's defaults (IPv6 on, offloads on) in a dual-stack VPC configure themselves by SLAAC from
+// the gateway's Router Advertisements, resolve each other with the ND proxy, ping each other and
+// the gateway across hosts, move 50 MB byte-exact over TCP, and learn the path MTU from the
+// gateway's Packet Too Big.
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "daemon_fixture.hpp"
+
+namespace andromeda::testing {
+namespace {
+
+const std::string kT10 = "fd00:0:0:1:0:ff:fe00:10";  // EUI-64 of 02:00:00:00:00:10 (RFC 5952: fd00::1:0:ff:fe00:10)
+const std::string kT20 = "fd00:0:0:1:0:ff:fe00:20";
+const std::string kT10Shown = "fd00::1:0:ff:fe00:10";
+const std::string kT20Shown = "fd00::1:0:ff:fe00:20";
+
+class DualStack : public TwoNodes {
+protected:
+    void SetUp() override {
+        TwoNodes::SetUp();
+        if (IsSkipped()) return;
+        for (int i = 0; i < 2; ++i) {
+            std::string text = base_config(i);
+            replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
+            replace_all(text, "mac = \"02:00:00:00:00:10\"", "mac = \"02:00:00:00:00:10\"\nipv6 = \"eui64\"");
+            replace_all(text, "mac = \"02:00:00:00:00:20\"", "mac = \"02:00:00:00:00:20\"\nipv6 = \"eui64\"");
+            nodes_[i].config = write_config(i, text, "-v6");
+        }
+    }
+
+    // IPv6 on, as a container has it by default (the topology turns it off in every namespace).
+    static void enable_ipv6(const Netns& tenant) {
+        tenant.run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                    "net.ipv6.conf.eth0.disable_ipv6=0"});
+    }
+
+    // The tenant's global address by SLAAC, past duplicate address detection.
+    static bool has_slaac_address(const Netns& tenant, const std::string& address) {
+        const auto r = tenant.try_run({"ip", "-6", "addr", "show", "dev", "eth0", "scope", "global"});
+        return r.ok() && contains(r.output, address + "/64") && !contains(r.output, "tentative");
+    }
+};
+
+TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOverIpv6) {
+    start_both();
+    enable_ipv6(*t10_);
+    enable_ipv6(*t20_);
+    ASSERT_TRUE(
+        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
+        << t10_->try_run({"ip", "-6", "addr"}).output << t20_->try_run({"ip", "-6", "addr"}).output << logs();
+
+    // The gateway is the default router (its link-local address, learned from the RA), and the
+    // RA's MTU option (the VPC's, 1450) is the interface's IPv6 MTU.
+    const std::string route = t10_->run({"ip", "-6", "route", "show", "default"});
+    std::smatch via;
+    ASSERT_TRUE(std::regex_search(route, via, std::regex("via (fe80::[0-9a-f:]+) dev eth0 proto ra"))) << route;
+    EXPECT_EQ(t10_->run({"cat", "/proc/sys/net/ipv6/conf/eth0/mtu"}), "1450\n");
+    EXPECT_GE(counter(0, "router_advertisements", "sent"), 1u);
+
+    // ND through the proxy, then ping across hosts both ways and the gateway itself.
+    EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();
+    EXPECT_TRUE(t20_->try_run({"ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", kT10}, 15s).ok()) << logs();
+    EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", via[1].str() + "%eth0"}, 15s).ok());
+    const std::string neighbours = t10_->run({"ip", "-6", "neigh", "show", "dev", "eth0"});
+    EXPECT_TRUE(contains(neighbours, kT20Shown)) << neighbours;
+    EXPECT_TRUE(contains(neighbours, "router")) << neighbours;  // the gateway answers as a router
+    EXPECT_GE(counter(0, "dataplane", "neighbor_advertisements"), 1u);
+
+    // 50 MB over TCP, byte-exact by sha256 on both sides, offloads on.
+    const std::string dir = "/tmp/" + topo_.prefix() + "v6";
+    std::filesystem::create_directories(dir);
+    files_.push_back(dir + "/sent");
+    files_.push_back(dir + "/received");
+    run_command({"sh", "-c", "head -c 52428800 /dev/urandom > " + dir + "/sent"});
+    Process& server = topo_.spawn(*t20_, {"sh", "-c", "exec nc -6 -l " + kT20 + " 5001 > " + dir + "/received"});
+    ASSERT_TRUE(eventually([&] { return contains(t20_->run({"ss", "-ltn"}), ":5001"); }, 10s));
+    const auto sent = t10_->try_run({"sh", "-c", "nc -6 -N " + kT20 + " 5001 < " + dir + "/sent"}, 120s);
+    EXPECT_TRUE(sent.ok()) << sent.output;
+    EXPECT_EQ(server.wait(30s), 0);
+    const auto sums = run_command({"sh", "-c", "sha256sum < " + dir + "/sent; sha256sum < " + dir + "/received"});
+    const std::size_t newline = sums.output.find('\n');
+    ASSERT_NE(newline, std::string::npos) << sums.output;
+    EXPECT_EQ(sums.output.substr(0, newline), sums.output.substr(newline + 1, newline)) << sums.output;
+    EXPECT_EQ(std::filesystem::file_size(dir + "/received"), 52428800u);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(counter(0, "dataplane", "drop_spoofed_source_ip"), 0u);
+    EXPECT_EQ(counter(1, "dataplane", "drop_fabric_spoofed_source"), 0u);
+}
+
+// A tenant that sends past the VPC MTU (here: its own MTU raised over the RA's) gets Packet Too
+// Big from the gateway, and its kernel caches the path MTU, as tracepath -6 would show.
+TEST_F(DualStack, APacketPastTheVpcMtuGetsPacketTooBigAndTheTenantLearnsThePathMtu) {
+    start_both();
+    enable_ipv6(*t10_);
+    enable_ipv6(*t20_);
+    ASSERT_TRUE(
+        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
+        << logs();
+    t10_->run({"sysctl", "-q", "-w", "net.ipv6.conf.eth0.mtu=1500"});
+    // 1452 bytes of payload + 8 (ICMPv6) + 40 (IPv6) = 1500 > 1450: refused with Packet Too Big.
+    // The ping itself fails (the gateway answers it with Packet Too Big, not the peer).
+    const auto refused = t10_->try_run({"ping", "-6", "-c", "1", "-W", "1", "-M", "do", "-s", "1452", kT20}, 10s);
+    EXPECT_FALSE(refused.ok()) << refused.output;
+    EXPECT_TRUE(eventually(
+        [&] {
+            return contains(t10_->run({"ip", "-6", "route", "get", kT20}), "mtu 1450");
+        },
+        5s))
+        << t10_->run({"ip", "-6", "route", "get", kT20});
+    EXPECT_GE(counter(0, "dataplane", "packet_too_big_sent"), 1u);
+    // A ping that fits still goes through.
+    EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "1", "-W", "2", "-s", "1400", kT20}, 10s).ok()) << logs();
+}
+
+}  // namespace
+}  // namespace andromeda::testing

@@ -9,7 +9,9 @@
 //        byte 0 >= 0x80: a sequence of records [selector][length, big-endian u16][frame]; a
 //        selector of 0xff switches the fabric snapshot, 0xfe advances the clock one second,
 //        any other picks the port as above.
-// Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds.
+// Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds
+// and (ipv6-*: ND, RS, echo, routed and overlay IPv6) dataplane_ipv6_path_test's
+// DISABLED_WriteIpv6FuzzSeeds.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -41,7 +43,8 @@ std::shared_ptr<const fabric::FabricSnapshot> load_or_die(const std::string& tex
 }
 
 const fabric::FabricSnapshot& snapshot(int which) {
-    static const auto andromeda_fabric = load_or_die(fabric_text("node1"), 1);
+    // The Andromeda one dual-stack (blue and green share an IPv6 prefix), the VXLAN one IPv4 only.
+    static const auto andromeda_fabric = load_or_die(dual_stack_fabric("node1"), 1);
     static const auto vxlan_fabric = load_or_die(fabric_text("node1", "encap = \"vxlan\"\n"), 2);
     return which == 0 ? *andromeda_fabric : *vxlan_fabric;
 }

@@ -59,6 +59,9 @@ TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOve
     ASSERT_TRUE(std::regex_search(route, via, std::regex("via (fe80::[0-9a-f:]+) dev eth0 proto ra"))) << route;
     EXPECT_EQ(t10_->run({"cat", "/proc/sys/net/ipv6/conf/eth0/mtu"}), "1450\n");
     EXPECT_GE(counter(0, "router_advertisements", "sent"), 1u);
+    const std::string fabric = ctl(0, {"fabric"}).output;
+    EXPECT_TRUE(contains(fabric, "ipv6 fd00:0:0:1::/64 router " + via[1].str())) << fabric;
+    EXPECT_TRUE(contains(fabric, kT10Shown)) << fabric;
 
     // ND through the proxy, then ping across hosts both ways and the gateway itself.
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();

@@ -72,8 +72,9 @@ ANDROMEDA_CONTROL_FIELDS(StatusReply, node, pid, uptime_s, fabric_generation, wo
 ANDROMEDA_CONTROL_FIELDS(FabricNode, name, address, mac, local, path_mtu, path_mtu_expires_in_s)
 ANDROMEDA_CONTROL_FIELDS(NatForward, protocol, nat_port, to)
 ANDROMEDA_CONTROL_FIELDS(VpcNat, gateway_node, address, port_range, forwards)
-ANDROMEDA_CONTROL_FIELDS(FabricEndpoint, ip, mac, node, port)
-ANDROMEDA_CONTROL_FIELDS(FabricVpc, name, vni, cidr, gateway, gateway_mac, mtu, nat, endpoints)
+ANDROMEDA_CONTROL_FIELDS(FabricEndpoint, ip, mac, node, port, ipv6)
+ANDROMEDA_CONTROL_FIELDS(FabricVpc, name, vni, cidr, gateway, gateway_mac, mtu, nat, endpoints, ipv6_prefix,
+                         ipv6_router, ipv6_gateway)
 ANDROMEDA_CONTROL_FIELDS(FabricReply, generation, source, local_node, nodes, vpcs)
 ANDROMEDA_CONTROL_FIELDS(FlowTuple, source, source_port, destination, destination_port)
 ANDROMEDA_CONTROL_FIELDS(ConntrackFlow, vni, protocol, origin, state, port_forward, original, translated, age_seconds,

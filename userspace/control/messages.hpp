@@ -160,6 +160,7 @@ struct FabricEndpoint {
     std::string mac;
     std::string node;
     std::optional<std::string> port;  // local endpoints only
+    std::optional<std::string> ipv6;  // dual-stack VPCs: its IPv6 address, if it has one
 };
 
 struct FabricVpc {
@@ -171,6 +172,9 @@ struct FabricVpc {
     std::uint32_t mtu = 0;
     std::optional<VpcNat> nat;
     std::vector<FabricEndpoint> endpoints;
+    std::optional<std::string> ipv6_prefix;   // dual stack
+    std::optional<std::string> ipv6_router;   // ... the gateway's link-local address, the tenants' router
+    std::optional<std::string> ipv6_gateway;  // ... its global address (ipv6_gateway), if it has one
 };
 
 struct FabricReply {

@@ -169,11 +169,19 @@ std::string render_fabric(const control::FabricReply& r) {
     }
     s += "\nnodes:\n" + table({"NAME", "ADDRESS", "MAC", "PATH MTU"}, nodes);
     for (const auto& v : r.vpcs) {
-        s += fmt::format("\nvpc {}  vni {}  cidr {}  gateway {}  mtu {}{}\n", v.name, v.vni, v.cidr, v.gateway, v.mtu,
+        s += fmt::format("\nvpc {}  vni {}  cidr {}  gateway {}  mtu {}{}{}\n", v.name, v.vni, v.cidr, v.gateway, v.mtu,
+                         v.ipv6_prefix ? fmt::format("  ipv6 {} router {}{}", *v.ipv6_prefix, text_of(v.ipv6_router),
+                                                   v.ipv6_gateway ? "  gateway " + *v.ipv6_gateway : "")
+                                       : "",
                          v.nat ? fmt::format("  nat {} via {}", v.nat->address, v.nat->gateway_node) : "");
         std::vector<std::vector<std::string>> eps;
-        for (const auto& e : v.endpoints) eps.push_back({"  " + e.ip, e.mac, e.node, text_of(e.port)});
-        s += table({"  IP", "MAC", "NODE", "PORT"}, eps);
+        for (const auto& e : v.endpoints) {
+            eps.push_back({"  " + e.ip, e.mac, e.node, text_of(e.port)});
+            if (v.ipv6_prefix) eps.back().push_back(text_of(e.ipv6));
+        }
+        std::vector<std::string> header{"  IP", "MAC", "NODE", "PORT"};
+        if (v.ipv6_prefix) header.push_back("IPV6");
+        s += table(header, eps);
     }
     return s;
 }

@@ -8,6 +8,7 @@
 #include "daemon/daemon.hpp"
 #include "dataplane/counters.hpp"
 #include "wire/dhcp.hpp"
+#include "wire/ipv6_addressing.hpp"
 
 namespace andromeda::daemon {
 
@@ -31,7 +32,7 @@ std::string cidr_text(const fabric::Vpc& vpc) {
 
 control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabric::Vpc& vpc) {
     control::FabricVpc v{vpc.name, vpc.vni, cidr_text(vpc), vpc.gateway.to_string(), vpc.gateway_mac.to_string(), vpc.mtu,
-                         std::nullopt, {}};
+                         std::nullopt, {}, std::nullopt, std::nullopt, std::nullopt};
     if (vpc.nat) {
         control::VpcNat nat{vpc.nat->gateway_node, vpc.nat->address.to_string(), {vpc.nat->port_min, vpc.nat->port_max}, {}};
         for (const auto& f : vpc.nat->forwards)
@@ -42,7 +43,13 @@ control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabri
     for (const fabric::Endpoint& e : snapshot.endpoints()) {
         if (e.vni != vpc.vni) continue;
         v.endpoints.push_back({e.ip.to_string(), e.mac.to_string(), e.node,
-                               e.is_local && !e.port.empty() ? std::optional<std::string>(e.port) : std::nullopt});
+                               e.is_local && !e.port.empty() ? std::optional<std::string>(e.port) : std::nullopt,
+                               e.ipv6 ? std::optional<std::string>(e.ipv6->to_string()) : std::nullopt});
+    }
+    if (vpc.ipv6_prefix) {
+        v.ipv6_prefix = vpc.ipv6_prefix->to_string();
+        v.ipv6_router = wire::link_local_address(vpc.gateway_mac).to_string();
+        if (vpc.ipv6_gateway) v.ipv6_gateway = vpc.ipv6_gateway->to_string();
     }
     return v;
 }

@@ -185,7 +185,10 @@ std::optional<gateway::Ipv6Gateway> ipv6_gateway_of(const fabric::Vpc& vpc, std:
     gateway::Ipv6GatewayConfig config;
     config.mac = vpc.gateway_mac;
     config.prefix = *vpc.ipv6_prefix;
+    config.global_address = vpc.ipv6_gateway;
     config.mtu = inner_mtu;
+    config.dns_servers = vpc.dns6;
+    config.router_advertisements = vpc.router_advertisements;
     // The fabric checks the prefix and the VPC MTU; an underlay too narrow for IPv6's 1280 bytes
     // leaves the VPC IPv4 only (the daemon warns at start), rather than advertising an MTU no
     // IPv6 host may take.

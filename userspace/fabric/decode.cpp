@@ -327,8 +327,9 @@ private:
     void decode_vpc(const TomlNode& table, std::size_t index) {
         const std::string path = vpc_path(index);
         fields_.reject_unknown_keys(table, path,
-                                    {"name", "vni", "cidr", "ipv6_prefix", "gateway", "gateway_mac", "mtu", "fastpath", "nat",
-                                     "endpoint", "security_group", "default_ingress", "default_egress"});
+                                    {"name", "vni", "cidr", "ipv6_prefix", "ipv6_gateway", "dns6", "router_advertisements",
+                                     "gateway", "gateway_mac", "mtu", "fastpath", "nat", "endpoint", "security_group",
+                                     "default_ingress", "default_egress"});
         Vpc vpc;
         VpcSource src;
         src.table = table.line;
@@ -348,6 +349,7 @@ private:
                           "VPC " + quoted(vpc.name) + " has IPv6 but its mtu " + std::to_string(vpc.mtu) +
                               " is below IPv6's minimum link MTU, 1280 (RFC 8200 5)",
                           "raise mtu to at least 1280, or leave the VPC IPv4-only");
+        decode_ipv6_gateway(table, path, vpc, src);
         vpc.fastpath = fields_.boolean(table, path, "fastpath", true);
         if (const TomlNode* nat = fields_.table(table, path, "nat", false)) decode_nat(*nat, path + ".nat", vpc, src);
         decode_security_groups(fields_, table, path, vpc);
@@ -380,6 +382,112 @@ private:
         } else {
             vpc.ipv6_prefix = *prefix;
         }
+    }
+
+    // The gateway's IPv6 side (issue 30): its global address `ipv6_gateway`, the RDNSS servers
+    // `dns6` and [vpc.router_advertisements], each checked as the gateway will use it
+    // (gateway::check_ipv6_gateway_config) and its problems reported at its own key.
+    void decode_ipv6_gateway(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
+        const auto address_text = fields_.string(table, path, "ipv6_gateway", false,
+                                                 "ipv6_gateway = \"fd00:0:0:1::1\"", &src.ipv6_gateway);
+        const TomlNode* dns = table.find("dns6");
+        const TomlNode* ra = fields_.table(table, path, "router_advertisements", false);
+        if (!vpc.ipv6_prefix) {
+            const char* key = address_text ? "ipv6_gateway" : dns != nullptr ? "dns6" : "router_advertisements";
+            if ((address_text || dns != nullptr || ra != nullptr) && src.ipv6_prefix == 0)  // a bad one is reported
+                fields_.error(address_text ? src.ipv6_gateway : dns != nullptr ? dns->line : ra->line,
+                              join_path(path, key), "VPC " + quoted(vpc.name) + " has no ipv6_prefix",
+                              std::string("give the VPC one, e.g. ipv6_prefix = \"fd00:0:0:1::/64\", or remove ") + key);
+            return;
+        }
+        // A config the checker passes, for judging one part at a time.
+        gateway::Ipv6GatewayConfig base;
+        base.mac = MacAddress::parse("02:00:00:00:00:01").value();
+        base.prefix = *vpc.ipv6_prefix;
+        if (address_text) {
+            const std::string key = join_path(path, "ipv6_gateway");
+            gateway::Ipv6GatewayConfig check = base;
+            check.global_address = wire::Ipv6Address::parse(*address_text);
+            if (!check.global_address) {
+                fields_.error(src.ipv6_gateway, key, quoted(*address_text) + " is not an IPv6 address",
+                              "e.g. ipv6_gateway = \"" + vpc.ipv6_prefix->network().to_string() + "1\"");
+            } else if (const auto problems = gateway::check_ipv6_gateway_config(check); !problems.empty()) {
+                fields_.error(src.ipv6_gateway, key, problems.front(), "an address of " + vpc.ipv6_prefix->to_string());
+            } else {
+                vpc.ipv6_gateway = check.global_address;
+            }
+        }
+        if (dns != nullptr) decode_dns6(*dns, join_path(path, "dns6"), base, vpc);
+        if (ra != nullptr) {
+            const std::string ra_path = path + ".router_advertisements";
+            gateway::Ipv6GatewayConfig check = base;
+            check.router_advertisements = decode_router_advertisements(*ra, ra_path);
+            for (const std::string& problem : gateway::check_ipv6_gateway_config(check))
+                fields_.error(ra->line, ra_path, problem, "see docs/configuration.md, [vpc.router_advertisements]");
+            vpc.router_advertisements = check.router_advertisements;
+        }
+    }
+
+    void decode_dns6(const TomlNode& list, const std::string& key, const gateway::Ipv6GatewayConfig& base, Vpc& vpc) {
+        const std::string fix = "e.g. dns6 = [\"2001:db8::53\"] (at most " + std::to_string(gateway::kMaxDnsServers) +
+                                " unicast IPv6 addresses)";
+        if (list.kind != Kind::array) return fields_.error(list.line, key, "expected an array of IPv6 addresses", fix);
+        gateway::Ipv6GatewayConfig check = base;
+        for (const TomlNode& item : list.items) {
+            const auto address = item.kind == Kind::string ? wire::Ipv6Address::parse(item.text) : std::nullopt;
+            if (!address)
+                return fields_.error(list.line, key,
+                                     (item.kind == Kind::string ? quoted(item.text) : std::string("an entry")) +
+                                         " is not an IPv6 address",
+                                     fix);
+            check.dns_servers.push_back(*address);
+        }
+        if (const auto problems = gateway::check_ipv6_gateway_config(check); !problems.empty())
+            return fields_.error(list.line, key, problems.front(), fix);
+        vpc.dns6 = std::move(check.dns_servers);
+    }
+
+    gateway::RouterAdvertisementConfig decode_router_advertisements(const TomlNode& table, const std::string& path) {
+        fields_.reject_unknown_keys(table, path,
+                                    {"max_interval", "min_interval", "router_lifetime", "valid_lifetime",
+                                     "preferred_lifetime", "on_link", "autonomous", "managed", "other_config",
+                                     "router_preference", "hop_limit", "reachable_time", "retrans_timer",
+                                     "dns_lifetime"});
+        gateway::RouterAdvertisementConfig ra;
+        const auto seconds = [&](std::string_view key, std::int64_t max, std::int64_t typical, std::uint32_t fallback) {
+            return static_cast<std::uint32_t>(
+                fields_.integer(table, path, key, false, {0, max, typical, "in seconds; valid"}).value_or(fallback));
+        };
+        ra.max_interval_s = seconds("max_interval", 1800, 600, ra.max_interval_s);
+        ra.min_interval_s = seconds("min_interval", 1350, 200, ra.min_interval_s);
+        ra.router_lifetime_s = static_cast<std::uint16_t>(seconds("router_lifetime", 9000, 1800, ra.router_lifetime_s));
+        ra.valid_lifetime_s = seconds("valid_lifetime", 0xffffffff, 2'592'000, ra.valid_lifetime_s);
+        ra.preferred_lifetime_s = seconds("preferred_lifetime", 0xffffffff, 604'800, ra.preferred_lifetime_s);
+        ra.dns_lifetime_s = seconds("dns_lifetime", 0xffffffff, 1800, ra.dns_lifetime_s);
+        ra.on_link = fields_.boolean(table, path, "on_link", ra.on_link);
+        ra.autonomous = fields_.boolean(table, path, "autonomous", ra.autonomous);
+        ra.managed = fields_.boolean(table, path, "managed", ra.managed);
+        ra.other_configuration = fields_.boolean(table, path, "other_config", ra.other_configuration);
+        ra.current_hop_limit = static_cast<std::uint8_t>(
+            fields_.integer(table, path, "hop_limit", false, {0, 255, 64, "valid"}).value_or(ra.current_hop_limit));
+        ra.reachable_time_ms = static_cast<std::uint32_t>(
+            fields_.integer(table, path, "reachable_time", false, {0, 3'600'000, 30'000, "in milliseconds; valid"})
+                .value_or(ra.reachable_time_ms));
+        ra.retrans_timer_ms = static_cast<std::uint32_t>(
+            fields_.integer(table, path, "retrans_timer", false, {0, 0xffffffff, 1000, "in milliseconds; valid"})
+                .value_or(ra.retrans_timer_ms));
+        std::uint32_t line = 0;
+        if (const auto preference = fields_.string(table, path, "router_preference", false,
+                                                   "router_preference = \"medium\"", &line)) {
+            if (*preference == "low")
+                ra.router_preference = wire::router_preference::kLow;
+            else if (*preference == "high")
+                ra.router_preference = wire::router_preference::kHigh;
+            else if (*preference != "medium")
+                fields_.error(line, join_path(path, "router_preference"), quoted(*preference) + " is not a preference",
+                              "\"low\", \"medium\" or \"high\" (RFC 4191)");
+        }
+        return ra;
     }
 
     // `ipv6 = "eui64"` or an address, in the VPC's ipv6_prefix (checked once the MAC is known).

@@ -29,7 +29,7 @@ struct ForwardSource {
 
 struct VpcSource {
     std::uint32_t table = 0, name = 0, vni = 0, cidr = 0, gateway = 0, gateway_mac = 0, mtu = 0;
-    std::uint32_t nat_gateway_node = 0, nat_address = 0, ipv6_prefix = 0;
+    std::uint32_t nat_gateway_node = 0, nat_address = 0, ipv6_prefix = 0, ipv6_gateway = 0;
     bool vni_ok = false, cidr_ok = false, gateway_ok = false, mtu_set = false;
     std::vector<ForwardSource> forwards;
 };

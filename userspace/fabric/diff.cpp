@@ -15,7 +15,8 @@ bool same_vpc(const Vpc& a, const Vpc& b) {
                           (!a.nat || (a.nat->gateway_node == b.nat->gateway_node && a.nat->address == b.nat->address &&
                                       a.nat->port_min == b.nat->port_min && a.nat->port_max == b.nat->port_max));
     return same_nat && a.name == b.name && a.vni == b.vni && a.cidrs == b.cidrs &&
-           a.ipv6_prefix == b.ipv6_prefix && a.gateway == b.gateway &&
+           a.ipv6_prefix == b.ipv6_prefix && a.ipv6_gateway == b.ipv6_gateway && a.dns6 == b.dns6 &&
+           a.router_advertisements == b.router_advertisements && a.gateway == b.gateway &&
            a.gateway_mac == b.gateway_mac && a.mtu == b.mtu && a.fastpath == b.fastpath &&
            a.security_groups == b.security_groups && a.default_ingress == b.default_ingress &&
            a.default_egress == b.default_egress;  // a VPC gaining or losing its firewall leaves or rejoins the fast path

@@ -21,6 +21,12 @@ std::string describe(const Vpc& v) {
     if (v.ipv6_prefix) {
         out += ", ipv6 ";
         out += v.ipv6_prefix->to_string();
+        if (v.ipv6_gateway) {
+            out += " gateway ";
+            out += v.ipv6_gateway->to_string();
+        }
+        if (!v.dns6.empty()) out += ", dns6 " + std::to_string(v.dns6.size());
+        if (v.router_advertisements != gateway::RouterAdvertisementConfig{}) out += ", RA settings";
     }
     out += ", gateway " + v.gateway.to_string() + " " + v.gateway_mac.to_string() + ", mtu " + std::to_string(v.mtu);
     if (!v.fastpath) out += ", fastpath off";

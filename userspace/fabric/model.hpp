@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "gateway/ipv6_gateway.hpp"
 #include "overlay/encap_kind.hpp"
 #include "wire/addresses.hpp"
 #include "wire/ipv6_addressing.hpp"
@@ -225,6 +226,11 @@ struct Vpc {
     // Dual stack: the VPC's IPv6 /64 (a ULA or a global prefix), whose addresses its endpoints
     // may have; none: IPv4 only. Two VPCs may have the same one (the VNI keeps them apart).
     std::optional<wire::Ipv6Prefix> ipv6_prefix;
+    // With it: the gateway's own global address in the prefix (answered like its link-local one),
+    // the DNS servers its Router Advertisements name (RDNSS), and their settings.
+    std::optional<wire::Ipv6Address> ipv6_gateway;
+    std::vector<wire::Ipv6Address> dns6;
+    gateway::RouterAdvertisementConfig router_advertisements;
     Ipv4Address gateway;
     MacAddress gateway_mac = kDefaultGatewayMac;
     std::uint32_t mtu = 0;  // inner MTU; default underlay_mtu - kOverlayOverhead

@@ -264,7 +264,11 @@ private:
             // Unique in the VPC too: a derived (EUI-64) address repeats only with a repeated MAC,
             // which is reported above, so this names the endpoint whose given address it is.
             const std::string key = std::to_string(endpoint.vpc_index) + "/" + endpoint.ipv6->to_string();
-            if (auto [it, fresh] = endpoint_by_ipv6_.try_emplace(key, index); !fresh)
+            if (vpc.ipv6_gateway && *vpc.ipv6_gateway == *endpoint.ipv6)
+                fields_.error(src.ipv6, path + ".ipv6",
+                              endpoint.ipv6->to_string() + " is VPC " + quoted(vpc.name) + "'s ipv6_gateway",
+                              "give the endpoint another address (or the gateway another ipv6_gateway)");
+            else if (auto [it, fresh] = endpoint_by_ipv6_.try_emplace(key, index); !fresh)
                 fields_.error(src.ipv6, path + ".ipv6",
                               endpoint.ipv6->to_string() + " is already the IPv6 address of endpoint " +
                                   describe_endpoint(it->second),

@@ -38,6 +38,8 @@ struct RouterAdvertisementConfig {
     std::uint32_t reachable_time_ms = 0;  // 0 = unspecified, at most 3,600,000
     std::uint32_t retrans_timer_ms = 0;   // 0 = unspecified
     std::uint32_t dns_lifetime_s = 0;     // RDNSS lifetime; 0 = 3 * max_interval (RFC 8106 5.1)
+
+    friend bool operator==(const RouterAdvertisementConfig&, const RouterAdvertisementConfig&) = default;
 };
 
 // The RFC defaults resolved: MinRtrAdvInterval and the RDNSS lifetime when left 0.

@@ -166,7 +166,8 @@ TEST(CtlRender, ConntrackAndReloadAndFabric) {
                            {}};
     f.vpcs.push_back({"blue", 100, "10.0.0.0/24", "10.0.0.1", "02:00:00:00:00:ff", 1450,
                       control::VpcNat{"node2", "203.0.113.10", {1024, 65535}, {}},
-                      {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1"}, {"10.0.0.20", "02:00:00:00:00:20", "node2", std::nullopt}}});
+                      {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1", std::nullopt}, {"10.0.0.20", "02:00:00:00:00:20", "node2", std::nullopt, std::nullopt}},
+                      std::nullopt, std::nullopt, std::nullopt});
     EXPECT_EQ(render_fabric(f),
               "fabric generation 2  local node node1\n"
               "\nnodes:\n"
@@ -177,6 +178,19 @@ TEST(CtlRender, ConntrackAndReloadAndFabric) {
               "  IP         MAC                NODE   PORT\n"
               "  10.0.0.10  02:00:00:00:00:10  node1  tap1\n"
               "  10.0.0.20  02:00:00:00:00:20  node2  -\n");
+    // A dual-stack VPC: its prefix and router, and an IPV6 column (issue 30).
+    f.vpcs[0].nat.reset();
+    f.vpcs[0].ipv6_prefix = "fd00:0:0:1::/64";
+    f.vpcs[0].ipv6_router = "fe80::ff:fe00:ff";
+    f.vpcs[0].endpoints[0].ipv6 = "fd00::1:0:ff:fe00:10";
+    const std::string text = render_fabric(f);
+    EXPECT_NE(text.find("\nvpc blue  vni 100  cidr 10.0.0.0/24  gateway 10.0.0.1  mtu 1450  ipv6 fd00:0:0:1::/64 router "
+                        "fe80::ff:fe00:ff\n"
+                        "  IP         MAC                NODE   PORT  IPV6\n"
+                        "  10.0.0.10  02:00:00:00:00:10  node1  tap1  fd00::1:0:ff:fe00:10\n"
+                        "  10.0.0.20  02:00:00:00:00:20  node2  -     -\n"),
+              std::string::npos)
+        << text;
 }
 
 }  // namespace

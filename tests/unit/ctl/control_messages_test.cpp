@@ -56,11 +56,17 @@ TEST(ControlMessages, EveryReplyDecodesToWhatWasEncoded) {
                   {}};
     f.vpcs.push_back({"blue", 100, "10.0.0.0/24", "10.0.0.1", "02:00:00:00:00:ff", 1450,
                       VpcNat{"node1", "203.0.113.10", {1024, 65535}, {{"tcp", 8080, "10.0.0.20:80"}}},
-                      {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1"}}});
+                      {{"10.0.0.10", "02:00:00:00:00:10", "node1", "tap1", std::nullopt}},
+                      std::nullopt, std::nullopt, std::nullopt});
     EXPECT_EQ(round_trip(f), json(f));
     EXPECT_EQ(json(f)["vpcs"][0]["nat"]["port_range"], json({1024, 65535}));
     EXPECT_EQ(json(f)["nodes"][1]["path_mtu"], 1400);
     EXPECT_EQ(json(f)["nodes"][1]["path_mtu_expires_in_s"], 599);
+    f.vpcs[0].ipv6_prefix = "fd00:0:0:1::/64";
+    f.vpcs[0].ipv6_router = "fe80::ff:fe00:ff";
+    f.vpcs[0].endpoints[0].ipv6 = "fd00::1:0:ff:fe00:10";
+    EXPECT_EQ(round_trip(f), json(f));
+    EXPECT_EQ(json(f)["vpcs"][0]["endpoints"][0]["ipv6"], "fd00::1:0:ff:fe00:10");
 
     ConntrackReply c{true, 1, {}, 0, 0, 0, 0, {}, 0};
     c.flows.push_back({100, "udp", "inbound", "replied", true, {"203.0.113.9", 5555, "198.51.100.1", 8080},

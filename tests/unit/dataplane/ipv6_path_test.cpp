@@ -5,6 +5,8 @@
 // read back with the wire library's validators (the builders' golden tests are the gateway's own).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "overlay/flow_hash.hpp"
@@ -19,29 +21,6 @@ namespace {
 namespace ts = test_support;
 using dataplane::DropReason;
 using dataplane::Verdict;
-
-// The shared world with blue dual-stack (fd00:0:0:1::/64: .10 and .20 by EUI-64, .11 given) and
-// green on the very same prefix (.10 by EUI-64 of its own MAC); red and orange stay IPv4 only.
-std::string dual_stack_fabric(const std::string& local) {
-    std::string text = fabric_text(local);
-    auto after = [&](const std::string& anchor, const std::string& line, std::size_t from = 0) {
-        const std::size_t at = text.find(anchor, from);
-        EXPECT_NE(at, std::string::npos) << anchor;
-        text.insert(at + anchor.size(), "\n" + line);
-        return at;
-    };
-    const std::size_t blue = after("name = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"",
-                                   "ipv6_prefix = \"fd00:0:0:1::/64\"");
-    after("mac = \"02:00:00:00:00:10\"", "ipv6 = \"eui64\"", blue);
-    after("mac = \"02:00:00:00:00:11\"", "ipv6 = \"fd00:0:0:1::11\"", blue);
-    after("mac = \"02:00:00:00:00:20\"", "ipv6 = \"eui64\"", blue);
-    after("mac = \"02:00:00:00:00:30\"", "ipv6 = \"eui64\"", blue);
-    const std::size_t green = after("name = \"green\"\nvni = 200\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"",
-                                    "ipv6_prefix = \"fd00:0:0:1::/64\"");
-    after("mac = \"02:00:00:c8:00:0a\"", "ipv6 = \"eui64\"", green);
-    after("mac = \"02:00:00:c8:00:14\"", "ipv6 = \"eui64\"", green);
-    return text;
-}
 
 const wire::Ipv6Address kBlue10 = ipv6("fd00:0:0:1:0:ff:fe00:10");
 const wire::Ipv6Address kBlue10LinkLocal = ipv6("fe80::ff:fe00:10");
@@ -304,6 +283,76 @@ TEST(Ipv6Underlay, OverlayPacketsAreDeliveredOnlyFromTheSendersEndpointsAndWithi
     std::copy(kBlue20.bytes().begin(), kBlue20.bytes().end(), spoofed.begin() + inner_ip + 8);
     r = node2.process(kUnderlayPort, spoofed, *node2_fabric, out2.fresh());
     EXPECT_EQ(r.drop_reason, DropReason::fabric_spoofed_source);
+}
+
+// With ipv6_gateway and dns6: the gateway's global address is answered like its link-local one,
+// and the RA names the VPC's DNS servers (RDNSS, RFC 8106).
+TEST(Ipv6GlobalGateway, TheGlobalAddressIsAnsweredAndTheRaCarriesTheDnsServers) {
+    std::string text = dual_stack_fabric("node1");
+    const std::string prefix = "ipv6_prefix = \"fd00:0:0:1::/64\"";
+    text.replace(text.find(prefix), prefix.size(),
+                 prefix + "\nipv6_gateway = \"fd00:0:0:1::1\"\ndns6 = [\"fd00:0:0:1::53\"]");
+    const auto fabric = load_fabric(text);
+    ASSERT_TRUE(fabric);
+    const wire::Ipv6Address global = ipv6("fd00:0:0:1::1");
+    dataplane::Pipeline pipeline(node_config("node1"));
+    SinkStorage out;
+
+    auto r = pipeline.process(kBlue10Port, router_solicitation(), *fabric, out.fresh());
+    ASSERT_EQ(r.verdict, Verdict::reply) << to_string(r.drop_reason);
+    const auto ra_ip = ipv6_of(out.view(0));
+    ASSERT_TRUE(ra_ip);
+    const auto ra = wire::validate_router_advertisement(*ra_ip);
+    ASSERT_TRUE(ra);
+    const auto rdnss_option = ra->options().find(25);
+    ASSERT_TRUE(rdnss_option);
+    const auto rdnss = wire::RdnssView::parse(*rdnss_option);
+    ASSERT_TRUE(rdnss);
+    ASSERT_EQ(rdnss->address_count(), 1u);
+    EXPECT_EQ(rdnss->address(0), ipv6("fd00:0:0:1::53"));
+
+    r = pipeline.process(kBlue10Port, neighbor_solicitation(kBlue10, global), *fabric, out.fresh());
+    ASSERT_EQ(r.verdict, Verdict::reply) << to_string(r.drop_reason);
+    const auto na_ip = ipv6_of(out.view(0));
+    ASSERT_TRUE(na_ip);
+    const auto na = wire::validate_neighbor_advertisement(*na_ip);
+    ASSERT_TRUE(na);
+    EXPECT_EQ(na->target(), global);
+    EXPECT_TRUE(na->override_flag());  // the gateway's own address
+    EXPECT_EQ(na_ip->source(), global);
+
+    r = pipeline.process(kBlue10Port, echo_request(kBlue10, global), *fabric, out.fresh());
+    ASSERT_EQ(r.verdict, Verdict::reply) << to_string(r.drop_reason);
+    EXPECT_EQ(ipv6_of(out.view(0))->source(), global);
+}
+
+// Writes tests/fuzz/corpus/pipeline/ipv6-*: the frames of these tests as pipeline_fuzz seeds
+// (its fabric 0 is dual_stack_fabric("node1")). Run by hand with --gtest_also_run_disabled_tests.
+TEST(Ipv6PathSeeds, DISABLED_WriteIpv6FuzzSeeds) {
+    const std::filesystem::path dir = std::filesystem::path(ANDROMEDA_SOURCE_DIR) / "tests/fuzz/corpus/pipeline";
+    std::filesystem::create_directories(dir);
+    auto write = [&](const std::string& name, std::uint8_t port_index, const Bytes& frame) {
+        Bytes seed{port_index};
+        seed.insert(seed.end(), frame.begin(), frame.end());
+        std::ofstream(dir / ("ipv6-" + name), std::ios::binary)
+            .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+    };
+    // pipeline_fuzz's kPorts: 0 is blue .10's port, 6 the underlay.
+    write("ns", 0, neighbor_solicitation(kBlue10LinkLocal, kBlue20));
+    write("dad", 0, neighbor_solicitation(ipv6("::"), kBlue10));
+    write("rs", 0, router_solicitation());
+    write("echo", 0, echo_request(kBlue10, kGatewayLinkLocal));
+    write("remote", 0, ipv6_udp_frame(kBlue10Mac, kGatewayMac, kBlue10, kBlue20, 64));
+    write("local", 0, ipv6_udp_frame(kBlue10Mac, kGatewayMac, kBlue10, kBlue11, 64));
+    write("too-big", 0, ipv6_udp_frame(kBlue10Mac, kGatewayMac, kBlue10, kBlue20, 1450));
+    // An overlay packet from node2's blue .20 to .10, as node2's pipeline sends it.
+    const auto node2_fabric = load_fabric(dual_stack_fabric("node2"));
+    dataplane::Pipeline node2(node_config("node2"));
+    SinkStorage out;
+    const auto r = node2.process(kBlue20Port, ipv6_udp_frame(kBlue20Mac, kGatewayMac, kBlue20, kBlue10, 64),
+                                 *node2_fabric, out.fresh());
+    ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
+    write("overlay", 6, out.frame(0));
 }
 
 }  // namespace

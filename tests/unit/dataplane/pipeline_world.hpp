@@ -7,6 +7,7 @@
 //   green  VNI 200 10.0.0.0/24    .10 on node1, .20 on node2: same addresses as blue, other tenant
 //   red    VNI 300 172.16.0.0/24  NAT at node2; .10 on node1, .20 on node2
 //   orange VNI 400 192.168.50.0/24 NAT at node1 (which has an uplink); .10 node1, .20 node2
+// dual_stack_fabric() adds fd00:0:0:1::/64 to blue and green (issue 30).
 #pragma once
 
 #include <algorithm>
@@ -150,6 +151,29 @@ mac = "02:00:00:32:00:14"
 node = "node2"
 port = "tap-orange-20"
 )";
+}
+
+// The shared world with blue dual-stack (fd00:0:0:1::/64: .10 and .20 by EUI-64, .11 given) and
+// green on the very same prefix (.10 by EUI-64 of its own MAC); red and orange stay IPv4 only.
+inline std::string dual_stack_fabric(const std::string& local) {
+    std::string text = fabric_text(local);
+    auto after = [&](const std::string& anchor, const std::string& line, std::size_t from = 0) {
+        const std::size_t at = text.find(anchor, from);
+        if (at == std::string::npos) return at;  // fabric_text changed: the tests using this fail
+        text.insert(at + anchor.size(), "\n" + line);
+        return at;
+    };
+    const std::size_t blue = after("name = \"blue\"\nvni = 100\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"",
+                                   "ipv6_prefix = \"fd00:0:0:1::/64\"");
+    after("mac = \"02:00:00:00:00:10\"", "ipv6 = \"eui64\"", blue);
+    after("mac = \"02:00:00:00:00:11\"", "ipv6 = \"fd00:0:0:1::11\"", blue);
+    after("mac = \"02:00:00:00:00:20\"", "ipv6 = \"eui64\"", blue);
+    after("mac = \"02:00:00:00:00:30\"", "ipv6 = \"eui64\"", blue);
+    const std::size_t green = after("name = \"green\"\nvni = 200\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"",
+                                    "ipv6_prefix = \"fd00:0:0:1::/64\"");
+    after("mac = \"02:00:00:c8:00:0a\"", "ipv6 = \"eui64\"", green);
+    after("mac = \"02:00:00:c8:00:14\"", "ipv6 = \"eui64\"", green);
+    return text;
 }
 
 inline dataplane::PipelineConfig node_config(const std::string& local) {

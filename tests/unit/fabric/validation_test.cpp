@@ -572,5 +572,63 @@ TEST(FabricValidation, Ipv6PrefixesAndAddressesThatCannotBeAreRefusedWithTheFix)
     one_error_with(with_prefix("nonsense") + "ipv6 = \"eui64\"\n", "\"nonsense\" is not an IPv6 prefix");
 }
 
+// The gateway's IPv6 side (issue 30): its global address, the RA's DNS servers and its settings.
+TEST(FabricValidation, TheGatewaysIpv6AddressDnsServersAndRaSettingsAreReadAndChecked) {
+    const auto vpc_keys = [](const std::string& keys, const std::string& base = kBaseFabric) {
+        return replace_once(base, "cidr = \"10.0.0.0/24\"", "cidr = \"10.0.0.0/24\"\n" + keys);
+    };
+    const auto ra_table = [](const std::string& base, const std::string& keys) {
+        return replace_once(base, "[[vpc.endpoint]]", "[vpc.router_advertisements]\n" + keys + "\n\n[[vpc.endpoint]]");
+    };
+    const std::string dual = vpc_keys("ipv6_prefix = \"fd00:0:0:1::/64\"");
+    const std::string full = ra_table(
+        vpc_keys("ipv6_prefix = \"fd00:0:0:1::/64\"\nipv6_gateway = \"fd00:0:0:1::1\"\n"
+                 "dns6 = [\"fd00:0:0:1::53\", \"2001:db8::53\"]"),
+        "max_interval = 30\nrouter_lifetime = 90\nrouter_preference = \"high\"\nmanaged = true\nhop_limit = 32");
+    const LoadResult r = load_fabric_string(full, "t.toml");
+    ASSERT_TRUE(r.ok()) << to_string(r.errors);
+    const Vpc& v = r.snapshot->vpcs()[0];
+    ASSERT_TRUE(v.ipv6_gateway.has_value());
+    EXPECT_EQ(v.ipv6_gateway->to_string(), "fd00:0:0:1::1");
+    ASSERT_EQ(v.dns6.size(), 2u);
+    EXPECT_EQ(v.dns6[1].to_string(), "2001:db8::53");
+    EXPECT_EQ(v.router_advertisements.max_interval_s, 30u);
+    EXPECT_EQ(v.router_advertisements.router_lifetime_s, 90u);
+    EXPECT_EQ(v.router_advertisements.router_preference, wire::router_preference::kHigh);
+    EXPECT_TRUE(v.router_advertisements.managed);
+    EXPECT_EQ(v.router_advertisements.current_hop_limit, 32u);
+    EXPECT_TRUE(v.router_advertisements.on_link);  // what is not given keeps RFC 4861's default
+    EXPECT_EQ(v.router_advertisements.valid_lifetime_s, 2'592'000u);
+    EXPECT_EQ(load_fabric_string(dual, "t.toml").snapshot->vpcs()[0].router_advertisements,
+              gateway::RouterAdvertisementConfig{});
+
+    const auto one_error_with = [](const std::string& text, const std::string& part) {
+        const auto errors = errors_of(text);
+        ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+        EXPECT_NE(errors[0].find(part), std::string::npos) << errors[0];
+    };
+    one_error_with(vpc_keys("ipv6_gateway = \"fd00:0:0:1::1\""),
+                   "vpc[0].ipv6_gateway: VPC \"blue\" has no ipv6_prefix; give the VPC one");
+    one_error_with(ra_table(kBaseFabric, "max_interval = 30"), "vpc[0].router_advertisements: VPC \"blue\" has no ipv6_prefix");
+    one_error_with(vpc_keys("ipv6_gateway = \"fd00:0:0:2::1\"", dual), "vpc[0].ipv6_gateway: gateway address fd00:0:0:2::1 is outside the prefix");
+    one_error_with(vpc_keys("ipv6_gateway = \"fd00:0:0:1::\"", dual), "Subnet-Router anycast address");
+    one_error_with(vpc_keys("ipv6_gateway = \"gateway\"", dual), "\"gateway\" is not an IPv6 address");
+    one_error_with(vpc_keys("dns6 = [\"ff02::1\"]", dual), "vpc[0].dns6: DNS server ff02::1 is not a unicast address");
+    one_error_with(vpc_keys("dns6 = [\"resolver\"]", dual), "vpc[0].dns6: \"resolver\" is not an IPv6 address");
+    one_error_with(vpc_keys("dns6 = \"2001:db8::53\"", dual), "vpc[0].dns6: expected an array of IPv6 addresses");
+    one_error_with(ra_table(dual, "router_lifetime = 300"),
+                   "vpc[0].router_advertisements: router_lifetime 300 s must be 0 (not a default router) or 600 "
+                   "(max_interval) to 9000 s");
+    one_error_with(ra_table(dual, "max_interval = 2"), "max_interval 2 s is outside 4 to 1800 s");
+    one_error_with(ra_table(dual, "preferred_lifetime = 90000\nvalid_lifetime = 80000"),
+                   "preferred_lifetime 90000 s is longer than valid_lifetime 80000 s");
+    one_error_with(ra_table(dual, "router_preference = \"highest\""),
+                   "vpc[0].router_advertisements.router_preference: \"highest\" is not a preference");
+    one_error_with(ra_table(dual, "max_intervall = 30"), "max_intervall");
+    // An endpoint cannot have the gateway's address.
+    one_error_with(vpc_keys("ipv6_gateway = \"fd00:0:0:1::a\"", dual) + "ipv6 = \"fd00:0:0:1::a\"\n",
+                   "vpc[0].endpoint[0].ipv6: fd00:0:0:1::a is VPC \"blue\"'s ipv6_gateway");
+}
+
 }  // namespace
 }  // namespace andromeda::fabric

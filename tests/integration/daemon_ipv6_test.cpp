@@ -2,7 +2,8 @@
 // kernel's defaults (IPv6 on, offloads on) in a dual-stack VPC configure themselves by SLAAC from
 // the gateway's Router Advertisements, resolve each other with the ND proxy, ping each other and
 // the gateway across hosts, move 50 MB byte-exact over TCP, and learn the path MTU from the
-// gateway's Packet Too Big.
+// gateway's Packet Too Big. A second VPC with the same prefix, and a tenant with the same
+// address in it, stays apart.
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -27,6 +28,10 @@ protected:
             replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
             replace_all(text, "mac = \"02:00:00:00:00:10\"", "mac = \"02:00:00:00:00:10\"\nipv6 = \"eui64\"");
             replace_all(text, "mac = \"02:00:00:00:00:20\"", "mac = \"02:00:00:00:00:20\"\nipv6 = \"eui64\"");
+            // VPC green: the same prefix, and t30 on node2 with t10's very address.
+            text += "\n[[vpc]]\nname = \"green\"\nvni = 200\ncidr = \"10.0.0.0/24\"\ngateway = \"10.0.0.1\"\n"
+                    "ipv6_prefix = \"fd00:0:0:1::/64\"\n[[vpc.endpoint]]\nip = \"10.0.0.30\"\nmac = \"02:00:00:00:00:30\"\n"
+                    "node = \"" + nodes_[1].name + "\"\nport = \"tap-blue-30\"\nipv6 = \"" + kT10 + "\"\n";
             nodes_[i].config = write_config(i, text, "-v6");
         }
     }
@@ -67,6 +72,11 @@ TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOve
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();
     EXPECT_TRUE(t20_->try_run({"ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", kT10}, 15s).ok()) << logs();
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", via[1].str() + "%eth0"}, 15s).ok());
+    // Green's t30 has t10's address, but in another VPC: blue's t20 is not there for it.
+    enable_ipv6(*t30_);
+    t30_->run({"ip", "-6", "addr", "add", kT10 + "/64", "dev", "eth0", "nodad"});
+    EXPECT_FALSE(t30_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "1", "-I", kT10, kT20}, 15s).ok());
+    EXPECT_GE(counter(1, "dataplane", "drop_no_such_endpoint"), 1u);
     const std::string neighbours = t10_->run({"ip", "-6", "neigh", "show", "dev", "eth0"});
     EXPECT_TRUE(contains(neighbours, kT20Shown)) << neighbours;
     EXPECT_TRUE(contains(neighbours, "router")) << neighbours;  // the gateway answers as a router

@@ -18,6 +18,9 @@
 #                 a group of 10, 100 and 1000 rules, beside the kernel's VXLAN: packets per second,
 #                 TCP, and new TCP connections per second (default --out
 #                 bench/results/e2e-security-groups.json)
+#   --ipv6        instead, IPv6 tenants (issue 30): the VPC dual-stack, its tenants by SLAAC,
+#                 beside the kernel's VXLAN carrying the same IPv6 tenants: TCP 1 and 4 streams
+#                 and ping RTT over IPv6 (default --out bench/results/e2e-ipv6.json)
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
@@ -37,7 +40,8 @@ while [ $# -gt 0 ]; do
     --security-groups)
       ARGS+=(--only andromeda,andromeda-policy-10,andromeda-policy,andromeda-policy-1000,kernel-vxlan --tests pps,tcp,crr)
       SECURITY_GROUPS=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --ipv6) ARGS+=(--ipv6 --only andromeda,andromeda-slow,kernel-vxlan --tests tcp,ping); IPV6=1 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -46,6 +50,7 @@ done
 if [ -z "$OUT" ]; then
   if [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json
   elif [ -n "${SECURITY_GROUPS:-}" ]; then OUT=bench/results/e2e-security-groups.json
+  elif [ -n "${IPV6:-}" ]; then OUT=bench/results/e2e-ipv6.json
   else OUT=bench/results/e2e.json; fi
 fi
 

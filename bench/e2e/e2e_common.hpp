@@ -49,6 +49,9 @@ struct Settings {
     // machine's run queue does not decide the figures (the kernel's own datapath runs in softirq,
     // ahead of every task, either way). For runs on a shared machine.
     bool realtime = false;
+    // The tenants dual-stack (issue 30): TCP and ping over IPv6, between fd00::1:0:ff:fe00:10 and
+    // :20 (Andromeda: SLAAC from the gateway's RA; the kernel's VXLAN: the same addresses, static).
+    bool ipv6 = false;
     [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
     [[nodiscard]] std::vector<std::string> prefix() const {
         return realtime ? std::vector<std::string>{"chrt", "-f", "20"} : std::vector<std::string>{};

@@ -123,7 +123,13 @@ public:
             throw std::runtime_error(impl + ": no neighbour entry for 10.0.0.20 in t10");
         dst_mac_ = neigh[0]["lladdr"].get<std::string>();
         log(impl + ": topology up, t10 sends to 10.0.0.20 via MAC " + dst_mac_);
+        if (settings.ipv6) start_ipv6(impl);
     }
+
+    // TCP and ping go to this address (t20's).
+    [[nodiscard]] const std::string& destination() const noexcept { return dst_ip_; }
+
+    [[nodiscard]] const Netns& t10() const noexcept { return *t10_; }
 
     // The namespaces, for a developer poking at a held testbed.
     std::string describe() const {
@@ -237,7 +243,7 @@ public:
         if (!server.wait_for_output("Server listening", 10s)) throw std::runtime_error("iperf3 -s: " + server.output());
         const auto rx0 = rx_packets(*t20_, "eth0");
         const auto before = snapshot(pids());
-        const auto c = t10_->try_run(settings_.prefix() + std::vector<std::string>{"iperf3", "-c", "10.0.0.20", "-p", "5201", "-t", std::to_string(static_cast<int>(settings_.tcp_seconds)),
+        const auto c = t10_->try_run(settings_.prefix() + std::vector<std::string>{"iperf3", "-c", dst_ip_, "-p", "5201", "-t", std::to_string(static_cast<int>(settings_.tcp_seconds)),
                                       "-P", std::to_string(streams), "-J"},
                                      std::chrono::milliseconds(static_cast<int>(settings_.tcp_seconds * 1000) + 20000));
         const auto after = snapshot(pids());
@@ -317,11 +323,37 @@ private:
         return s;
     }
 
+    // IPv6 on in both tenants (the topology turns it off), then t20's IPv6 address the target:
+    // Andromeda's tenants take theirs by SLAAC from the gateway's RA (the fabric gives them by
+    // EUI-64); the kernel's VXLAN has no router, so its tenants get the same addresses statically
+    // and resolve each other by ND flooded over the VNI.
+    void start_ipv6(const std::string& impl) {
+        static constexpr const char* kAddress[2] = {"fd00:0:0:1:0:ff:fe00:10", "fd00:0:0:1:0:ff:fe00:20"};
+        Netns* tenants[2] = {t10_, t20_};
+        for (int i = 0; i < 2; ++i) {
+            tenants[i]->run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0",
+                             "net.ipv6.conf.default.disable_ipv6=0", "net.ipv6.conf.eth0.disable_ipv6=0"});
+            if (impl.rfind("andromeda", 0) != 0)
+                tenants[i]->run({"ip", "-6", "addr", "add", std::string(kAddress[i]) + "/64", "dev", "eth0", "nodad"});
+        }
+        dst_ip_ = kAddress[1];
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (!t10_->try_run({"ping", "-6", "-c", "1", "-W", "1", dst_ip_}, 5s).ok()) {
+            if (std::chrono::steady_clock::now() > deadline)
+                throw std::runtime_error(impl + ": " + kAddress[0] + " cannot ping " + dst_ip_ + " (IPv6)");
+        }
+        log(impl + ": IPv6 up, t10 reaches " + dst_ip_);
+    }
+
     void start_andromeda(bool fast_path, const std::string& node_extra = "", const std::string& groups = "") {
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
         for (int i = 0; i < 2; ++i) {
             std::string text = bench_node_config(i, names, (fast_path ? "" : "fastpath = false\n") + node_extra);
+            if (settings_.ipv6) {  // dual stack: the VPC's prefix, each endpoint's address by EUI-64
+                replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
+                replace_all(text, "[[vpc.endpoint]]\n", "[[vpc.endpoint]]\nipv6 = \"eui64\"\n");
+            }
             if (!groups.empty()) {
                 // The groups before the first endpoint; every endpoint in group "bench".
                 text.replace(text.find("[[vpc.endpoint]]"), 0, groups);
@@ -374,6 +406,7 @@ private:
     std::vector<Process*> forwarders_;  // the ceiling's (idle once attached)
     std::vector<std::string> files_;
     std::string dst_mac_;
+    std::string dst_ip_ = "10.0.0.20";
 };
 
 // The generator alone, into a bare veth pair whose far end drops (and counts) at tc ingress.
@@ -450,7 +483,7 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
                  "                             ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
-                 "                     [--check]\n";
+                 "                     [--check] [--ipv6]\n";
     std::exit(2);
 }
 
@@ -481,6 +514,7 @@ int main(int argc, char** argv) {
         }
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
+        else if (a == "--ipv6") s.ipv6 = true;
         else if (a == "--check") check = true;
         else if (a == "--daemon") kDaemon = value();
         else usage();
@@ -503,7 +537,7 @@ int main(int argc, char** argv) {
         "alone at the same size and rate (softirq work the kernel ran in its context), per frame delivered to the "
         "receiving tenant. tcp and latency: datapath_cpus = andromedad utime+stime plus /proc/stat softirq time "
         "(tick-sampled, indicative only)";
-    std::vector<json> gens, pps, cpu, bpf, tcp, latency, connections;
+    std::vector<json> gens, pps, cpu, bpf, tcp, latency, connections, ping;
     std::vector<json> ns_tcp, ns_ping, ns_udp_rr, ns_connections;  // north-south (north_south.hpp)
     const bool any_north_south = std::any_of(s.impls.begin(), s.impls.end(), is_north_south);
     const bool any_east_west = !std::all_of(s.impls.begin(), s.impls.end(), is_north_south);
@@ -543,6 +577,7 @@ int main(int argc, char** argv) {
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
                 if (s.wants("crr")) connections.push_back(bed.measure_connections());
+                if (s.wants("ping")) ping.push_back(measure_ping_rtt(bed.t10(), bed.destination(), impl, s));
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
                 if (s.wants("latency-fifo") && !s.realtime) latency.push_back(bed.measure_latency(true));
             }
@@ -560,6 +595,8 @@ int main(int argc, char** argv) {
     result["bpf"] = bpf;  // per run: each program's runs per delivered frame and ns per run
     result["latency"] = aggregate(latency, {"impl", "rate", "sched"}, {"p50_us", "p99_us", "p999_us"});
     if (!connections.empty()) result["connections"] = aggregate(connections, {"impl"}, {"per_second", "p50_us", "p99_us"});
+    if (!ping.empty()) result["ping"] = aggregate(ping, {"impl"}, {"p50_us", "p99_us", "mean_us"});
+    result["ipv6"] = s.ipv6;
     result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
     std::istringstream load(read_file("/proc/loadavg"));
     double l1 = 0;
@@ -591,6 +628,17 @@ int main(int argc, char** argv) {
             if (a && k && (*k)["cpu_ns_per_packet"].get<double>() > 0)
                 ratios["cpu_ns_per_packet_64_at_rate"] =
                     (*a)["cpu_ns_per_packet"].get<double>() / (*k)["cpu_ns_per_packet"].get<double>();
+        }
+        {
+            const json* a = nullptr;
+            const json* k = nullptr;
+            const json& ping_rows = result.contains("ping") ? result["ping"] : json::array();
+            for (const auto& r : ping_rows) {
+                if (r["impl"] == impl) a = &r;
+                if (r["impl"] == "kernel-vxlan") k = &r;
+            }
+            if (a && k && (*k)["p50_us"].get<double>() > 0)
+                ratios["ping_p50_us"] = (*a)["p50_us"].get<double>() / (*k)["p50_us"].get<double>();
         }
         for (const std::string sched : {"other", "fifo"}) {
             const json* a = nullptr;

@@ -209,17 +209,18 @@ json NorthSouthBed::measure_tcp(int streams) {
 
 // 200 pings a second (5 ms apart) for the measurement's seconds; every echo's RTT as ping
 // printed it (microsecond resolution).
-json NorthSouthBed::measure_ping() {
-    const int count = std::max(100, static_cast<int>(settings_.latency_seconds * 200));
-    const auto p =
-        tenant_->try_run(settings_.prefix() + std::vector<std::string>{"ping", "-n", "-c", std::to_string(count), "-i",
-                                                                       "0.005", "-W", "1", kOutside},
-                         seconds_plus(count * 0.005, 20s));
+json NorthSouthBed::measure_ping() { return measure_ping_rtt(*tenant_, kOutside, impl_, settings_); }
+
+json measure_ping_rtt(const Netns& from, const std::string& to, const std::string& impl, const Settings& settings) {
+    const int count = std::max(100, static_cast<int>(settings.latency_seconds * 200));
+    const auto p = from.try_run(settings.prefix() + std::vector<std::string>{"ping", "-n", "-c", std::to_string(count),
+                                                                             "-i", "0.005", "-W", "1", to},
+                                seconds_plus(count * 0.005, 20s));
     const auto times = ping_times_us(p.output);
-    if (times.empty()) throw std::runtime_error(impl_ + ": ping " + kOutside + ": " + p.output.substr(0, 2000));
+    if (times.empty()) throw std::runtime_error(impl + ": ping " + to + ": " + p.output.substr(0, 2000));
     double mean = 0;
     for (const double t : times) mean += t;
-    json r = {{"impl", impl_},
+    json r = {{"impl", impl},
               {"count", count},
               {"received", times.size()},
               {"lost", count - static_cast<int>(times.size())},
@@ -227,7 +228,7 @@ json NorthSouthBed::measure_ping() {
               {"p99_us", percentile(times, 0.99)},
               {"max_us", times.back()},
               {"mean_us", mean / static_cast<double>(times.size())}};
-    log(impl_ + " ping: " + r.dump());
+    log(impl + " ping " + to + ": " + r.dump());
     return r;
 }
 

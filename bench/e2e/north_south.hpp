@@ -64,6 +64,11 @@ private:
     std::vector<std::string> files_;
 };
 
+// Ping RTT from `from` to `to` (IPv4 or IPv6): 200 per measured second at 5 ms intervals, at
+// least 100; percentiles, mean and losses, as a row for `impl`. North-south and east-west share it.
+json measure_ping_rtt(const andromeda::testing::Netns& from, const std::string& to, const std::string& impl,
+                      const Settings& settings);
+
 // The results of every north-south run (rows as the measurements return them) as the JSON
 // report's "north_south" object: medians over runs, and ratios of each Andromeda datapath over
 // the kernel's.

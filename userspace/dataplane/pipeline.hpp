@@ -182,6 +182,9 @@ private:
     void decide_tenant(const detail::PortState& port, const Input& input, Action& a);
     void decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::EthernetView& ethernet, const Input& input,
                            Action& a);
+    // The gateway answers `endpoint` with `kind` (ARP, echo, ND, RA) within its reply budget.
+    void reply_from_gateway(detail::ActionKind kind, const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                            const Input& input, Action& a);
     // The gateway's DHCP and DNS (pipeline_tenant.cpp): true with `a` set when the frame is theirs.
     [[nodiscard]] bool decide_dhcp_broadcast(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                              const wire::EthernetView& ethernet, const Input& input, Action& a);
@@ -234,7 +237,6 @@ private:
     void execute_dns_query(const Action& action, const Input& input, FrameResult& result);
     void execute_nd_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_router_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
-    void execute_echo6_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
     // Express lanes (pipeline.cpp): handle and count the frame and return true (one frame emitted:

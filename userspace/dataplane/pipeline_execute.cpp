@@ -43,14 +43,14 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
             return execute_encap(action, input, sink, result);
         case ActionKind::deliver: return execute_deliver(action, input, sink, result);
         case ActionKind::arp_reply: return execute_arp_reply(action, input, sink, result);
-        case ActionKind::echo_reply: return execute_echo_reply(action, input, sink, result);
+        case ActionKind::echo_reply:
+        case ActionKind::echo6_reply: return execute_echo_reply(action, input, sink, result);
         case ActionKind::frag_needed:
         case ActionKind::packet_too_big: return execute_icmp_error(action, input, sink, result);
         case ActionKind::dhcp: return execute_dhcp(action, input, sink, result);
         case ActionKind::dns_query: return execute_dns_query(action, input, result);
         case ActionKind::nd_advert: return execute_nd_advert(action, input, sink, result);
         case ActionKind::router_advert: return execute_router_advert(action, input, sink, result);
-        case ActionKind::echo6_reply: return execute_echo6_reply(action, input, sink, result);
         case ActionKind::to_nat:
             result.verdict = Verdict::to_nat;
             result.nat = action.nat;
@@ -170,26 +170,48 @@ void Pipeline::execute_arp_reply(const Action& action, const Input& input, Frame
     emitted(result, Verdict::reply, 1);
 }
 
-void Pipeline::execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
-    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
-    const gateway::GatewayAddress& gateway_address = action.vpc->gateway;
-    if (const PacketBuffer* in = input.buffer) {
-        const gateway::EchoReply reply = gateway::echo_reply_in_place(in->bytes(), gateway_address);
-        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
-        sink.emit_input(action.port,
+namespace {
+
+// The gateway's echo reply to the request `bytes` (`in`: its chunk, for the in-place variant), from
+// an IPv4 gateway::GatewayAddress or an IPv6 gateway::Ipv6Gateway; false with `result` dropped
+// when none goes out.
+bool refused(FrameResult& result, DropReason reason) noexcept {
+    dropped(result, reason);
+    return false;
+}
+
+template <class Gateway>
+bool emit_echo_reply(const Gateway& gateway, const PacketBuffer* in, wire::ByteSpan bytes, std::int32_t index,
+                     PortId port, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0) return refused(result, DropReason::no_tx_buffer);
+    if (in != nullptr) {
+        const gateway::EchoReply reply = gateway::echo_reply_in_place(in->bytes(), gateway);
+        if (!reply.replied()) return refused(result, DropReason::gateway_unsupported);
+        sink.emit_input(port,
                         PacketBuffer{in->chunk, in->size, in->offset + static_cast<std::uint32_t>(reply.offset),
                                      static_cast<std::uint32_t>(reply.length)},
-                        input.index);
-    } else {
-        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
-        PacketBuffer out = sink.peek_spare();
-        const gateway::EchoReply reply =
-            gateway::write_echo_reply(input.bytes, gateway_address, {out.data(), out.capacity()});
-        if (reply.outcome == gateway::EchoOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
-        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
-        out.length = static_cast<std::uint32_t>(reply.length);
-        sink.emit_spare(action.port, out);
+                        index);
+        return true;
     }
+    if (sink.free_spares() == 0) return refused(result, DropReason::no_tx_buffer);
+    PacketBuffer out = sink.peek_spare();
+    const gateway::EchoReply reply = gateway::write_echo_reply(bytes, gateway, {out.data(), out.capacity()});
+    if (reply.outcome == gateway::EchoOutcome::no_room) return refused(result, DropReason::tx_buffer_too_small);
+    if (!reply.replied()) return refused(result, DropReason::gateway_unsupported);
+    out.length = static_cast<std::uint32_t>(reply.length);
+    sink.emit_spare(port, out);
+    return true;
+}
+
+}  // namespace
+
+// ICMP and ICMPv6 echo to the gateway's addresses.
+void Pipeline::execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    const bool replied =
+        action.kind == ActionKind::echo6_reply
+            ? emit_echo_reply(*action.vpc->ipv6, input.buffer, input.bytes, input.index, action.port, sink, result)
+            : emit_echo_reply(action.vpc->gateway, input.buffer, input.bytes, input.index, action.port, sink, result);
+    if (!replied) return;
     ++counters_.echo_replies;
     emitted(result, Verdict::reply, 1);
 }
@@ -293,29 +315,6 @@ void Pipeline::execute_router_advert(const Action& action, const Input& input, F
     out.length = static_cast<std::uint32_t>(reply.length);
     sink.emit_spare(action.port, out);
     ++counters_.router_advertisements;
-    emitted(result, Verdict::reply, 1);
-}
-
-void Pipeline::execute_echo6_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
-    if (sink.free_slots() == 0) return dropped(result, DropReason::no_tx_buffer);
-    const gateway::Ipv6Gateway& gateway = *action.vpc->ipv6;
-    if (const PacketBuffer* in = input.buffer) {
-        const gateway::EchoReply reply = gateway::echo_reply_in_place(in->bytes(), gateway);
-        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
-        sink.emit_input(action.port,
-                        PacketBuffer{in->chunk, in->size, in->offset + static_cast<std::uint32_t>(reply.offset),
-                                     static_cast<std::uint32_t>(reply.length)},
-                        input.index);
-    } else {
-        if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
-        PacketBuffer out = sink.peek_spare();
-        const gateway::EchoReply reply = gateway::write_echo_reply(input.bytes, gateway, {out.data(), out.capacity()});
-        if (reply.outcome == gateway::EchoOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
-        if (!reply.replied()) return dropped(result, DropReason::gateway_unsupported);
-        out.length = static_cast<std::uint32_t>(reply.length);
-        sink.emit_spare(action.port, out);
-    }
-    ++counters_.echo_replies;
     emitted(result, Verdict::reply, 1);
 }
 

@@ -67,11 +67,16 @@ void Pipeline::decide_tenant_arp(const fabric::Endpoint& endpoint, const wire::E
     if (!arp->is_request()) return a.drop(DropReason::arp_not_request);
     if (sender_ip.value() == 0) return a.drop(DropReason::arp_probe);
     if (arp->target_ip() == endpoint.ip) return a.drop(DropReason::arp_for_own_address);
-    if (!reply_limiter_.allow(gateway::RateLimitKey::of(endpoint.vni, endpoint.ip)))
+    reply_from_gateway(ActionKind::arp_reply, endpoint, state_.vpc(endpoint.vpc_index), input, a);
+}
+
+void Pipeline::reply_from_gateway(ActionKind kind, const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
+                                  const Input& input, Action& a) {
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
         return a.drop(DropReason::gateway_reply_rate_limited);
-    a.kind = ActionKind::arp_reply;
+    a.kind = kind;
     a.port = input.port;
-    a.vpc = &state_.vpc(endpoint.vpc_index);
+    a.vpc = &vpc;
 }
 
 // A DHCP client's broadcast (DISCOVER, a REQUEST while selecting or rebooting): UDP to port 67
@@ -133,12 +138,7 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     if (destination == vpc.gateway.ipv4) {
         if (decide_gateway_port(endpoint, vpc, *ip, input, a)) return;
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
-        if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
-            return a.drop(DropReason::gateway_reply_rate_limited);
-        a.kind = ActionKind::echo_reply;
-        a.port = input.port;
-        a.vpc = &vpc;
-        return;
+        return reply_from_gateway(ActionKind::echo_reply, endpoint, vpc, input, a);
     }
     if (vpc.firewall && !firewall_allows(endpoint, policy::PolicyDirection::egress, *ip, a)) return;
     route_ipv4(vpc, endpoint.vpc_index, ethernet, *ip, input, Origin::tenant, a);
@@ -203,12 +203,7 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     if (gateway.is_gateway_address(destination)) {
         if (gateway::classify_icmpv6(*ip) != gateway::TenantIcmpv6::echo_request)
             return a.drop(DropReason::gateway_unsupported);
-        if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
-            return a.drop(DropReason::gateway_reply_rate_limited);
-        a.kind = ActionKind::echo6_reply;
-        a.port = input.port;
-        a.vpc = &vpc;
-        return;
+        return reply_from_gateway(ActionKind::echo6_reply, endpoint, vpc, input, a);
     }
     // Link-local addresses are the link's: never routed, in either position (RFC 4291 2.5.6).
     if (wire::is_link_local(destination) || wire::is_link_local(source)) return a.drop(DropReason::ipv6_not_routed);
@@ -223,11 +218,7 @@ void Pipeline::decide_neighbor_solicitation(const fabric::Endpoint& endpoint, co
     if (!verdict.answered())
         return a.drop(verdict.outcome == gateway::NdProxyOutcome::invalid ? DropReason::malformed_ndp
                                                                             : DropReason::nd_not_answered);
-    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
-        return a.drop(DropReason::gateway_reply_rate_limited);
-    a.kind = ActionKind::nd_advert;
-    a.port = input.port;
-    a.vpc = &vpc;
+    reply_from_gateway(ActionKind::nd_advert, endpoint, vpc, input, a);
 }
 
 // A Router Solicitation: answered within the port's advertisement schedule (execute_router_advert).
@@ -235,11 +226,7 @@ void Pipeline::decide_router_solicitation(const fabric::Endpoint& endpoint, cons
                                           const Input& input, Action& a) {
     const gateway::RouterAdvertisementReply verdict = gateway::judge_router_solicitation(input.bytes, *vpc.ipv6);
     if (!verdict.answered()) return a.drop(DropReason::malformed_ndp);
-    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, endpoint.ip)))
-        return a.drop(DropReason::gateway_reply_rate_limited);
-    a.kind = ActionKind::router_advert;
-    a.port = input.port;
-    a.vpc = &vpc;
+    reply_from_gateway(ActionKind::router_advert, endpoint, vpc, input, a);
 }
 
 void Pipeline::packet_too_big(const detail::VpcState& vpc, const fabric::Endpoint& endpoint, const wire::Ipv6View& ip,

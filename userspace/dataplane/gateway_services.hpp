@@ -50,7 +50,8 @@ private:
 // Each tenant port's Router Advertisement schedule (gateway/ra_schedule.hpp) behind one lock: the
 // workers answer solicitations with it, the daemon's tick sends the unsolicited advertisements, and
 // both must see the same last advertisement (at most one per 3 s on a port). A port's schedule
-// starts with its first use, seeded by its port id so that ports drift apart.
+// starts with its first use, seeded by its port id so that ports drift apart, and starts again
+// when its VPC's RA settings change (a reload), so the new ones are advertised at once.
 class GatewayRouterAdvertisements {
 public:
     // A Router Solicitation from tenant port `port` (answer_router_solicitation).
@@ -78,16 +79,23 @@ public:
     }
 
 private:
+    struct PortSchedule {
+        gateway::RouterAdvertisementConfig config;  // what `schedule` was drawn for
+        gateway::RouterAdvertisementSchedule schedule;
+    };
+
+    // A reload that changes the VPC's RA settings starts the port's schedule again with them.
     gateway::RouterAdvertisementSchedule& schedule(PortId port, const gateway::Ipv6Gateway& gateway) {
+        const gateway::RouterAdvertisementConfig& config = gateway.config().router_advertisements;
         auto it = schedules_.find(port);
-        if (it == schedules_.end())
-            it = schedules_.emplace(port, gateway::RouterAdvertisementSchedule(gateway.config().router_advertisements, port))
+        if (it == schedules_.end() || it->second.config != config)
+            it = schedules_.insert_or_assign(port, PortSchedule{config, gateway::RouterAdvertisementSchedule(config, port)})
                      .first;
-        return it->second;
+        return it->second.schedule;
     }
 
     mutable std::mutex mutex_;
-    std::unordered_map<PortId, gateway::RouterAdvertisementSchedule> schedules_;
+    std::unordered_map<PortId, PortSchedule> schedules_;
 };
 
 }  // namespace andromeda::dataplane

@@ -5,6 +5,7 @@
 // read back with the wire library's validators (the builders' golden tests are the gateway's own).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -324,6 +325,31 @@ TEST(Ipv6GlobalGateway, TheGlobalAddressIsAnsweredAndTheRaCarriesTheDnsServers) 
     r = pipeline.process(kBlue10Port, echo_request(kBlue10, global), *fabric, out.fresh());
     ASSERT_EQ(r.verdict, Verdict::reply) << to_string(r.drop_reason);
     EXPECT_EQ(ipv6_of(out.view(0))->source(), global);
+}
+
+// The per-port schedules the workers and the daemon share: the first advertisement at once, none
+// again before its time; a reload that changes the VPC's RA settings starts the port's schedule
+// again (an advertisement with the new settings at once); ports that left are forgotten.
+TEST(RouterAdvertisementSchedules, APortsScheduleFollowsItsVpcsSettingsAndForgetsPortsThatLeft) {
+    gateway::Ipv6GatewayConfig config;
+    config.mac = kGatewayMac;
+    config.prefix = *wire::Ipv6Prefix::parse("fd00:0:0:1::/64");
+    config.mtu = 1450;
+    const gateway::Ipv6Gateway before(config);
+    config.router_advertisements.max_interval_s = 30;
+    const gateway::Ipv6Gateway after(config);
+    dataplane::GatewayRouterAdvertisements schedules;
+    std::array<std::uint8_t, gateway::kMaxRouterAdvertisementFrame> frame{};
+    constexpr std::uint64_t kSecond = 1'000'000'000;
+    EXPECT_GT(schedules.advertise_if_due(kBlue10Port, before, 10 * kSecond, frame), 0u);
+    EXPECT_EQ(schedules.advertise_if_due(kBlue10Port, before, 11 * kSecond, frame), 0u);  // under 3 s since
+    EXPECT_GT(schedules.advertise_if_due(kBlue11Port, before, 11 * kSecond, frame), 0u);  // its own schedule
+    EXPECT_GT(schedules.advertise_if_due(kBlue10Port, after, 11 * kSecond, frame), 0u);   // new settings
+    EXPECT_EQ(schedules.advertise_if_due(kBlue10Port, after, 12 * kSecond, frame), 0u);
+    EXPECT_EQ(schedules.ports(), 2u);
+    schedules.retain([](PortId port) { return port == kBlue11Port; });
+    EXPECT_EQ(schedules.ports(), 1u);
+    EXPECT_GT(schedules.advertise_if_due(kBlue10Port, after, 12 * kSecond, frame), 0u);  // forgotten: anew
 }
 
 // Writes tests/fuzz/corpus/pipeline/ipv6-*: the frames of these tests as pipeline_fuzz seeds

@@ -209,6 +209,13 @@ private:
                         const wire::Ipv4View& ip, const Input& input, Origin origin, Action& a);
     void too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,
                  Origin origin, Action& a);
+    // What routing IPv4 and IPv6 share (pipeline_tenant.cpp).
+    void deliver_locally(const detail::EndpointRoute& target, const detail::VpcState& vpc, std::uint32_t frame_length,
+                         Action& a);
+    [[nodiscard]] overlay::OuterTemplate* overlay_towards(std::uint32_t node_index, const detail::VpcState& vpc,
+                                                          std::uint32_t ethernet_length, std::uint32_t& mtu, Action& a);
+    void encapsulate(overlay::OuterTemplate* outer, const detail::VpcState& vpc, std::uint32_t frame_length,
+                     std::uint32_t ethernet_length, std::uint16_t flow_hash, Action& a);
     void decide_underlay(const Input& input, Action& a);
     // An overlay packet's inner IPv6 frame, its outer headers checked (pipeline_underlay.cpp).
     void decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index, std::uint32_t vpc_index,

@@ -252,32 +252,58 @@ void Pipeline::route_ipv6(const fabric::Endpoint& endpoint, const detail::VpcSta
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
     const auto frame_length = static_cast<std::uint32_t>(ethernet_length + ip.packet().size());
     if (target->is_local) {
-        a.port = target->port;
-        if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
-        a.kind = ActionKind::deliver;
-        a.frame_length = frame_length;
-        a.destination_mac = &target->endpoint->mac;
-        a.source_mac = &vpc.gateway.mac;
-        a.local_delivery = true;
-        return;
+        if (target->port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+        return deliver_locally(*target, vpc, frame_length, a);
     }
-    if (state_.underlay_port() == kNoPort) return a.drop(DropReason::no_underlay_port);
-    if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
-    overlay::OuterTemplate* outer = state_.outer_template(target->node_index);
-    if (outer == nullptr) return a.drop(DropReason::no_next_hop);
-    const std::uint32_t underlay_mtu =
-        path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(target->node_index);
-    const std::uint32_t mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
+    std::uint32_t mtu = 0;
+    overlay::OuterTemplate* outer = overlay_towards(target->node_index, vpc, ethernet_length, mtu, a);
+    if (outer == nullptr) return;
     if (ip.packet().size() > mtu) return packet_too_big(vpc, endpoint, ip, mtu, input, a);
+    encapsulate(outer, vpc, frame_length, ethernet_length, overlay::flow_hash_of_frame(input.bytes.first(frame_length)),
+                a);
+    a.rewrite_destination_mac = true;
+    a.destination_mac = &target->endpoint->mac;
+}
+
+// Into `target`'s tenant port on this node, from the gateway MAC.
+void Pipeline::deliver_locally(const detail::EndpointRoute& target, const detail::VpcState& vpc,
+                               std::uint32_t frame_length, Action& a) {
+    a.kind = ActionKind::deliver;
+    a.port = target.port;
+    a.frame_length = frame_length;
+    a.destination_mac = &target.endpoint->mac;
+    a.source_mac = &vpc.gateway.mac;
+    a.local_delivery = true;
+}
+
+// The overlay towards node `node_index`: its outer template, and in `mtu` the largest inner IP
+// packet it carries behind `ethernet_length` bytes of Ethernet header (a learned path MTU
+// included). Null, with `a` dropped, when the node cannot be reached.
+overlay::OuterTemplate* Pipeline::overlay_towards(std::uint32_t node_index, const detail::VpcState& vpc,
+                                                  std::uint32_t ethernet_length, std::uint32_t& mtu, Action& a) {
+    overlay::OuterTemplate* outer = state_.outer_template(node_index);
+    const DropReason unreachable = state_.underlay_port() == kNoPort ? DropReason::no_underlay_port
+                                   : !state_.local_address()         ? DropReason::no_underlay_address
+                                   : outer == nullptr                ? DropReason::no_next_hop
+                                                                     : DropReason::none;
+    if (unreachable != DropReason::none) {
+        a.drop(unreachable);
+        return nullptr;
+    }
+    const std::uint32_t underlay_mtu = path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(node_index);
+    mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
+    return outer;
+}
+
+void Pipeline::encapsulate(overlay::OuterTemplate* outer, const detail::VpcState& vpc, std::uint32_t frame_length,
+                           std::uint32_t ethernet_length, std::uint16_t flow_hash, Action& a) {
     a.kind = ActionKind::encap;
     a.port = state_.underlay_port();
     a.frame_length = frame_length;
     a.ethernet_length = ethernet_length;
     a.outer = outer;
     a.overlay.vni = vpc.vpc->vni;
-    a.overlay.flow_hash = overlay::flow_hash_of_frame(input.bytes.first(frame_length));
-    a.rewrite_destination_mac = true;
-    a.destination_mac = &target->endpoint->mac;
+    a.overlay.flow_hash = flow_hash;
 }
 
 void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, const wire::EthernetView& ethernet,
@@ -292,15 +318,9 @@ void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, 
             a.destination_mac = &target->endpoint->mac;
             return;
         }
-        a.port = target->port;
-        if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+        if (target->port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
         if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip, a)) return;
-        a.kind = ActionKind::deliver;
-        a.frame_length = frame_length;
-        a.destination_mac = &target->endpoint->mac;
-        a.source_mac = &vpc.gateway.mac;
-        a.local_delivery = true;
-        return;
+        return deliver_locally(*target, vpc, frame_length, a);
     }
     if (vpc.vpc->contains(destination)) return a.drop(DropReason::no_such_endpoint);
     if (origin == Origin::nat || vpc.nat == detail::NatPlacement::none) return a.drop(DropReason::no_route);
@@ -317,25 +337,16 @@ void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, 
 void Pipeline::encapsulate_to(std::uint32_t node_index, const detail::VpcState& vpc,
                               const wire::EthernetView& ethernet, const wire::Ipv4View& ip, const Input& input,
                               Origin origin, Action& a) {
-    if (state_.underlay_port() == kNoPort) return a.drop(DropReason::no_underlay_port);
-    if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
-    overlay::OuterTemplate* outer = state_.outer_template(node_index);
-    if (outer == nullptr) return a.drop(DropReason::no_next_hop);
-
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
-    const std::uint32_t underlay_mtu = path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(node_index);
-    const std::uint32_t mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
+    std::uint32_t mtu = 0;
+    overlay::OuterTemplate* outer = overlay_towards(node_index, vpc, ethernet_length, mtu, a);
+    if (outer == nullptr) return;
     if (ip.packet().size() > mtu) {
         if (ip.dont_fragment()) return too_big(vpc, ip, mtu, input, origin, a);
         a.mtu = mtu;
     }
-    a.kind = ActionKind::encap;
-    a.port = state_.underlay_port();
-    a.frame_length = static_cast<std::uint32_t>(ethernet_length + ip.packet().size());
-    a.ethernet_length = ethernet_length;
-    a.outer = outer;
-    a.overlay.vni = vpc.vpc->vni;
-    a.overlay.flow_hash = detail::ipv4_flow_hash(ip.packet().data(), ip.header_length(), ip.packet().size());
+    encapsulate(outer, vpc, static_cast<std::uint32_t>(ethernet_length + ip.packet().size()), ethernet_length,
+                detail::ipv4_flow_hash(ip.packet().data(), ip.header_length(), ip.packet().size()), a);
 }
 
 void Pipeline::too_big(const detail::VpcState& vpc, const wire::Ipv4View& ip, std::uint32_t mtu, const Input& input,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "andromeda_overlay.h"
 #include "dataplane/fabric_state.hpp"
@@ -13,15 +14,16 @@ RouterAdvertiser::RouterAdvertiser() = default;
 
 void RouterAdvertiser::set_ports(const fabric::FabricSnapshot& snapshot,
                                  const std::map<std::uint32_t, std::uint32_t>& steering) {
+    // Each VPC's IPv6 side once, then a copy per port of it.
+    std::vector<std::optional<gateway::Ipv6Gateway>> gateways;
+    for (const fabric::Vpc& vpc : snapshot.vpcs())
+        gateways.push_back(
+            dataplane::detail::ipv6_gateway_of(vpc, andromeda_vpc_inner_mtu(vpc.mtu, snapshot.local().underlay_mtu)));
     std::vector<Port> ports;
     for (const fabric::Endpoint& e : snapshot.endpoints()) {
-        if (!e.is_local || e.port_ifindex == 0) continue;
-        const fabric::Vpc& vpc = snapshot.vpcs()[e.vpc_index];
-        const std::uint32_t inner_mtu = andromeda_vpc_inner_mtu(vpc.mtu, snapshot.local().underlay_mtu);
-        auto gateway = dataplane::detail::ipv6_gateway_of(vpc, inner_mtu);
-        if (!gateway) continue;
+        if (!e.is_local || e.port_ifindex == 0 || !gateways[e.vpc_index]) continue;
         const auto it = steering.find(e.port_ifindex);
-        ports.push_back(Port{e.port_ifindex, it == steering.end() ? 0 : it->second, std::move(*gateway)});
+        ports.push_back(Port{e.port_ifindex, it == steering.end() ? 0 : it->second, *gateways[e.vpc_index]});
     }
     std::lock_guard lock(mutex_);
     ports_ = std::move(ports);

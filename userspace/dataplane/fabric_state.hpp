@@ -107,6 +107,12 @@ struct VpcState {
 // none for an IPv4-only VPC. The pipeline and the daemon's unsolicited advertisements share it.
 [[nodiscard]] std::optional<gateway::Ipv6Gateway> ipv6_gateway_of(const fabric::Vpc& vpc, std::uint32_t inner_mtu);
 
+// An endpoint as the ND proxy sees it: its MAC and its IPv6 address, if it has one.
+[[nodiscard]] inline gateway::Ipv6Endpoint ipv6_endpoint_of(const fabric::Endpoint& endpoint) noexcept {
+    return gateway::Ipv6Endpoint{endpoint.mac, endpoint.ipv6 ? std::span<const wire::Ipv6Address>(&*endpoint.ipv6, 1)
+                                                             : std::span<const wire::Ipv6Address>{}};
+}
+
 // The low 64 bits of an IPv6 address (its interface identifier in a /64), the routes6 key.
 [[nodiscard]] inline std::uint64_t interface_id(const wire::Ipv6Address& address) noexcept {
     std::uint64_t id = 0;

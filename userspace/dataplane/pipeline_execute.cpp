@@ -287,11 +287,8 @@ void Pipeline::execute_nd_advert(const Action& action, const Input& input, Frame
     if (port == nullptr || port->endpoint == nullptr) return dropped(result, DropReason::tenant_port_unbound);
     if (!sink.can_emit_spares(1)) return dropped(result, DropReason::no_tx_buffer);
     PacketBuffer out = sink.peek_spare();
-    const fabric::Endpoint& e = *port->endpoint;
-    const gateway::Ipv6Endpoint asker{
-        e.mac, e.ipv6 ? std::span<const wire::Ipv6Address>(&*e.ipv6, 1) : std::span<const wire::Ipv6Address>{}};
-    const gateway::NdProxyReply reply =
-        gateway::write_neighbor_advertisement_reply(input.bytes, *action.vpc->ipv6, asker, {out.data(), out.capacity()});
+    const gateway::NdProxyReply reply = gateway::write_neighbor_advertisement_reply(
+        input.bytes, *action.vpc->ipv6, detail::ipv6_endpoint_of(*port->endpoint), {out.data(), out.capacity()});
     if (reply.outcome == gateway::NdProxyOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
     if (!reply.answered()) return dropped(result, DropReason::nd_not_answered);
     out.length = static_cast<std::uint32_t>(reply.length);

@@ -156,16 +156,6 @@ bool Pipeline::firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyD
     return false;
 }
 
-namespace {
-
-// The endpoint as the ND proxy sees it: its MAC and its IPv6 address, if it has one.
-gateway::Ipv6Endpoint nd_endpoint(const fabric::Endpoint& endpoint) noexcept {
-    return gateway::Ipv6Endpoint{endpoint.mac, endpoint.ipv6 ? std::span<const wire::Ipv6Address>(&*endpoint.ipv6, 1)
-                                                             : std::span<const wire::Ipv6Address>{}};
-}
-
-}  // namespace
-
 // IPv6 from a tenant (docs/ipv6.md). In a dual-stack VPC: the gateway answers Neighbor and Router
 // Solicitations and echo requests to its addresses, and packets to the VPC's endpoints are routed
 // as IPv4 is. In an IPv4-only VPC the packet is dropped, but one too big still learns the path
@@ -187,7 +177,8 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     const bool unspecified = wire::is_unspecified(source);
     if (!unspecified && !(endpoint.ipv6 && source == *endpoint.ipv6) && source != wire::link_local_address(endpoint.mac))
         return a.drop(DropReason::spoofed_source_ip);
-    switch (gateway::classify_icmpv6(*ip)) {
+    const gateway::TenantIcmpv6 icmpv6 = gateway::classify_icmpv6(*ip);
+    switch (icmpv6) {
         case gateway::TenantIcmpv6::neighbor_solicitation: return decide_neighbor_solicitation(endpoint, vpc, input, a);
         case gateway::TenantIcmpv6::router_solicitation: return decide_router_solicitation(endpoint, vpc, input, a);
         case gateway::TenantIcmpv6::router_advertisement:
@@ -201,7 +192,7 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     if (wire::is_multicast(destination) || ethernet.destination().is_multicast())
         return a.drop(DropReason::multicast_or_broadcast);
     if (gateway.is_gateway_address(destination)) {
-        if (gateway::classify_icmpv6(*ip) != gateway::TenantIcmpv6::echo_request)
+        if (icmpv6 != gateway::TenantIcmpv6::echo_request)
             return a.drop(DropReason::gateway_unsupported);
         return reply_from_gateway(ActionKind::echo6_reply, endpoint, vpc, input, a);
     }
@@ -214,7 +205,7 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
 // gateway MAC (neighbour unreachability detection): the ND proxy's verdict decides.
 void Pipeline::decide_neighbor_solicitation(const fabric::Endpoint& endpoint, const detail::VpcState& vpc,
                                             const Input& input, Action& a) {
-    const gateway::NdProxyReply verdict = gateway::judge_neighbor_solicitation(input.bytes, *vpc.ipv6, nd_endpoint(endpoint));
+    const gateway::NdProxyReply verdict = gateway::judge_neighbor_solicitation(input.bytes, *vpc.ipv6, detail::ipv6_endpoint_of(endpoint));
     if (!verdict.answered())
         return a.drop(verdict.outcome == gateway::NdProxyOutcome::invalid ? DropReason::malformed_ndp
                                                                             : DropReason::nd_not_answered);

@@ -9,5 +9,6 @@
 const volatile __u16 overlay_port = ANDROMEDA_OVERLAY_PORT;
 const volatile __u32 encap_kind = ANDROMEDA_ENCAP_ANDROMEDA;
 const volatile __u8 decap_l4_udp = 0;
+const volatile __u8 xdp_metadata = 0;
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -15,6 +15,10 @@ extern const volatile __u32 encap_kind;   /* enum andromeda_encap_kind */
 /* 1: bpf_skb_adjust_room takes BPF_F_ADJ_ROOM_DECAP_L4_UDP (the loader probed the kernel,
  * userspace/io/bpf/kernel_probe.hpp); 0: it does not, and asking would fail every decap. */
 extern const volatile __u8 decap_l4_udp;
+/* 1: XDP programs may call bpf_xdp_adjust_meta (probed); 0: this kernel refuses the helper to
+ * them, and the underlay's XDP hands tc nothing (tc then checks each packet itself). The branch
+ * on it is decided at load time: the verifier never walks a call the kernel would refuse. */
+extern const volatile __u8 xdp_metadata;
 
 /* The fast path's view of this node (one entry). */
 ANDROMEDA_MAP(andromeda_fp_config, BPF_MAP_TYPE_ARRAY, 1, __u32, struct andromeda_fp_config);

@@ -18,7 +18,7 @@ static __always_inline void handoff_write(struct xdp_md *ctx, const struct andro
 {
 	struct andromeda_fp_handoff *h;
 
-	if (cfg->handoff_cookie == 0 || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
+	if (!xdp_metadata || cfg->handoff_cookie == 0 || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
 		return;
 	h = (void *)(long)ctx->data_meta;
 	if ((void *)(h + 1) > (void *)(long)ctx->data)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "daemon_fixture.hpp"
+#include "io/bpf/kernel_probe.hpp"
 
 namespace andromeda::testing {
 namespace {
@@ -81,7 +82,10 @@ TEST_F(TwoNodes, HundredMegabytesOverTcpArriveByteExact) {
         // metadata (generic XDP on a veth keeps it), so tc looked nothing up a second time.
         const auto decapsulated = counter(1, "fastpath", "decap_packets");
         EXPECT_GT(decapsulated, 1000u);
-        EXPECT_EQ(counter(1, "fastpath", "decap_handed_over"), decapsulated);
+        // (A kernel that refuses bpf_xdp_adjust_meta to XDP programs hands nothing over: tc
+        // checks every packet itself, io/bpf/kernel_probe.hpp.)
+        EXPECT_EQ(counter(1, "fastpath", "decap_handed_over"),
+                  io::probe_kernel_features().xdp_metadata ? decapsulated : 0u);
         // TSO segments are non-linear: generic XDP on node 2's veth underlay copies them whatever
         // their headroom, and the counter sees it.
         EXPECT_GT(counter(1, "fastpath", "decap_xdp_copied"), 0u);

@@ -34,6 +34,34 @@ std::array<bpf_insn, 6> adjust_room_program(std::uint64_t flags) {
     };
 }
 
+// Whether the kernel lets an XDP program with frags (as andromeda_xdp is) call
+// bpf_xdp_adjust_meta: r2 = -8; bpf_xdp_adjust_meta(r1 = the context, r2); r0 = XDP_PASS; exit.
+// Loaded, not run. (libbpf_probe_bpf_helper cannot tell: newer kernels refuse a helper with a
+// message it does not recognise, and it then answers "supported".)
+bool xdp_metadata_allowed() {
+    const auto insn = [](std::uint8_t code, std::uint8_t dst, std::int32_t imm) {
+        bpf_insn i{};
+        i.code = code;
+        i.dst_reg = dst & 0xf;
+        i.imm = imm;
+        return i;
+    };
+    const std::array<bpf_insn, 4> program = {
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, -8),
+        insn(BPF_JMP | BPF_CALL, 0, BPF_FUNC_xdp_adjust_meta),
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, XDP_PASS),
+        insn(BPF_JMP | BPF_EXIT, 0, 0),
+    };
+    bpf_prog_load_opts opts{};
+    opts.sz = sizeof opts;
+    opts.prog_flags = BPF_F_XDP_HAS_FRAGS;
+    const int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "andromeda_probe", "Dual MIT/GPL", program.data(), program.size(),
+                                 &opts);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
 // An overlay packet as the underlay carries one: outer Ethernet (IPv4), outer IPv4 (UDP), UDP,
 // the overlay header, and an inner Ethernet frame with a 28-byte IPv4 packet. The helper reads
 // no more than the outer ethertype and the lengths.
@@ -83,6 +111,7 @@ ProbeResult probe_decap_flags(std::uint64_t flags) {
 
 KernelFeatures probe_kernel_features() {
     KernelFeatures k;
+    k.xdp_metadata = xdp_metadata_allowed();
     const ProbeResult l4 = probe_decap_flags(kAdjRoomFixedGso | kAdjRoomDecapL3Ipv4 | kAdjRoomDecapL4Udp);
     if (l4.answer == ProbeAnswer::taken) {
         k.decap_l4_udp = true;
@@ -98,11 +127,14 @@ KernelFeatures probe_kernel_features() {
 }
 
 std::string KernelFeatures::message() const {
+    const std::string metadata = xdp_metadata ? "; XDP hands its decap findings to tc in the packet's metadata"
+                                              : "; XDP programs may not call bpf_xdp_adjust_meta here: tc checks "
+                                                "each overlay packet itself (no hand-over)";
     if (decap_l4_udp)
         return "kernel: bpf_skb_adjust_room takes BPF_F_ADJ_ROOM_DECAP_L4_UDP: decapsulated packets reach their "
-               "tenant without the tunnel's offload state";
+               "tenant without the tunnel's offload state" + metadata;
     return "kernel: bpf_skb_adjust_room does not take BPF_F_ADJ_ROOM_DECAP_L4_UDP (" + decap_l4_udp_detail +
-           "): decapsulated packets keep the tunnel's offload state (docs/fastpath.md, Limitations)";
+           "): decapsulated packets keep the tunnel's offload state (docs/fastpath.md, Limitations)" + metadata;
 }
 
 }  // namespace andromeda::io

@@ -38,6 +38,10 @@ struct KernelFeatures {
     // from a peer's fast path carries in (skb->encapsulation; a GSO one's SKB_GSO_UDP_TUNNEL).
     bool decap_l4_udp = false;
     std::string decap_l4_udp_detail;  // why not, when not
+    // bpf_xdp_adjust_meta in XDP programs (a probe program loaded): the underlay's XDP hands its
+    // finding to tc in the packet's metadata. Some kernels refuse the helper to XDP programs
+    // altogether; tc then checks every overlay packet itself (lib/handoff.h).
+    bool xdp_metadata = false;
 
     // One line for the log: what the fast path does on this kernel, and why.
     [[nodiscard]] std::string message() const;

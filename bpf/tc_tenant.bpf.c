@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Ingress of a tenant port (tc): what a tenant sends. Stages, in order:
  *   port security -> classify -> MTU -> deliver locally / encapsulate / NAT / punt
+ * for IPv4, and for IPv6 between the endpoints of a dual-stack VPC (lib/ipv6.h: no NAT, and
+ * none in a VPC with security groups, which have no IPv6 rules yet):
+ *   port security -> classify -> MTU -> deliver locally / encapsulate / punt
  * Each returns STAGE_CONTINUE or the verdict. Traffic of a VPC with the fast path on is delivered
  * to another local tenant, encapsulated towards the endpoint's node (or, for the outside, towards
  * the VPC's NAT node), GSO packets whole (lib/encap.h), or translated here when this node is the
@@ -19,6 +22,7 @@
 #include "lib/fabric.h"
 #include "lib/flow_hash.h"
 #include "lib/ipv4.h"
+#include "lib/ipv6.h"
 #include "lib/nat.h"
 #include "lib/overlay.h"
 #include "lib/policy.h"
@@ -26,8 +30,8 @@
 #include "lib/punt.h"
 #include "lib/stats.h"
 
-/* The bytes the stages read: Ethernet, IPv4 without options and a TCP header. */
-#define TENANT_HEADER_BYTES (ETH_HLEN + 40)
+/* The bytes the stages read: Ethernet, IPv4 without options or IPv6, and a TCP header. */
+#define TENANT_HEADER_BYTES (ETH_HLEN + 60)
 
 /* One tenant frame on its way through the stages. */
 struct tenant_frame {
@@ -37,7 +41,8 @@ struct tenant_frame {
 	__u32 len; /* the frame's length as it came (a GSO packet's whole length) */
 	struct cursor c;
 	struct ethhdr *eth;
-	struct iphdr *ip;
+	struct iphdr *ip;    /* IPv4 */
+	struct ipv6hdr *ip6; /* IPv6 */
 };
 
 enum tenant_route_kind {
@@ -59,7 +64,22 @@ struct tenant_route {
 
 #define TENANT_PUNT(f, reason) PUNT((f)->skb, (f)->port, (f)->s, reason)
 
-/* The source MAC, the ARP sender and the IPv4 source must be the endpoint's. Leaves f->ip set for
+/* IPv6 from the endpoint's own address (its link-local and the unspecified address are the
+ * gateway's to judge, as is everything from a port without an IPv6 address); any other unicast
+ * source is a spoof. Leaves f->ip6 set. */
+static __always_inline int tenant_port_security6(struct tenant_frame *f)
+{
+	f->ip6 = ipv6_pull(&f->c);
+	if (!f->ip6 || f->ip6->version != 6)
+		return TENANT_PUNT(f, ip_header);
+	if (ipv6_is_zero(f->port->ip6) || !ipv6_is_routable(&f->ip6->saddr))
+		return TENANT_PUNT(f, ipv6_control);
+	if (!ipv6_equal(&f->ip6->saddr, f->port->ip6))
+		return DROP(f->s, spoofed_ip);
+	return STAGE_CONTINUE;
+}
+
+/* The source MAC, the ARP sender and the IPv4 or IPv6 source must be the endpoint's. Leaves f->ip set for
  * an IPv4 packet with a plain header; what port security cannot judge (ARP, other ethertypes, IPv4
  * with options or a bad header checksum) goes to the pipeline, which checks it again. */
 static __always_inline int tenant_port_security(struct tenant_frame *f)
@@ -74,6 +94,8 @@ static __always_inline int tenant_port_security(struct tenant_frame *f)
 			return DROP(f->s, spoofed_arp);
 		return TENANT_PUNT(f, not_ipv4);
 	}
+	if (f->eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return tenant_port_security6(f);
 	if (f->eth->h_proto != bpf_htons(ETH_P_IP))
 		return TENANT_PUNT(f, not_ipv4);
 	f->ip = ipv4_pull(&f->c);
@@ -109,26 +131,21 @@ static __always_inline int tenant_classify_outside(struct tenant_frame *f, struc
  * gateway MAC, with a consistent length, to a unicast address other than the gateway's that an
  * endpoint of the VPC has (and, for a remote one, whose node's next hop is known), or to the
  * outside. */
-static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant_route *r)
+static __always_inline int tenant_fastpath_on(struct tenant_frame *f, struct tenant_route *r)
 {
-	__u32 tot;
-
 	r->cfg = fp_config();
 	if (!r->cfg || !(f->port->flags & ANDROMEDA_PORT_F_FASTPATH))
 		return TENANT_PUNT(f, fastpath_off);
 	r->vni = vni_lookup(f->port->vni);
 	if (!r->vni || !(r->vni->flags & ANDROMEDA_VNI_F_FASTPATH))
 		return TENANT_PUNT(f, fastpath_off);
-	if (!mac_equal(f->eth->h_dest, r->vni->gateway_mac))
-		return TENANT_PUNT(f, not_to_gateway);
-	tot = bpf_ntohs(f->ip->tot_len);
-	if (tot < sizeof(struct iphdr) || (!f->skb->gso_size && tot != f->len - ETH_HLEN))
-		return TENANT_PUNT(f, ip_header);
-	if (ipv4_is_multicast_or_broadcast(f->ip->daddr) || f->ip->daddr == r->vni->gateway)
-		return TENANT_PUNT(f, to_gateway);
-	r->target = endpoint_lookup(f->port->vni, f->ip->daddr);
-	if (!r->target)
-		return tenant_classify_outside(f, r);
+	return STAGE_CONTINUE;
+}
+
+/* To r->target, an endpoint of the VPC: here, bound to its port, or on a peer node whose next hop
+ * is known. */
+static __always_inline int tenant_route_to_endpoint(struct tenant_frame *f, struct tenant_route *r)
+{
 	if (r->target->local && r->target->ifindex == 0)
 		return TENANT_PUNT(f, no_route);
 	if (r->target->local) {
@@ -141,6 +158,60 @@ static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant
 	if (!r->peer || !r->peer->mac_known)
 		return TENANT_PUNT(f, no_next_hop);
 	return STAGE_CONTINUE;
+}
+
+static __always_inline int tenant_classify(struct tenant_frame *f, struct tenant_route *r)
+{
+	int verdict = tenant_fastpath_on(f, r);
+	__u32 tot;
+
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	if (!mac_equal(f->eth->h_dest, r->vni->gateway_mac))
+		return TENANT_PUNT(f, not_to_gateway);
+	tot = bpf_ntohs(f->ip->tot_len);
+	if (tot < sizeof(struct iphdr) || (!f->skb->gso_size && tot != f->len - ETH_HLEN))
+		return TENANT_PUNT(f, ip_header);
+	if (ipv4_is_multicast_or_broadcast(f->ip->daddr) || f->ip->daddr == r->vni->gateway)
+		return TENANT_PUNT(f, to_gateway);
+	r->target = endpoint_lookup(f->port->vni, f->ip->daddr);
+	if (!r->target)
+		return tenant_classify_outside(f, r);
+	return tenant_route_to_endpoint(f, r);
+}
+
+/* IPv6 between endpoints of the VPC: with the fast path on, carried (no extension headers; of
+ * ICMPv6, echo only), to a routable address, sent to the gateway MAC, with a consistent length,
+ * to an endpoint of the VPC (by its IPv6 address) that tenant_route_to_endpoint can reach. The
+ * gateway's own addresses are no endpoint's: the pipeline answers them. */
+static __always_inline int tenant_classify6(struct tenant_frame *f, struct tenant_route *r)
+{
+	int verdict = tenant_fastpath_on(f, r);
+
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	switch (ipv6_payload_kind(f->ip6, &f->c)) {
+	case IPV6_EXTENSION:
+		return TENANT_PUNT(f, ip_header);
+	case IPV6_GATEWAY_ICMPV6:
+		return TENANT_PUNT(f, ipv6_control);
+	default:
+		break;
+	}
+	if (!ipv6_is_routable(&f->ip6->daddr))
+		return TENANT_PUNT(f, ipv6_control);
+	if (!mac_equal(f->eth->h_dest, r->vni->gateway_mac))
+		return TENANT_PUNT(f, not_to_gateway);
+	if (!f->skb->gso_size && sizeof(struct ipv6hdr) + bpf_ntohs(f->ip6->payload_len) != f->len - ETH_HLEN)
+		return TENANT_PUNT(f, ip_header);
+	r->target = endpoint6_lookup(f->port->vni, &f->ip6->daddr);
+	if (!r->target)
+		return TENANT_PUNT(f, no_route);
+	/* Security groups have no IPv6 rules yet: the pipeline refuses such traffic
+	 * (ipv6_policy_unsupported) rather than let it through unjudged. */
+	if (r->vni->flags & ANDROMEDA_VNI_F_POLICY)
+		return TENANT_PUNT(f, policy_no_flow);
+	return tenant_route_to_endpoint(f, r);
 }
 
 /* In a VPC with security groups, a flow the pipeline's firewall allowed (lib/policy.h): egress at
@@ -167,7 +238,9 @@ static __always_inline int tenant_policy(struct tenant_frame *f, const struct te
  * cannot size (neither TCP nor UDP) is punted to be segmented. */
 static __always_inline int tenant_check_mtu(struct tenant_frame *f, const struct tenant_route *r)
 {
-	switch (overlay_fits_mtu(f->skb, f->ip, f->c.end, overlay_path_mtu(r->cfg, r->vni, r->node_ip))) {
+	__u32 mtu = overlay_path_mtu(r->cfg, r->vni, r->node_ip);
+
+	switch (f->ip6 ? overlay_fits_mtu6(f->skb, f->ip6, f->c.end, mtu) : overlay_fits_mtu(f->skb, f->ip, f->c.end, mtu)) {
 	case MTU_FITS:
 		return STAGE_CONTINUE;
 	case MTU_TOO_BIG:
@@ -183,6 +256,8 @@ static __always_inline int tenant_deliver_local(struct tenant_frame *f, const st
 	__builtin_memcpy(f->eth->h_dest, r->target->mac, ETH_ALEN);
 	__builtin_memcpy(f->eth->h_source, r->vni->gateway_mac, ETH_ALEN);
 	COUNT_BYTES(f->s, local, f->len);
+	if (f->ip6)
+		COUNT(f->s, ipv6_packets);
 	return redirect_to_tenant(r->target->ifindex, r->target->flags);
 }
 
@@ -195,8 +270,9 @@ static __always_inline int tenant_encap(struct tenant_frame *f, const struct ten
 
 	__builtin_memcpy(o.inner.h_dest, r->kind == ROUTE_REMOTE ? r->target->mac : f->eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(o.inner.h_source, f->eth->h_source, ETH_ALEN);
-	o.inner.h_proto = bpf_htons(ETH_P_IP);
-	overlay_write_outer(&o, r->cfg, r->peer, r->node_ip, f->port->vni, ipv4_flow_hash(f->ip, f->c.end), f->len);
+	o.inner.h_proto = f->eth->h_proto;
+	overlay_write_outer(&o, r->cfg, r->peer, r->node_ip, f->port->vni,
+			    f->ip6 ? ipv6_flow_hash(f->ip6, f->c.end) : ipv4_flow_hash(f->ip, f->c.end), f->len);
 	if (r->kind == ROUTE_NAT_NODE)
 		COUNT(f->s, to_nat_node_packets);
 	return encap_and_send(f->skb, f->s, r->cfg, &o, f->len, f->port);
@@ -251,12 +327,18 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	verdict = tenant_port_security(&f);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
-	verdict = tenant_classify(&f, &r);
-	if (verdict != STAGE_CONTINUE)
-		return verdict;
-	verdict = tenant_policy(&f, &r);
-	if (verdict != STAGE_CONTINUE)
-		return verdict;
+	if (f.ip6) {
+		verdict = tenant_classify6(&f, &r);
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
+	} else {
+		verdict = tenant_classify(&f, &r);
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
+		verdict = tenant_policy(&f, &r);
+		if (verdict != STAGE_CONTINUE)
+			return verdict;
+	}
 	if (r.kind == ROUTE_LOCAL)
 		return tenant_deliver_local(&f, &r);
 	if (r.kind == ROUTE_NAT_HERE)

@@ -29,24 +29,31 @@
 #ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #endif
+#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV6
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
+#endif
 #ifndef BPF_F_ADJ_ROOM_DECAP_L4_UDP
 #define BPF_F_ADJ_ROOM_DECAP_L4_UDP (1ULL << 10)
 #endif
 
-/* How the outer headers come off: the MSS kept (FIXED_GSO), skb->protocol the inner IPv4's, and,
+/* How the outer headers come off: the MSS kept (FIXED_GSO), skb->protocol the inner IPv4's or
+ * IPv6's (DECAP_L3_*: a veth peer's bpf_redirect_peer delivers the skb with the protocol it has,
+ * so inner IPv6 under an outer IPv4 header must say so), and,
  * where the kernel has it, DECAP_L4_UDP. A packet from a peer's fast path arrives with the
  * tunnel's offload state (skb->encapsulation, and a GSO packet's SKB_GSO_UDP_TUNNEL); that flag
  * clears it, so that the tenant gets a plain packet. Without it the state stays with the packet:
  * the tenant's own stack does not mind, but a packet the tenant forwards on carries it further,
  * where a fast path's encap refuses it (punted: punt_tenant_tunnel) and a NIC's tunnel offload
  * may misread it. */
-static __always_inline __u64 decap_adjust_flags(void)
+static __always_inline __u64 decap_adjust_flags(int inner_ipv6)
 {
-	return BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_DECAP_L3_IPV4 | (decap_l4_udp ? BPF_F_ADJ_ROOM_DECAP_L4_UDP : 0);
+	return BPF_F_ADJ_ROOM_FIXED_GSO | (inner_ipv6 ? BPF_F_ADJ_ROOM_DECAP_L3_IPV6 : BPF_F_ADJ_ROOM_DECAP_L3_IPV4) |
+	       (decap_l4_udp ? BPF_F_ADJ_ROOM_DECAP_L4_UDP : 0);
 }
 
-/* The outer headers and the inner ones the decap checks and the NAT read (up to a TCP header). */
-#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 20 + 20)
+/* The outer headers and the inner ones the decap checks and the NAT read (up to a TCP header
+ * behind an inner IPv6 header). */
+#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 40 + 20)
 
 /* Generic XDP runs a program on a copy when it cannot run it on the skb in place (a cloned or
  * non-linear skb, one with less than XDP_PACKET_HEADROOM in front: every GSO packet), and for an
@@ -176,7 +183,7 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 		return underlay_punt(skb, s, &s->punt_nat_no_flow);
 	if (!cfg->uplink_ifindex || !cfg->uplink_next_hop_known)
 		return underlay_punt(skb, s, &s->punt_nat_no_uplink);
-	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags()))
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags(0)))
 		return DROP(s, adjust_failed);
 	if (nat_rewrite(skb, ETH_HLEN, protocol, &l4, e, 1))
 		return DROP(s, nat_rewrite_failed);
@@ -191,16 +198,23 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 	return TC_ACT_REDIRECT;
 }
 
-/* The outer headers off, the inner Ethernet header rewritten as the gateway routed it, and into
+/* The outer headers off, the inner Ethernet header rewritten as the gateway routed it (its
+ * ethertype, IPv4 or IPv6, as it came: the packet's own, which XDP or classify checked), and into
  * the tenant. */
 static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct andromeda_fp_stats *s,
-						  const struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored)
+						  struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored)
 {
 	__u32 len = skb->len;
 	struct cursor c;
 	void *eth;
+	int ipv6;
 
-	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags()))
+	if (bpf_skb_load_bytes(skb, OVERLAY_INNER_OFFSET + 12, &inner->h_proto, sizeof(inner->h_proto)))
+		return DROP(s, decap_mismatch);
+	ipv6 = inner->h_proto == bpf_htons(ETH_P_IPV6);
+	if (!ipv6 && inner->h_proto != bpf_htons(ETH_P_IP))
+		return DROP(s, decap_mismatch);
+	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags(ipv6)))
 		return DROP(s, adjust_failed);
 	/* The Ethernet header in place: the pull made it linear. */
 	c = cursor_of_skb(skb);
@@ -209,6 +223,8 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 		return DROP(s, adjust_failed);
 	__builtin_memcpy(eth, inner, sizeof(*inner));
 	COUNT_BYTES(s, decap, len - ANDROMEDA_ENCAP_OVERHEAD);
+	if (ipv6)
+		COUNT(s, ipv6_packets);
 	if (restored)
 		COUNT(s, decap_xdp_copied);
 	return redirect_to_tenant(ifindex, flags);
@@ -238,6 +254,5 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 		return underlay_nat(skb, cfg, s, &p);
 	if (verdict != DECAP_LOCAL)
 		return verdict;
-	inner.h_proto = bpf_htons(ETH_P_IP);
 	return underlay_decap_deliver(skb, s, &inner, ifindex, flags, restored);
 }

@@ -26,7 +26,7 @@ typedef uint32_t __be32;
  * meaning at the same size (a field or flag bit reused, a unit or byte order changed, entries
  * written differently), here or in andromeda_nat_kern_user.h: libbpf refuses to reuse a pinned map
  * only when its type, sizes or flags differ, so nothing else catches such a change. */
-#define ANDROMEDA_MAP_LAYOUT 2
+#define ANDROMEDA_MAP_LAYOUT 3
 
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
@@ -55,6 +55,7 @@ typedef uint32_t __be32;
 #define ANDROMEDA_MAX_PEERS 4096
 #define ANDROMEDA_MAX_VNIS 4096
 #define ANDROMEDA_MAX_FABRIC_ENTRIES 262144
+#define ANDROMEDA_MAX_FABRIC6_ENTRIES 262144
 #define ANDROMEDA_MAX_NAT_ADDRESSES 256
 #define ANDROMEDA_MAX_VPC_CIDRS 16384
 
@@ -101,6 +102,7 @@ struct andromeda_port {
 	__u8 flags;   /* ANDROMEDA_PORT_F_* */
 	__u8 pad;
 	__u32 link;   /* tenant port: its punt device; punt device: its tenant port (ifindexes) */
+	__u8 ip6[16]; /* tenant ports: the endpoint's IPv6 address, for anti-spoofing; all zero: none */
 };
 
 /* andromeda_punt_limits: tenant port slot -> the token bucket every frame tc punts from that port
@@ -184,6 +186,13 @@ struct andromeda_fabric_key {
 	__be32 ip;
 };
 
+/* andromeda_fabric6: (VNI, inner IPv6) -> where that endpoint lives (a dual-stack VPC's endpoints
+ * with an IPv6 address; the value is andromeda_fabric_entry, as for IPv4). */
+struct andromeda_fabric6_key {
+	__u32 vni;
+	__u8 ip[16];
+};
+
 struct andromeda_fabric_entry {
 	__be32 node_ip; /* underlay address of its node */
 	__u8 mac[6];
@@ -257,9 +266,9 @@ struct andromeda_fp_handoff {
 	X(return_packets)       /* the pipeline's frames put into the tenant from the punt device */ \
 	X(return_bytes) \
 	X(punt_fastpath_off)    /* node, VPC or port has the fast path off */ \
-	X(punt_not_ipv4)        /* ARP, IPv6 and other ethertypes: the gateway's business (the uplink: a VLAN tag) */ \
+	X(punt_not_ipv4)        /* ARP and other ethertypes than IPv4 and IPv6: the gateway's business (the uplink: a VLAN tag) */ \
 	X(punt_not_to_gateway)  /* destination MAC is not the VPC's gateway MAC */ \
-	X(punt_ip_header)       /* IPv4 options, bad header checksum, bad or padded length */ \
+	X(punt_ip_header)       /* IPv4 options, bad header checksum, bad or padded length; IPv6 extension headers */ \
 	X(punt_to_gateway)      /* to the gateway address, multicast or broadcast */ \
 	X(punt_no_route)        /* no endpoint of the VPC at the destination (NAT, unknown) */ \
 	X(punt_no_next_hop)     /* peer node's underlay MAC not resolved yet */ \
@@ -277,6 +286,9 @@ struct andromeda_fp_handoff {
 	X(policy_packets)       /* a packet of a VPC with security groups passed by a flow the pipeline allowed */ \
 	X(punt_policy_no_flow)  /* ... with no flow of the VPC's policy generation here: the pipeline judges it */ \
 	X(punt_policy_control)  /* ... TCP SYN/FIN/RST, ICMP, fragments, other protocols: the pipeline's to track */ \
+	X(ipv6_packets)         /* IPv6 frames the fast path carried (encapsulated, delivered locally or decapsulated) */ \
+	X(punt_ipv6_control)    /* IPv6 the gateway answers or judges: ND, router messages, MLD, ICMPv6 other than echo, \
+	                         * link-local, multicast or unspecified addresses, a port without an IPv6 address */ \
 	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */
 
 struct andromeda_fp_stats {

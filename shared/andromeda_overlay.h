@@ -88,6 +88,21 @@ ANDROMEDA_SHARED_FN __u16 andromeda_ipv4_flow_hash(__u32 src, __u32 dst, __u8 pr
 	return andromeda_flow_hash_words(src, dst, ports, protocol);
 }
 
+/* The flow hash of an inner IPv6 packet: each address folded to 32 bits (the XOR of its four
+ * words), the upper-layer protocol with the 20-bit flow label above it in the protocol's word
+ * (protocol | flow_label << 8: the label a sender gives each of its flows, RFC 6437, spreads them
+ * as the kernel's own tunnels do), and TCP's and UDP's ports outside non-first fragments when the
+ * packet holds them. ICMPv6 hashes like any other protocol, ports 0. */
+ANDROMEDA_SHARED_FN __u16 andromeda_ipv6_flow_hash(__u32 src_folded, __u32 dst_folded, __u8 protocol,
+						   __u32 flow_label, int later_fragment, __u32 ports,
+						   int ports_present)
+{
+	if (!((protocol == 6 /* TCP */ || protocol == 17 /* UDP */) && !later_fragment && ports_present))
+		ports = 0;
+	return andromeda_flow_hash_words(src_folded, dst_folded, ports,
+					 (__u32)protocol | (flow_label & 0xfffff) << 8);
+}
+
 /* The outer UDP source port for a flow hash: always in 49152-65535, so underlay ECMP spreads flows
  * and no well-known port on the underlay is ever hit. */
 ANDROMEDA_SHARED_FN __u16 andromeda_flow_source_port(__u16 flow_hash)
@@ -121,6 +136,9 @@ ANDROMEDA_SHARED_FN __u32 andromeda_inner_ip_mtu(__u32 vpc_inner_mtu, __u32 unde
 /* docs/wire-format.md's test vector: 10.0.0.10 -> 10.0.0.20, UDP 40000 -> 4242. */
 static_assert(andromeda_ipv4_flow_hash(0x0a00000a, 0x0a000014, 17, 0, 40000u << 16 | 4242u, 1) == 0x60d1);
 static_assert(andromeda_flow_source_port(0x60d1) == 57553);
+/* docs/wire-format.md's IPv6 vector: fd00:0:0:1::a -> fd00:0:0:1::14 (folded 0xfd00000b and
+ * 0xfd000015), flow label 0x12345, UDP 40000 -> 4242. */
+static_assert(andromeda_ipv6_flow_hash(0xfd00000b, 0xfd000015, 17, 0x12345, 0, 40000u << 16 | 4242u, 1) == 0x1a63);
 static_assert(andromeda_inner_ip_mtu(andromeda_vpc_inner_mtu(0, 1500), 1500, 14) == 1450);
 #endif
 

@@ -18,6 +18,7 @@
 #include "eth.h"
 #include "fabric.h"
 #include "ipv4.h"
+#include "ipv6.h"
 #include "overlay.h"
 #include "policy.h"
 
@@ -28,7 +29,10 @@ struct decap_target {
 };
 
 /* The outer headers of an overlay packet as the decap fast path takes them, pulled from the start
- * of [data, data_end), with the inner Ethernet and IPv4 headers. */
+ * of [data, data_end), with the inner Ethernet header and, when there is room for one, an inner
+ * IPv4 header (NULL otherwise, whatever the ethertype). An inner IPv6 header is pulled from `l3`
+ * by decap_classify6 itself: one nullable pointer per path, each tested where it is used, which
+ * the verifier follows (it does not relate two pointers set on exclusive paths). */
 struct overlay_packet {
 	struct ethhdr *eth;
 	struct iphdr *ip;
@@ -36,7 +40,8 @@ struct overlay_packet {
 	__u8 *overlay;
 	struct ethhdr *inner_eth;
 	struct iphdr *inner_ip;
-	void *end; /* of the linear part: the inner transport header lies between inner_ip and it */
+	void *l3;  /* where the inner IP header starts */
+	void *end; /* of the linear part: the inner transport header lies between the inner IP header and it */
 };
 
 static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_packet *p)
@@ -46,9 +51,10 @@ static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_
 	p->udp = cursor_pull(c, sizeof(*p->udp));
 	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
 	p->inner_eth = cursor_pull(c, sizeof(*p->inner_eth));
-	p->inner_ip = ipv4_pull(c);
+	p->l3 = c->pos;
 	p->end = c->end;
-	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth && p->inner_ip ? 0 : -1;
+	p->inner_ip = ipv4_pull(c);
+	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth ? 0 : -1;
 }
 
 /* What the decap fast path does with an overlay packet. The values are none of XDP's or tc's
@@ -74,6 +80,36 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
 	return sender && !sender->local && sender->node_ip == p->ip->saddr;
 }
 
+/* decap_classify_vni's ruling on inner IPv6 (a dual-stack VPC's, east-west only: IPv6 has no
+ * NAT), as the pipeline's decide_underlay_ipv6 rules: from an endpoint the fabric places on the
+ * sending node, to a local endpoint bound to its port, in a VPC without security groups (they have
+ * no IPv6 rules: the pipeline refuses). Stricter than the pipeline where the fast path has no
+ * business: extension headers, ICMPv6 other than echo, link-local, multicast or unspecified
+ * addresses stay the pipeline's. */
+static __always_inline enum decap_kind decap_classify6(const struct overlay_packet *p, int sized, __u32 inner_len,
+							__u32 vni_id, const struct andromeda_vni *vni,
+							struct decap_target *out)
+{
+	const struct andromeda_fabric_entry *sender, *target;
+	struct cursor c = { .pos = p->l3, .end = p->end };
+	struct ipv6hdr *ip6 = ipv6_pull(&c);
+
+	if (!ip6 || ip6->version != 6 || (sized && sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != inner_len))
+		return DECAP_NONE;
+	if (ipv6_payload_kind(ip6, &c) != IPV6_CARRIED || !ipv6_is_routable(&ip6->saddr) ||
+	    !ipv6_is_routable(&ip6->daddr) || (vni->flags & ANDROMEDA_VNI_F_POLICY))
+		return DECAP_NONE;
+	sender = endpoint6_lookup(vni_id, &ip6->saddr);
+	if (!sender || sender->local || sender->node_ip != p->ip->saddr)
+		return DECAP_NONE;
+	target = endpoint6_lookup(vni_id, &ip6->daddr);
+	if (!target || !target->local || target->ifindex == 0)
+		return DECAP_NONE;
+	out->vni = vni;
+	out->endpoint = target;
+	return DECAP_LOCAL;
+}
+
 /* What the decap fast path does with the overlay packet `p` (`total` bytes in all: more than its
  * linear part for a multi-buffer frame or a GSO packet), exactly as the pipeline would decide it:
  * to this node's own MAC (tc restores and accepts nothing else, so a broadcast, multicast or
@@ -81,7 +117,7 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
  * this node's address, unfragmented, UDP to the overlay port without a checksum; a plain overlay
  * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
- * (decap_sender_valid); lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
+ * (decap_sender_valid), or an inner IPv6 packet decap_classify6 takes; lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
  * endpoint bound to its port (in a VPC with security groups, by a flow the pipeline allowed into
  * it), DECAP_NAT for an address outside the VPC when this node is its NAT gateway (out->vni set),
  * DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as
@@ -92,7 +128,8 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 							   const struct andromeda_vni *vni, struct decap_target *out)
 {
 	const struct andromeda_fabric_entry *target;
-	__u32 vni_id, outer_len, udp_len;
+	__u32 vni_id, outer_len, udp_len, inner_len = 0;
+	int sized;
 
 	if (!mac_equal(p->eth->h_dest, cfg->underlay_mac))
 		return DECAP_NONE;
@@ -102,21 +139,24 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 		return DECAP_NONE;
 	if (!overlay_header_plain(p->overlay))
 		return DECAP_NONE;
-	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !ipv4_is_plain(p->inner_ip))
-		return DECAP_NONE;
 	outer_len = bpf_ntohs(p->ip->tot_len);
 	udp_len = bpf_ntohs(p->udp->len);
-	if (total - ETH_HLEN <= 0xffff) {
-		if (outer_len != total - ETH_HLEN || udp_len != outer_len - sizeof(struct iphdr) ||
-		    bpf_ntohs(p->inner_ip->tot_len) !=
-			    udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN)
+	sized = total - ETH_HLEN <= 0xffff;
+	if (sized) {
+		if (outer_len != total - ETH_HLEN || udp_len != outer_len - sizeof(struct iphdr))
 			return DECAP_NONE;
+		inner_len = udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN;
 	} else if (outer_len != 0xffff) {
 		return DECAP_NONE;
 	}
 	if (ipv4_header_sum(p->ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
 		return DECAP_NONE;
 	vni_id = andromeda_overlay_vni(p->overlay);
+	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return decap_classify6(p, sized, inner_len, vni_id, vni, out);
+	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !p->inner_ip || !ipv4_is_plain(p->inner_ip) ||
+	    (sized && bpf_ntohs(p->inner_ip->tot_len) != inner_len))
+		return DECAP_NONE;
 	if (!decap_sender_valid(p, vni_id, vni))
 		return DECAP_NONE;
 	out->vni = vni;

@@ -76,7 +76,9 @@ static __always_inline int encap_refused(struct __sk_buff *skb, struct andromeda
 
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
  * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
- * it out of the underlay; counted as encap_*. What the kernel refuses to encapsulate goes to
+ * it out of the underlay; counted as encap_* (and ipv6_packets for inner IPv6). The outer header
+ * is IPv4 whatever the inner frame: with ENCAP_L3_IPV4 the kernel sets skb->protocol to match it
+ * (bpf_skb_net_grow), so that an inner IPv6 packet leaves as the IPv4 packet it now is. What the kernel refuses to encapsulate goes to
  * encap_refused with `punt_port` (NULL: dropped). */
 static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 					  const struct andromeda_fp_config *cfg, const struct outer_headers *o,
@@ -104,6 +106,8 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 		to[i] = ((const __u64 *)o)[i];
 	encap_update_complete_csum(skb, o);
 	COUNT_BYTES(s, encap, len);
+	if (o->inner.h_proto == bpf_htons(ETH_P_IPV6))
+		COUNT(s, ipv6_packets);
 	if (skb->gso_size)
 		COUNT(s, encap_gso_packets);
 	bpf_redirect(cfg->underlay_ifindex, 0);

@@ -8,6 +8,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -93,6 +94,31 @@ static __always_inline enum mtu_fit overlay_fits_mtu(const struct __sk_buff *skb
 		return MTU_GSO_UNSIZED;
 	}
 	return sizeof(struct iphdr) + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
+}
+
+/* overlay_fits_mtu for an IPv6 packet without extension headers: the whole packet (40 bytes of
+ * header and its payload) or each segment of a GSO packet against `mtu`. IPv6 is never
+ * fragmented on the way: what does not fit gets Packet Too Big from the pipeline. */
+static __always_inline enum mtu_fit overlay_fits_mtu6(const struct __sk_buff *skb, struct ipv6hdr *ip, void *end,
+						      __u32 mtu)
+{
+	struct cursor c = { .pos = (void *)(ip + 1), .end = end };
+	__u32 l4;
+
+	if (!skb->gso_size)
+		return sizeof(*ip) + bpf_ntohs(ip->payload_len) > mtu ? MTU_TOO_BIG : MTU_FITS;
+	if (ip->nexthdr == IPPROTO_TCP) {
+		__u8 *tcp = cursor_pull(&c, 13);
+
+		if (!tcp)
+			return MTU_GSO_UNSIZED;
+		l4 = (tcp[12] >> 4) * 4;
+	} else if (ip->nexthdr == IPPROTO_UDP) {
+		l4 = sizeof(struct udphdr);
+	} else {
+		return MTU_GSO_UNSIZED;
+	}
+	return sizeof(*ip) + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
 }
 
 /* The IPv4 ID of the next encapsulated packet: it increments per packet and wraps, as the

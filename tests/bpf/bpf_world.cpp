@@ -183,7 +183,9 @@ World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_
     }
     skel_->rodata->overlay_port = overlay_port(encap);
     skel_->rodata->encap_kind = encap == Encap::vxlan ? ANDROMEDA_ENCAP_VXLAN : ANDROMEDA_ENCAP_ANDROMEDA;
-    skel_->rodata->decap_l4_udp = decap_l4_udp.value_or(aio::probe_kernel_features().decap_l4_udp) ? 1 : 0;
+    const aio::KernelFeatures kernel = aio::probe_kernel_features();
+    skel_->rodata->decap_l4_udp = decap_l4_udp.value_or(kernel.decap_l4_udp) ? 1 : 0;
+    skel_->rodata->xdp_metadata = kernel.xdp_metadata ? 1 : 0;
     if (andromeda_xdp::load(skel_.get()) != 0) {
         error_ = "loading andromeda_xdp.bpf.o failed";
         skel_.reset();
@@ -328,7 +330,9 @@ TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint
         b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_tenant), ifindex, frame, shape);
     });
     b.delta = minus(fp_stats(), before);
-    if (known && frame.size() >= 34) {
+    if (known && frame.size() >= 54 && test_support::get16(&frame[12]) == 0x86dd) {
+        b.local_target = fabric6_ifindex(port.vni, &frame[38]);
+    } else if (known && frame.size() >= 34) {
         andromeda_fabric_key fabric_key{};
         fabric_key.vni = port.vni;
         std::memcpy(&fabric_key.ip, &frame[30], 4);
@@ -364,9 +368,13 @@ UnderlayBpf World::run_underlay(const Bytes& frame) {
         b.nat.key = nat_key;
         if (nat_key) b.nat.before = b.nat.after = nat_entry(*nat_key);
     }
-    if (frame.size() >= 84) {
+    const std::uint32_t vni =
+        frame.size() >= 84 ? static_cast<std::uint32_t>(frame[46]) << 16 | static_cast<std::uint32_t>(frame[47]) << 8 | frame[48] : 0;
+    if (frame.size() >= 104 && test_support::get16(&frame[62]) == 0x86dd) {
+        b.target = fabric6_ifindex(vni, &frame[88]);  // the inner IPv6 destination
+    } else if (frame.size() >= 84) {
         andromeda_fabric_key key{};
-        key.vni = static_cast<std::uint32_t>(frame[46]) << 16 | static_cast<std::uint32_t>(frame[47]) << 8 | frame[48];
+        key.vni = vni;
         std::memcpy(&key.ip, &frame[80], 4);
         b.target = fabric_ifindex(key);
     }
@@ -457,6 +465,7 @@ bool World::apply(const aio::FabricMapPlan& plan) {
     return apply_table(skel_->maps.andromeda_peers, plan.peers, "peers") &&
            apply_table(skel_->maps.andromeda_vnis, plan.vnis, "vnis") &&
            apply_table(skel_->maps.andromeda_fabric, plan.fabric, "fabric") &&
+           apply_table(skel_->maps.andromeda_fabric6, plan.fabric6, "fabric6") &&
            apply_table(skel_->maps.andromeda_nat_addrs, plan.nat_addrs, "nat_addrs") &&
            apply_table(skel_->maps.andromeda_vpc_cidrs, plan.vpc_cidrs, "vpc_cidrs");
 }
@@ -485,6 +494,15 @@ bool World::write_ports() {
 std::uint32_t World::fabric_ifindex(const andromeda_fabric_key& key) const {
     andromeda_fabric_entry entry{};
     if (bpf_map_lookup_elem(fd(skel_->maps.andromeda_fabric), &key, &entry) != 0) return 0;
+    return entry.ifindex;
+}
+
+std::uint32_t World::fabric6_ifindex(std::uint32_t vni, const std::uint8_t* address) const {
+    andromeda_fabric6_key key{};
+    key.vni = vni;
+    std::memcpy(key.ip, address, sizeof key.ip);
+    andromeda_fabric_entry entry{};
+    if (bpf_map_lookup_elem(fd(skel_->maps.andromeda_fabric6), &key, &entry) != 0) return 0;
     return entry.ifindex;
 }
 

@@ -228,6 +228,8 @@ private:
     bool write_config();
     void make_pipeline();
     std::uint32_t fabric_ifindex(const andromeda_fabric_key& key) const;
+    // The same for (VNI, the 16 bytes of an IPv6 address at `address`), in andromeda_fabric6.
+    std::uint32_t fabric6_ifindex(std::uint32_t vni, const std::uint8_t* address) const;
     andromeda_fp_stats fp_stats() const;
     // Runs `run` (a BPF_PROG_TEST_RUN) with the NAT entry of `key` read around it.
     template <class Run>

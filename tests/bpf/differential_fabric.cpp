@@ -124,6 +124,7 @@ std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool 
         if (v.gateway_mac != kDefaultGatewayMac) b.vpc_key("gateway_mac = \"" + mac_text(v.gateway_mac) + "\"");
         if (v.mtu != 0) b.vpc_key("mtu = " + std::to_string(v.mtu));
         if (!v.fastpath) b.vpc_key("fastpath = false");
+        if (dual_stack(v)) b.vpc_key("ipv6_prefix = \"fd00:0:0:1::/64\"");  // before any table
         const bool groups = v.name == "blue" && !blue_groups.empty();
         if (groups) b.vpc_key(blue_groups);
         std::string forward_tables;
@@ -134,7 +135,9 @@ std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed, bool 
         if (!v.nat_node.empty()) b.nat(v.nat_node, ip_text(v.nat_address), forward_tables);
         for (const EndpointDef& e : v.endpoints)
             if (removed.count({v.vni, e.ip}) == 0)
-                b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port, groups ? blue_groups_of(e.ip) : "");
+                b.endpoint(ip_text(e.ip), mac_text(e.mac), e.node, e.port,
+                           (groups ? blue_groups_of(e.ip) : "") +
+                               (dual_stack(v) ? "ipv6 = \"" + ip6_text(ip6_of(e.ip & 255)) + "\"\n" : ""));
     }
     return b.toml();
 }
@@ -177,6 +180,87 @@ OverlayPacket overlay_spec(Encap kind, const std::string& vpc, std::uint32_t sen
     const EndpointDef& to = endpoint(vpc, receiver);
     return overlay_from(kind, from.node, vpc_named(vpc).vni,
                         ipv4(frame_spec(from.mac, from.ip, to.mac, to.ip, total, protocol)));
+}
+
+bool dual_stack(const VpcDef& v) { return v.name == "blue" || v.name == "green"; }
+
+Ip6 ip6_of(std::uint32_t last_octet) {
+    Ip6 a{0xfd, 0, 0, 0, 0, 0, 0, 1};
+    a[14] = static_cast<std::uint8_t>(last_octet >> 8);
+    a[15] = static_cast<std::uint8_t>(last_octet);
+    return a;
+}
+
+Ip6 link_local_of(const Mac& mac) {
+    return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(mac[0] ^ 2), mac[1], mac[2], 0xff, 0xfe,
+            mac[3], mac[4], mac[5]};
+}
+
+std::string ip6_text(const Ip6& a) {
+    std::string s;
+    for (std::size_t i = 0; i < 16; i += 2) s += (i ? ":" : "") + hex(Bytes{a[i], a[i + 1]});
+    return s;
+}
+
+Bytes ipv6(const Ipv6Spec& s) {
+    Bytes f = test_support::ethernet_frame(s.src_mac, s.dst_mac, 0x86dd, 40 + s.payload);
+    std::uint8_t* ip = f.data() + 14;
+    test_support::put32(ip, 6u << 28 | (s.flow_label & 0xfffff));
+    put16(ip + 4, static_cast<std::uint16_t>(s.payload));
+    ip[6] = s.next_header;
+    ip[7] = s.hop_limit;
+    std::copy(s.src.begin(), s.src.end(), ip + 8);
+    std::copy(s.dst.begin(), s.dst.end(), ip + 24);
+    std::uint8_t* l4 = ip + 40;
+    for (std::size_t i = 0; i < s.payload; ++i) l4[i] = static_cast<std::uint8_t>(0x30 + i);
+    std::size_t checksum_at = 0;
+    if (s.next_header == kUdp && s.payload >= 8) {
+        put16(l4, 5000);
+        put16(l4 + 2, 6000);
+        put16(l4 + 4, static_cast<std::uint16_t>(s.payload));
+        checksum_at = 6;
+    } else if (s.next_header == kTcp && s.payload >= 20) {
+        put16(l4, 40000);
+        put16(l4 + 2, 80);
+        test_support::put32(l4 + 4, 1000);
+        test_support::put32(l4 + 8, 2000);
+        l4[12] = 5 << 4;
+        l4[13] = 0x10;  // ACK
+        put16(l4 + 14, 64000);
+        put16(l4 + 18, 0);
+        checksum_at = 16;
+    } else if (s.next_header == kIcmpv6 && s.payload >= 8) {
+        l4[0] = s.icmp_type;
+        l4[1] = 0;
+        checksum_at = 2;
+    } else {
+        return f;
+    }
+    put16(l4 + checksum_at, 0);
+    const std::uint32_t pseudo = test_support::ones_sum(ip + 8, 32) + s.next_header + static_cast<std::uint32_t>(s.payload);
+    const std::uint16_t check = test_support::checksum_of(test_support::ones_sum(l4, s.payload, pseudo));
+    put16(l4 + checksum_at, check == 0 && s.next_header == kUdp ? 0xffff : check);
+    return f;
+}
+
+Ipv6Spec tenant6_spec(const std::string& vpc, std::uint32_t from, std::uint32_t to, std::size_t payload,
+                      std::uint8_t next_header) {
+    Ipv6Spec s;
+    s.src_mac = endpoint(vpc, from).mac;
+    s.dst_mac = vpc_named(vpc).gateway_mac;
+    s.src = ip6_of(from);
+    s.dst = ip6_of(to);
+    s.payload = payload;
+    s.next_header = next_header;
+    s.flow_label = 0x12345;
+    return s;
+}
+
+OverlayPacket overlay6_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
+                            std::size_t payload, std::uint8_t next_header) {
+    Ipv6Spec s = tenant6_spec(vpc, sender, receiver, payload, next_header);
+    s.dst_mac = endpoint(vpc, receiver).mac;
+    return overlay_from(kind, endpoint(vpc, sender).node, vpc_named(vpc).vni, ipv6(s));
 }
 
 Bytes ethertype_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t length, std::uint8_t fill) {

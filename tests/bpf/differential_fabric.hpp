@@ -12,6 +12,8 @@
 //          forwards to .10 .20 .21 .30): .10 .11 on node1, .20 .21 on node2, .30 on node3
 //   purple VNI 600 10.5.0.0/24 (orange's addresses), its NAT here too (198.51.100.2): .10 on
 //          node1, .20 on node2
+// Blue and green are dual-stack, with the same prefix fd00:0:0:1::/64 (as they share their IPv4
+// CIDR): each of their endpoints has fd00:0:0:1::<its IPv4 last octet> too.
 // node1 is the NAT gateway of orange and purple: its uplink is `up1`, towards a router whose MAC
 // is known.
 #pragma once
@@ -119,6 +121,42 @@ using EndpointKey = std::pair<std::uint32_t, std::uint32_t>;  // (VNI, address)
 // .21 none (tests/bpf/policy_test.cpp).
 std::string fabric_toml(Encap encap, const std::set<EndpointKey>& removed = {}, bool forwards = true,
                         const std::string& blue_groups = "");
+
+// ---- IPv6 (blue and green) ------------------------------------------------------------------
+
+using Ip6 = std::array<std::uint8_t, 16>;
+bool dual_stack(const VpcDef& v);
+// fd00:0:0:1::<last_octet>: a dual-stack VPC's endpoint with that IPv4 last octet, or (given
+// another number) an address of the prefix no endpoint has.
+Ip6 ip6_of(std::uint32_t last_octet);
+// The EUI-64 link-local address of `mac` (what a Linux tenant takes by default).
+Ip6 link_local_of(const Mac& mac);
+std::string ip6_text(const Ip6& a);
+
+// An IPv6 packet in an Ethernet frame: no extension headers, `payload` bytes after the fixed
+// header (UDP 5000 -> 6000 with its length, TCP with an ACK and data offset 5, ICMPv6 of
+// `icmp_type` code 0, or opaque bytes for another next header), checksums filled in.
+struct Ipv6Spec {
+    Mac src_mac{};
+    Mac dst_mac{};
+    Ip6 src{};
+    Ip6 dst{};
+    std::uint8_t next_header = kUdp;
+    std::size_t payload = 60;
+    std::uint32_t flow_label = 0;
+    std::uint8_t hop_limit = 64;
+    std::uint8_t icmp_type = 128;  // echo request
+};
+inline constexpr std::uint8_t kIcmpv6 = 58;
+Bytes ipv6(const Ipv6Spec& s);
+
+// From `vpc`'s endpoint `from` (last octet) to fd00:0:0:1::<to>, to the VPC's gateway MAC.
+Ipv6Spec tenant6_spec(const std::string& vpc, std::uint32_t from, std::uint32_t to, std::size_t payload = 60,
+                      std::uint8_t next_header = kUdp);
+// From `sender`'s node to node1, `sender` -> `receiver` (last octets) of `vpc` over IPv6, the
+// inner frame as the sending node encapsulates it (from the sender's MAC to the receiver's).
+OverlayPacket overlay6_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
+                            std::size_t payload = 60, std::uint8_t next_header = kUdp);
 
 // ---- frames ------------------------------------------------------------------------------------
 

@@ -180,6 +180,35 @@ void random_outer(Gen& g, Encap kind, const VpcDef& vpc, const EndpointDef& send
     s.ttl = g.chance(90) ? 64 : g.byte();
 }
 
+// A random IPv6 packet of a dual-stack VPC: mostly between its endpoints' addresses (at times
+// another of the prefix, a link-local or multicast one, or nobody's), of a random transport
+// (ICMPv6 of any type, extension headers among them), a random length and flow label.
+Bytes random_ipv6(Gen& g, const Mac& src_mac, std::uint32_t src_octet, const Mac& dst_mac, std::uint32_t dst_octet) {
+    static constexpr std::uint8_t kNext[] = {kUdp, kUdp, kTcp, kTcp, kIcmpv6, kIcmpv6, 0, 44, 43, 60, kGre, 59};
+    const auto address = [&g](std::uint32_t octet) {
+        const std::uint32_t r = g.below(100);
+        Ip6 a = ip6_of(octet);
+        if (r < 4) a = ip6_of(g.range(1, 0x200));
+        else if (r < 6) a = link_local_of(g.mac());
+        else if (r < 8) a = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, static_cast<std::uint8_t>(octet)};
+        else if (r < 9) a = Ip6{};
+        else if (r < 11)
+            for (auto& b : a) b = g.byte();
+        return a;
+    };
+    Ipv6Spec s;
+    s.src_mac = src_mac;
+    s.dst_mac = dst_mac;
+    s.src = address(src_octet);
+    s.dst = address(dst_octet);
+    s.next_header = g.chance(95) ? kNext[g.below(sizeof kNext)] : g.byte();
+    s.payload = g.chance(10) ? g.range(0, 8) : g.chance(5) ? g.range(1300, 1500) : g.range(8, 300);
+    s.flow_label = g.chance(30) ? 0 : g.word();
+    s.hop_limit = g.chance(90) ? 64 : g.byte();
+    s.icmp_type = g.chance(60) ? static_cast<std::uint8_t>(g.chance(50) ? 128 : 129) : g.byte();
+    return ipv6(s);
+}
+
 }  // namespace
 
 Case random_tenant(Gen& g) {
@@ -203,6 +232,10 @@ Case random_tenant(Gen& g) {
     } else if (kind < 11) {
         c.frame = ethertype_frame(smac, g.chance(85) ? vpc.gateway_mac : random_destination_mac(g, vpc), 0x86dd,
                                   g.range(0, 200), g.byte());
+    } else if (kind < 25 && dual_stack(vpc)) {
+        c.frame = random_ipv6(g, smac, g.chance(94) ? src.e->ip & 255 : g.pick(vpc.endpoints).ip & 255,
+                              g.chance(88) ? vpc.gateway_mac : random_destination_mac(g, vpc),
+                              g.pick(vpc.endpoints).ip & 255);
     } else if (kind < 13) {
         c.frame =
             ethertype_frame(smac, vpc.gateway_mac, static_cast<std::uint16_t>(g.word()), g.range(0, 100), g.byte());
@@ -250,6 +283,8 @@ Case random_overlay(Gen& g, Encap kind) {
         s.inner = arp(sender.mac, kBroadcastMac, 1, sender.mac, sender.ip, to_ip);
     else if (what < 5)
         s.inner = ethertype_frame(sender.mac, to_mac, 0x86dd, g.range(40, 200), g.byte());
+    else if (what < 25 && dual_stack(vpc))
+        s.inner = random_ipv6(g, sender.mac, sender.ip & 255, to_mac, to_ip & 255);
     else
         s.inner = random_ipv4(g, vpc, sender.mac, sender.ip, to_mac, to_ip, kInnerOdds);
     if (g.chance(2)) s.inner.resize(s.inner.size() + g.range(1, 20), 0);

@@ -151,7 +151,8 @@ std::vector<Case> crafted_tenant_frames() {
         {"an IPv4 header with nothing after it (total length 100)", kB10Port, resized(to_b20, 34), "punt_ip_header"},
         {"802.1Q-tagged IPv4", kB10Port, tagged(to_b20, 0x8100, 100), "punt_not_ipv4"},
         {"QinQ-tagged IPv4", kB10Port, tagged(tagged(to_b20, 0x8100, 100), 0x88a8, 200), "punt_not_ipv4"},
-        {"IPv6", kB10Port, ethertype_frame(e10.mac, kDefaultGatewayMac, 0x86dd, 80, 0), "punt_not_ipv4"},
+        {"IPv6 from nobody's address (the header's bytes counting up)", kB10Port,
+         ethertype_frame(e10.mac, kDefaultGatewayMac, 0x86dd, 80, 0), "drop_spoofed_ip"},
         {"an unknown ethertype", kB10Port, ethertype_frame(e10.mac, kDefaultGatewayMac, 0x88b5, 60, 7),
          "punt_not_ipv4"},
         {"an Ethernet header alone (unknown ethertype)", kB10Port,
@@ -176,7 +177,95 @@ std::vector<Case> crafted_tenant_frames() {
     return cases;
 }
 
+// IPv6 between the endpoints of blue and green (dual-stack, the same prefix), and what the
+// gateway keeps: lib/ipv6.h.
+std::vector<Case> crafted_ipv6_tenant_frames() {
+    const auto blue6 = [](std::uint32_t to, std::size_t payload = 60, std::uint8_t next = kUdp) {
+        return tenant6_spec("blue", 10, to, payload, next);
+    };
+    const EndpointDef& e10 = endpoint("blue", 10);
+    const auto mtu_case = [&](std::uint32_t total, std::uint8_t next) {
+        return Case{"IPv6: " + std::to_string(total) + " bytes (blue's MTU 1400)" + (next == kTcp ? ", TCP" : ", UDP"),
+                    kB10Port, ipv6(blue6(20, total - 40, next)), total <= 1400 ? "encap" : "punt_too_big"};
+    };
+    std::vector<Case> cases = {
+        {"IPv6: UDP to a remote endpoint", kB10Port, ipv6(blue6(20)), "encap"},
+        {"IPv6: TCP to a remote endpoint", kB10Port, ipv6(blue6(20, 600, kTcp)), "encap"},
+        {"IPv6: echo request to a remote endpoint", kB10Port, ipv6(blue6(21, 64, kIcmpv6)), "encap"},
+        {"IPv6: echo reply to a remote endpoint", kB10Port,
+         ipv6(with(blue6(21, 64, kIcmpv6), [](auto& s) { s.icmp_type = 129; })), "encap"},
+        {"IPv6: GRE (no ports) to a remote endpoint", kB10Port, ipv6(blue6(20, 100, kGre)), "encap"},
+        {"IPv6: no flow label", kB10Port, ipv6(with(blue6(20), [](auto& s) { s.flow_label = 0; })), "encap"},
+        {"IPv6: another flow label", kB10Port, ipv6(with(blue6(20), [](auto& s) { s.flow_label = 0xfffff; })),
+         "encap"},
+        {"IPv6: hop limit 1 (neither side routes by it)", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.hop_limit = 1; })), "encap"},
+        {"IPv6: a bare header (UDP, no ports)", kB10Port, ipv6(blue6(20, 0)), "encap"},
+        {"IPv6: to a local endpoint", kB10Port, ipv6(blue6(11)), "local"},
+        {"IPv6: to a local endpoint, far over the MTU", kB10Port, ipv6(blue6(11, 1600)), "local"},
+        {"IPv6: green to its local endpoint", "tap-g10", ipv6(tenant6_spec("green", 10, 40)), "local"},
+        {"IPv6: green to its remote endpoint", "tap-g10", ipv6(tenant6_spec("green", 10, 20)), "encap"},
+        {"IPv6: to the local endpoint without a device", kB10Port, ipv6(blue6(12)), "punt_no_route"},
+        {"IPv6: to node3's endpoint (no next hop known)", kB10Port, ipv6(blue6(30)), "punt_no_next_hop"},
+        {"IPv6: to an address of the prefix no endpoint has", kB10Port, ipv6(blue6(0x99)), "punt_no_route"},
+        {"IPv6: off the prefix", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.dst[7] = 9; })), "punt_no_route"},
+        {"IPv6: to the gateway's link-local address", kB10Port,
+         ipv6(with(blue6(20, 64, kIcmpv6), [](auto& s) { s.dst = link_local_of(kDefaultGatewayMac); })),
+         "punt_ipv6_control"},
+        {"IPv6: to a multicast group", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.dst = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xfb}; })),
+         "punt_ipv6_control"},
+        {"IPv6: from its link-local address", kB10Port,
+         ipv6(with(blue6(20), [&](auto& s) { s.src = link_local_of(e10.mac); })), "punt_ipv6_control"},
+        {"IPv6: from :: (duplicate address detection's)", kB10Port,
+         ipv6(with(blue6(20, 24, kIcmpv6), [](auto& s) { s.src = Ip6{}, s.icmp_type = 135; })), "punt_ipv6_control"},
+        {"IPv6: a Neighbor Solicitation", kB10Port,
+         ipv6(with(blue6(20, 32, kIcmpv6), [](auto& s) { s.icmp_type = 135; })), "punt_ipv6_control"},
+        {"IPv6: a Router Solicitation", kB10Port,
+         ipv6(with(blue6(20, 16, kIcmpv6), [](auto& s) { s.icmp_type = 133; })), "punt_ipv6_control"},
+        {"IPv6: a Router Advertisement (the RA guard's)", kB10Port,
+         ipv6(with(blue6(20, 16, kIcmpv6), [](auto& s) { s.icmp_type = 134; })), "punt_ipv6_control"},
+        {"IPv6: an ICMPv6 error", kB10Port, ipv6(with(blue6(20, 64, kIcmpv6), [](auto& s) { s.icmp_type = 1; })),
+         "punt_ipv6_control"},
+        {"IPv6: behind a hop-by-hop header", kB10Port, ipv6(blue6(20, 60, 0)), "punt_ip_header"},
+        {"IPv6: behind a fragment header", kB10Port, ipv6(blue6(20, 60, 44)), "punt_ip_header"},
+        {"IPv6: a payload length past the frame", kB10Port,
+         [&] { Bytes f = ipv6(blue6(20)); test_support::put16(&f[18], 61); return f; }(), "punt_ip_header"},
+        {"IPv6: 2 bytes of padding", kB10Port, [&] { Bytes f = ipv6(blue6(20)); f.resize(f.size() + 2, 0); return f; }(),
+         "punt_ip_header"},
+        {"IPv6: version 4 in an IPv6 frame", kB10Port, with_byte(ipv6(blue6(20)), 14, 0x40), "punt_ip_header"},
+        {"IPv6: a header cut short", kB10Port, resized(ipv6(blue6(20)), 14 + 39), "untestable"},
+        {"IPv6: to the broadcast MAC", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.dst_mac = kBroadcastMac; })), "punt_not_to_gateway"},
+        {"IPv6: to another VPC's gateway MAC", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.dst_mac = vpc_named("green").gateway_mac; })), "punt_not_to_gateway"},
+        {"IPv6: spoofed source (another endpoint's)", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.src = ip6_of(11); })), "drop_spoofed_ip"},
+        {"IPv6: spoofed source (off the prefix)", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.src[3] = 7; })), "drop_spoofed_ip"},
+        {"IPv6: spoofed source MAC", kB10Port,
+         ipv6(with(blue6(20), [](auto& s) { s.src_mac = endpoint("blue", 11).mac; })), "drop_spoofed_mac"},
+        {"IPv6 from a port of an IPv4-only VPC", "tap-r10",
+         ipv6(with(blue6(20), [](auto& s) { s.src_mac = endpoint("red", 10).mac; })), "punt_ipv6_control"},
+        {"IPv6 where the fast path is off (an IPv4-only VPC too)", "tap-y10",
+         ipv6(with(blue6(20), [](auto& s) { s.src_mac = endpoint("grey", 10).mac; })), "punt_ipv6_control"},
+        mtu_case(1399, kUdp), mtu_case(1400, kUdp), mtu_case(1401, kUdp), mtu_case(1400, kTcp), mtu_case(1401, kTcp),
+    };
+    return cases;
+}
+
 class TcTenant : public DifferentialTest {};
+
+TEST_P(TcTenant, CraftedIpv6Frames) {
+    const std::vector<Case> cases = crafted_ipv6_tenant_frames();
+    const Tally tally = run_table(cases, "crafted IPv6 tenant frame");
+    world_->set_encap_headroom(ANDROMEDA_ENCAP_HEADROOM);
+    const Tally with_room = run_table(cases, "crafted IPv6 tenant frame, encap_headroom");
+    EXPECT_EQ(with_room.count("encap"), tally.count("encap"));
+    EXPECT_GE(tally.count("encap"), 10);
+    RecordProperty("frames", tally.cases + with_room.cases);
+}
 
 TEST_P(TcTenant, CraftedFrames) {
     const std::vector<Case> cases = crafted_tenant_frames();

@@ -3,7 +3,8 @@
 // the gateway's Router Advertisements, resolve each other with the ND proxy, ping each other and
 // the gateway across hosts, move 50 MB byte-exact over TCP, and learn the path MTU from the
 // gateway's Packet Too Big. A second VPC with the same prefix, and a tenant with the same
-// address in it, stays apart.
+// address in it, stays apart. Registered for both paths: the kernel fast path carries the
+// tenants' IPv6 between endpoints, the .slowpath twin the pipeline.
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -101,6 +102,14 @@ TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOve
     std::filesystem::remove_all(dir);
     EXPECT_EQ(counter(0, "dataplane", "drop_spoofed_source_ip"), 0u);
     EXPECT_EQ(counter(1, "dataplane", "drop_fabric_spoofed_source"), 0u);
+    // On the fast path the kernel carried the transfer: node1's tc encapsulated the IPv6 segments
+    // (GSO packets whole), node2's XDP handed them to tc, which decapsulated them into t20. (The
+    // .slowpath registration runs the same through the pipeline.)
+    if (fast_path_on()) {
+        EXPECT_GE(counter(0, "fastpath", "ipv6_packets"), 100u);
+        EXPECT_GE(counter(1, "fastpath", "ipv6_packets"), 100u);
+        EXPECT_GE(counter(0, "fastpath", "encap_gso_packets"), 1u);
+    }
 }
 
 // A tenant that sends past the VPC MTU (here: its own MTU raised over the RA's) gets Packet Too

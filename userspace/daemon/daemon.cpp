@@ -140,7 +140,7 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     if (!bpf_->recovery().adopted_pins.empty()) {
         std::size_t entries = 0;
         for (const io::MapId id : {io::MapId::peers, io::MapId::vnis, io::MapId::nat_addrs, io::MapId::fabric,
-                                   io::MapId::ports})
+                                   io::MapId::fabric6, io::MapId::ports})
             entries += sync_->adopt(id);
         spdlog::info("adopted the fast path a previous instance left running: {} map entries kept", entries);
         reconcile_adopted(snapshot);

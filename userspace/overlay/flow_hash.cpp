@@ -35,21 +35,18 @@ std::uint32_t fold_ipv6_address(const std::uint8_t* p) noexcept {
     return wire::load_be32(p) ^ wire::load_be32(p + 4) ^ wire::load_be32(p + 8) ^ wire::load_be32(p + 12);
 }
 
-// IPv6 (see flow_hash.hpp): each address folded to 32 bits, the upper-layer protocol found past
-// any extension headers, and its ports unless this is a non-first fragment.
+// IPv6 (see flow_hash.hpp): shared/andromeda_overlay.h's rule over each address folded to 32
+// bits, the upper-layer protocol found past any extension headers, the flow label, and the ports
+// unless this is a non-first fragment.
 std::uint16_t ipv6_hash(wire::ByteSpan bytes) noexcept {
     const auto ip = wire::Ipv6View::parse(bytes);
     if (!ip) return 0;
-    FlowTuple t;
-    t.protocol = ip->upper_layer_protocol();
-    t.src = fold_ipv6_address(bytes.data() + 8);
-    t.dst = fold_ipv6_address(bytes.data() + 24);
     const auto l4 = ip->upper_layer_payload();
-    if (carries_ports(t.protocol) && ip->fragment_offset() == 0 && l4.size() >= 4) {
-        t.src_port = wire::load_be16(l4.data());
-        t.dst_port = wire::load_be16(l4.data() + 2);
-    }
-    return flow_hash(t);
+    const bool ports_present = l4.size() >= 4;
+    return andromeda_ipv6_flow_hash(fold_ipv6_address(bytes.data() + 8), fold_ipv6_address(bytes.data() + 24),
+                                    ip->upper_layer_protocol(), wire::load_be32(bytes.data()) & 0xfffffu,
+                                    ip->fragment_offset() != 0, ports_present ? wire::load_be32(l4.data()) : 0,
+                                    ports_present);
 }
 
 }  // namespace

@@ -57,10 +57,12 @@ static_assert(flow_source_port(0x60d1) == 57553);
 //  - IPv4 ICMP: 0. Not what section 3 alone implies (ports 0 would give a nonzero hash), but what
 //    the Light-Andromeda reference sends (testdata/light-andromeda/underlay.pcap: ICMP with flow
 //    hash 0, source port 49152); we match it so captures and peers agree byte for byte.
-//  - IPv6: the same formula over each address folded to 32 bits (XOR of its four words), the
-//    upper-layer protocol past any extension headers and, for TCP/UDP outside non-first
-//    fragments, the ports (ICMPv6 included, ports 0). The reference carries no IPv6, so nothing
-//    constrains this; it only needs to be stable per flow and spread flows.
+//  - IPv6: andromeda_ipv6_flow_hash (shared/andromeda_overlay.h, the kernel fast path's too):
+//    the same formula over each address folded to 32 bits (XOR of its four words), the
+//    upper-layer protocol past any extension headers with the flow label above it and, for
+//    TCP/UDP outside non-first fragments, the ports (ICMPv6 included, ports 0). The reference
+//    carries no IPv6, so nothing constrains this; it only needs to be stable per flow and spread
+//    flows.
 //  - anything else (ARP, malformed, runt frames): 0.
 [[nodiscard]] std::uint16_t flow_hash_of_frame(wire::ByteSpan frame) noexcept;
 

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "fabric/fabric.hpp"
@@ -173,6 +174,58 @@ node = "node3"
     EXPECT_EQ(counts.total().writes(), 1u) << counts.summary();
     EXPECT_EQ(counts[MapId::fabric].erases, 1u);
     EXPECT_EQ((s.writer.find<andromeda_fabric_key, andromeda_fabric_entry>(MapId::fabric, fkey(100, 0x0a00001e))), nullptr);
+}
+
+andromeda_fabric6_key f6key(std::uint32_t vni, std::uint8_t last) {
+    andromeda_fabric6_key k{};
+    k.vni = vni;
+    const std::uint8_t prefix[] = {0xfd, 0, 0, 0, 0, 0, 0, 1};
+    std::copy(std::begin(prefix), std::end(prefix), k.ip);
+    k.ip[15] = last;
+    return k;
+}
+
+// A dual-stack VPC: each endpoint with an IPv6 address has an andromeda_fabric6 entry with the
+// value of its IPv4 one; a readdressed endpoint moves its entry, a removed one takes it along,
+// and an endpoint that loses its address loses its entry.
+TEST(FabricMapSync, EndpointsIpv6AddressesAreWrittenMovedAndErasedInTheirOwnMap) {
+    const std::string dual = replace_once(replace_once(replace_once(kBlue, "gateway = \"10.0.0.1\"\n",
+                                                                    "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"\n"),
+                                                       "mac = \"02:00:00:00:00:10\"\n",
+                                                       "mac = \"02:00:00:00:00:10\"\nipv6 = \"fd00:0:0:1::10\"\n"),
+                                          "mac = \"02:00:00:00:00:20\"\n",
+                                          "mac = \"02:00:00:00:00:20\"\nipv6 = \"fd00:0:0:1::20\"\n");
+    Synced s;
+    const auto first = s.start(kHead + dual + kGreen);
+    EXPECT_EQ(first[MapId::fabric6].upserts, 2u) << first.summary();
+    const auto* local = s.writer.find<andromeda_fabric6_key, andromeda_fabric_entry>(MapId::fabric6, f6key(100, 0x10));
+    ASSERT_NE(local, nullptr);
+    EXPECT_EQ(local->local, 1);
+    const auto* v4 = s.writer.find<andromeda_fabric_key, andromeda_fabric_entry>(MapId::fabric, fkey(100, 0x0a00000a));
+    ASSERT_NE(v4, nullptr);
+    EXPECT_EQ(std::memcmp(local, v4, sizeof *v4), 0);
+    const auto* remote = s.writer.find<andromeda_fabric6_key, andromeda_fabric_entry>(MapId::fabric6, f6key(100, 0x20));
+    ASSERT_NE(remote, nullptr);
+    EXPECT_EQ(ntohl(remote->node_ip), 0xc0a80102u);
+    EXPECT_EQ((s.writer.find<andromeda_fabric6_key, andromeda_fabric_entry>(MapId::fabric6, f6key(100, 0x30))), nullptr);
+
+    // node2's endpoint readdressed: its old entry goes, the new one comes; nothing else is written.
+    const std::string readdressed = replace_once(dual, "fd00:0:0:1::20", "fd00:0:0:1::21");
+    const auto moved = s.reload(kHead + readdressed + kGreen);
+    EXPECT_EQ(moved[MapId::fabric6].erases, 1u) << moved.summary();
+    EXPECT_EQ(moved[MapId::fabric6].upserts, 1u) << moved.summary();
+    EXPECT_EQ(moved.total().writes(), 2u) << moved.summary();
+    EXPECT_EQ((s.writer.find<andromeda_fabric6_key, andromeda_fabric_entry>(MapId::fabric6, f6key(100, 0x20))), nullptr);
+    EXPECT_NE((s.writer.find<andromeda_fabric6_key, andromeda_fabric_entry>(MapId::fabric6, f6key(100, 0x21))), nullptr);
+
+    // ... then without an IPv6 address, and node1's endpoint removed: both entries gone.
+    std::string fewer = replace_once(readdressed, "ipv6 = \"fd00:0:0:1::21\"\n", "");
+    fewer = replace_once(fewer, "[[vpc.endpoint]]\nip = \"10.0.0.10\"\nmac = \"02:00:00:00:00:10\"\nipv6 = \"fd00:0:0:1::10\"\nnode = \"node1\"\nport = \"tap1\"\n", "");
+    const auto gone = s.reload(kHead + fewer + kGreen);
+    EXPECT_EQ(gone[MapId::fabric6].erases, 2u) << gone.summary();
+    EXPECT_EQ(s.sync.size(MapId::fabric6), 0u);
+    // A from-scratch reconcile agrees with where the diffs led.
+    EXPECT_EQ(s.sync.reconcile(plan_full(*s.current, kLocal)).total().writes(), 0u);
 }
 
 // etcd's in-place path writes an endpoint change's entries before the snapshot exists, valued

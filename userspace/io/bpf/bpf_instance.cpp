@@ -37,6 +37,7 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::punt_limits: return skel.maps.andromeda_punt_limits;
     case MapId::peer_mtu: return skel.maps.andromeda_peer_mtu;
     case MapId::policy_flows: return skel.maps.andromeda_policy_flows;
+    case MapId::fabric6: return skel.maps.andromeda_fabric6;
     }
     return nullptr;
 }
@@ -235,6 +236,7 @@ void BpfInstance::load_and_pin() {
     skel_->rodata->overlay_port = config_.overlay_port;
     skel_->rodata->encap_kind = config_.encap_kind;
     skel_->rodata->decap_l4_udp = kernel_.decap_l4_udp ? 1 : 0;
+    skel_->rodata->xdp_metadata = kernel_.xdp_metadata ? 1 : 0;
     if (const int rc = bpf_map__set_max_entries(skel_->maps.andromeda_nat_flows, config_.nat_flow_entries); rc != 0)
         throw IoError("sizing andromeda_nat_flows", -rc);
     for (const MapId id : kAllMaps)

@@ -10,11 +10,11 @@
 namespace andromeda::io {
 namespace {
 
-static_assert(sizeof(andromeda_port) == 28);
+static_assert(sizeof(andromeda_port) == 44);
 static_assert(offsetof(andromeda_port, role) == 0 && offsetof(andromeda_port, slot) == 4 &&
               offsetof(andromeda_port, vni) == 8 && offsetof(andromeda_port, ip) == 12 &&
               offsetof(andromeda_port, mac) == 16 && offsetof(andromeda_port, flags) == 22 &&
-              offsetof(andromeda_port, link) == 24);
+              offsetof(andromeda_port, link) == 24 && offsetof(andromeda_port, ip6) == 28);
 
 static_assert(sizeof(andromeda_peer) == 12);
 static_assert(sizeof(andromeda_peer_mtu) == 16);
@@ -56,6 +56,8 @@ static_assert(offsetof(andromeda_nat_entry, vni) == 0 && offsetof(andromeda_nat_
 
 static_assert(sizeof(andromeda_fabric_key) == 8);
 static_assert(offsetof(andromeda_fabric_key, vni) == 0 && offsetof(andromeda_fabric_key, ip) == 4);
+static_assert(sizeof(andromeda_fabric6_key) == 20);
+static_assert(offsetof(andromeda_fabric6_key, vni) == 0 && offsetof(andromeda_fabric6_key, ip) == 4);
 
 static_assert(sizeof(andromeda_fabric_entry) == 16);
 static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(andromeda_fabric_entry, mac) == 4 &&

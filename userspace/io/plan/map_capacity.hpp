@@ -25,6 +25,9 @@ struct MapEntryCounts {
     friend bool operator==(const MapEntryCounts&, const MapEntryCounts&) = default;
 };
 
+// andromeda_fabric6 holds the endpoints that have an IPv6 address, a subset of andromeda_fabric's:
+// the fabric map's limit covers both.
+static_assert(ANDROMEDA_MAX_FABRIC6_ENTRIES >= ANDROMEDA_MAX_FABRIC_ENTRIES);
 inline constexpr MapEntryCounts kMapCapacities{ANDROMEDA_MAX_PEERS,          ANDROMEDA_MAX_VNIS,
                                                ANDROMEDA_MAX_FABRIC_ENTRIES, ANDROMEDA_MAX_NAT_ADDRESSES,
                                                ANDROMEDA_MAX_VPC_CIDRS,      ANDROMEDA_MAX_PORTS};

@@ -99,9 +99,32 @@ std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const Node&
     return {fabric_key(e), entry};
 }
 
-std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const FabricSnapshot& s, const Endpoint& e,
-                                                                     const LocalContext& local) {
-    return fabric_entry(s.node_of(e), e, local);
+andromeda_fabric6_key fabric6_key(const Endpoint& e, const wire::Ipv6Address& ipv6) noexcept {
+    andromeda_fabric6_key key{};
+    key.vni = e.vni;
+    ipv6.copy_to(key.ip);
+    return key;
+}
+
+// An endpoint's entries in both fabric maps: by its IPv4 address, and by its IPv6 one when it has
+// one (the same value: where it lives).
+void upsert_endpoint(const Node& node, const Endpoint& e, const LocalContext& local, FabricMapPlan& plan) {
+    const auto entry = fabric_entry(node, e, local);
+    plan.fabric.upserts.push_back(entry);
+    if (e.ipv6) plan.fabric6.upserts.push_back({fabric6_key(e, *e.ipv6), entry.second});
+}
+
+void erase_endpoint(const Endpoint& e, FabricMapPlan& plan) {
+    plan.fabric.erases.push_back(fabric_key(e));
+    if (e.ipv6) plan.fabric6.erases.push_back(fabric6_key(e, *e.ipv6));
+}
+
+// A changed endpoint keeps its (VNI, IPv4) key; its IPv6 address may come, go or change.
+void change_endpoint(const Node& node, const fabric::Change<Endpoint>& change, const LocalContext& local,
+                     FabricMapPlan& plan) {
+    if (change.before.ipv6 && change.before.ipv6 != change.after.ipv6)
+        plan.fabric6.erases.push_back(fabric6_key(change.before, *change.before.ipv6));
+    upsert_endpoint(node, change.after, local, plan);
 }
 
 // The NAT address this node answers for, when it is the VPC's NAT gateway.
@@ -130,7 +153,7 @@ void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, con
         if (is_peer(now)) plan.peers.upserts.push_back(peer_entry(now, local));
         if (!moved) continue;
         for (const Endpoint& e : after.endpoints())
-            if (e.node == now.name) plan.fabric.upserts.push_back(fabric_entry(after, e, local));
+            if (e.node == now.name) upsert_endpoint(after.node_of(e), e, local, plan);
     }
 }
 
@@ -194,7 +217,7 @@ FabricMapPlan plan_full(const FabricSnapshot& snapshot, const LocalContext& loca
         plan_vpc_cidrs(nullptr, &v, plan);
         if (auto nat = nat_entry(v, snapshot.local().name)) plan.nat_addrs.upserts.push_back(*nat);
     }
-    for (const Endpoint& e : snapshot.endpoints()) plan.fabric.upserts.push_back(fabric_entry(snapshot, e, local));
+    for (const Endpoint& e : snapshot.endpoints()) upsert_endpoint(snapshot.node_of(e), e, local, plan);
     return plan;
 }
 
@@ -203,11 +226,11 @@ FabricMapPlan plan_endpoint_changes(std::span<const Node> nodes, const fabric::F
     const auto node_of = [&](const Endpoint& e) -> const Node* {
         return e.node_index < nodes.size() ? &nodes[e.node_index] : nullptr;
     };
-    for (const Endpoint& e : diff.endpoints_removed) plan.fabric.erases.push_back(fabric_key(e));
+    for (const Endpoint& e : diff.endpoints_removed) erase_endpoint(e, plan);
     for (const Endpoint& e : diff.endpoints_added)
-        if (const Node* n = node_of(e)) plan.fabric.upserts.push_back(fabric_entry(*n, e, local));
+        if (const Node* n = node_of(e)) upsert_endpoint(*n, e, local, plan);
     for (const auto& change : diff.endpoints_changed)
-        if (const Node* n = node_of(change.after)) plan.fabric.upserts.push_back(fabric_entry(*n, change.after, local));
+        if (const Node* n = node_of(change.after)) change_endpoint(*n, change, local, plan);
     return plan;
 }
 
@@ -216,10 +239,9 @@ FabricMapPlan plan_diff(const FabricSnapshot& after, const fabric::FabricDiff& d
     const PolicyGenerations generations = fabric::policy_generations(after);
     plan_nodes(after, diff, local, generations, plan);
     plan_vpcs(after, diff, local, generations, plan);
-    for (const Endpoint& e : diff.endpoints_removed) plan.fabric.erases.push_back(fabric_key(e));
-    for (const Endpoint& e : diff.endpoints_added) plan.fabric.upserts.push_back(fabric_entry(after, e, local));
-    for (const auto& change : diff.endpoints_changed)
-        plan.fabric.upserts.push_back(fabric_entry(after, change.after, local));
+    for (const Endpoint& e : diff.endpoints_removed) erase_endpoint(e, plan);
+    for (const Endpoint& e : diff.endpoints_added) upsert_endpoint(after.node_of(e), e, local, plan);
+    for (const auto& change : diff.endpoints_changed) change_endpoint(after.node_of(change.after), change, local, plan);
     return plan;
 }
 

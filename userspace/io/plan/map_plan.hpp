@@ -1,4 +1,4 @@
-// What the fabric maps (peers, vnis, fabric, nat_addrs, vpc_cidrs) should contain, computed from a fabric
+// What the fabric maps (peers, vnis, fabric, fabric6, nat_addrs, vpc_cidrs) should contain, computed from a fabric
 // snapshot, and what a FabricDiff changes in them. Pure functions over the fabric model: the
 // writing (and the skipping of writes that would change nothing) is map_sync's.
 #pragma once
@@ -39,11 +39,12 @@ struct FabricMapPlan {
     TableChanges<__be32, andromeda_peer> peers;  // underlay IPv4 -> peer node
     TableChanges<__u32, andromeda_vni> vnis;
     TableChanges<andromeda_fabric_key, andromeda_fabric_entry> fabric;
+    TableChanges<andromeda_fabric6_key, andromeda_fabric_entry> fabric6;  // endpoints with an IPv6 address
     TableChanges<__be32, __u32> nat_addrs;  // NAT address served by this node -> VNI
     TableChanges<andromeda_vpc_cidr_key, __u32> vpc_cidrs;  // (VNI, CIDR) -> VNI
 
     [[nodiscard]] std::size_t size() const noexcept {
-        return peers.size() + vnis.size() + fabric.size() + nat_addrs.size() + vpc_cidrs.size();
+        return peers.size() + vnis.size() + fabric.size() + fabric6.size() + nat_addrs.size() + vpc_cidrs.size();
     }
 };
 

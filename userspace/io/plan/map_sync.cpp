@@ -178,6 +178,7 @@ SyncCounts FabricMapSync::apply(const FabricMapPlan& plan) {
         apply_table(MapId::nat_addrs, plan.nat_addrs, counts);
         apply_table(MapId::vpc_cidrs, plan.vpc_cidrs, counts);
         apply_table(MapId::fabric, plan.fabric, counts);
+        apply_table(MapId::fabric6, plan.fabric6, counts);
     });
 }
 
@@ -188,6 +189,7 @@ SyncCounts FabricMapSync::reconcile(const FabricMapPlan& full) {
         reconcile_table(MapId::nat_addrs, full.nat_addrs, c);
         reconcile_table(MapId::vpc_cidrs, full.vpc_cidrs, c);
         reconcile_table(MapId::fabric, full.fabric, c);
+        reconcile_table(MapId::fabric6, full.fabric6, c);
     });
     diverged_ = false;  // the maps hold exactly `full` now
     return counts;

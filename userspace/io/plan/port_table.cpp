@@ -45,6 +45,12 @@ andromeda_port make_port(andromeda_port_role role, std::uint32_t slot, std::uint
     return port;
 }
 
+andromeda_port make_tenant_port(std::uint32_t slot, const fabric::Endpoint& e) {
+    andromeda_port port = make_port(ANDROMEDA_PORT_TENANT, slot, e.vni, e.ip, e.mac);
+    if (e.ipv6) e.ipv6->copy_to(port.ip6);
+    return port;
+}
+
 PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
                        std::map<std::string, std::uint32_t>* unresolved) {
     PortTable table;
@@ -62,7 +68,7 @@ PortTable tenant_ports(const fabric::FabricSnapshot& snapshot, PortSlots& slots,
         const fabric::Endpoint& e = endpoints[p];
         if (e.port.empty() || e.port_ifindex == 0) continue;
         andromeda_port& port = table[e.port_ifindex] =
-            make_port(ANDROMEDA_PORT_TENANT, slots.tenant_slot_for(e.port), e.vni, e.ip, e.mac);
+            make_tenant_port(slots.tenant_slot_for(e.port), e);
         if (snapshot.local().fastpath && e.vpc_index < snapshot.vpcs().size() && snapshot.vpcs()[e.vpc_index].fastpath)
             port.flags |= ANDROMEDA_PORT_F_FASTPATH;
         if (e.port_is_tap) port.flags |= ANDROMEDA_PORT_F_TAP;
@@ -105,6 +111,7 @@ void take_identity(andromeda_port& port, const andromeda_port& wanted) noexcept 
     port.vni = wanted.vni;
     port.ip = wanted.ip;
     std::copy(std::begin(wanted.mac), std::end(wanted.mac), std::begin(port.mac));
+    std::copy(std::begin(wanted.ip6), std::end(wanted.ip6), std::begin(port.ip6));
     port.flags =
         static_cast<__u8>((port.flags & ~ANDROMEDA_PORT_F_FASTPATH) | (wanted.flags & ANDROMEDA_PORT_F_FASTPATH));
 }

@@ -57,6 +57,8 @@ private:
 
 [[nodiscard]] andromeda_port make_port(andromeda_port_role role, std::uint32_t slot, std::uint32_t vni = 0,
                                        wire::Ipv4Address ip = {}, wire::MacAddress mac = {});
+// A tenant port's entry for endpoint `e`: its VNI, MAC and addresses (IPv6 when it has one).
+[[nodiscard]] andromeda_port make_tenant_port(std::uint32_t slot, const fabric::Endpoint& e);
 
 // Tenant ports of the snapshot's local endpoints whose port resolved to an interface
 // (port_ifindex != 0); slots come from `slots`, which first forgets tenant ports no longer present.

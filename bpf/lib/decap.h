@@ -117,7 +117,8 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
  * this node's address, unfragmented, UDP to the overlay port without a checksum; a plain overlay
  * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
- * (decap_sender_valid), or an inner IPv6 packet decap_classify6 takes; lengths consistent throughout (no padding). Then DECAP_LOCAL for a local
+ * (decap_sender_valid), or an inner IPv6 packet decap_classify6 takes; lengths consistent
+ * throughout (no padding). Then DECAP_LOCAL for a local
  * endpoint bound to its port (in a VPC with security groups, by a flow the pipeline allowed into
  * it), DECAP_NAT for an address outside the VPC when this node is its NAT gateway (out->vni set),
  * DECAP_NONE for the rest. A GSO packet of over 64 KiB carries 0xffff as

@@ -78,8 +78,8 @@ static __always_inline int encap_refused(struct __sk_buff *skb, struct andromeda
  * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
  * it out of the underlay; counted as encap_* (and ipv6_packets for inner IPv6). The outer header
  * is IPv4 whatever the inner frame: with ENCAP_L3_IPV4 the kernel sets skb->protocol to match it
- * (bpf_skb_net_grow), so that an inner IPv6 packet leaves as the IPv4 packet it now is. What the kernel refuses to encapsulate goes to
- * encap_refused with `punt_port` (NULL: dropped). */
+ * (bpf_skb_net_grow), so that an inner IPv6 packet leaves as the IPv4 packet it now is. What the
+ * kernel refuses to encapsulate goes to encap_refused with `punt_port` (NULL: dropped). */
 static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 					  const struct andromeda_fp_config *cfg, const struct outer_headers *o,
 					  __u32 len, const struct andromeda_port *punt_port)

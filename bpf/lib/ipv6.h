@@ -20,7 +20,6 @@
 #include "fabric.h"
 #include "maps.h"
 
-#define IPV6_HEADER_LEN 40
 #define IPV6_FLOW_LABEL_MASK 0x000fffff
 #define ICMPV6_ECHO_REQUEST_TYPE 128
 #define ICMPV6_ECHO_REPLY_TYPE 129

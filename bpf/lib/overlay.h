@@ -74,26 +74,35 @@ static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *
  * or its TCP header out of reach), to be segmented first. */
 enum mtu_fit { MTU_FITS, MTU_TOO_BIG, MTU_GSO_UNSIZED };
 
-static __always_inline enum mtu_fit overlay_fits_mtu(const struct __sk_buff *skb, struct iphdr *ip, void *end,
-						     __u32 mtu)
+/* Whether each segment of a GSO packet fits `mtu`: `l3_len` bytes of IP header, the transport
+ * header (`protocol`'s, at `c`) and gso_size bytes of payload. */
+static __always_inline enum mtu_fit gso_segments_fit(const struct __sk_buff *skb, struct cursor *c, __u8 protocol,
+						     __u32 l3_len, __u32 mtu)
 {
-	struct cursor c = { .pos = (void *)(ip + 1), .end = end };
 	__u32 l4;
 
-	if (!skb->gso_size)
-		return bpf_ntohs(ip->tot_len) > mtu ? MTU_TOO_BIG : MTU_FITS;
-	if (ip->protocol == IPPROTO_TCP) {
-		__u8 *tcp = cursor_pull(&c, 13);
+	if (protocol == IPPROTO_TCP) {
+		__u8 *tcp = cursor_pull(c, 13);
 
 		if (!tcp)
 			return MTU_GSO_UNSIZED;
 		l4 = (tcp[12] >> 4) * 4;
-	} else if (ip->protocol == IPPROTO_UDP) {
+	} else if (protocol == IPPROTO_UDP) {
 		l4 = sizeof(struct udphdr);
 	} else {
 		return MTU_GSO_UNSIZED;
 	}
-	return sizeof(struct iphdr) + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
+	return l3_len + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
+}
+
+static __always_inline enum mtu_fit overlay_fits_mtu(const struct __sk_buff *skb, struct iphdr *ip, void *end,
+						     __u32 mtu)
+{
+	struct cursor c = { .pos = (void *)(ip + 1), .end = end };
+
+	if (!skb->gso_size)
+		return bpf_ntohs(ip->tot_len) > mtu ? MTU_TOO_BIG : MTU_FITS;
+	return gso_segments_fit(skb, &c, ip->protocol, sizeof(*ip), mtu);
 }
 
 /* overlay_fits_mtu for an IPv6 packet without extension headers: the whole packet (40 bytes of
@@ -103,22 +112,10 @@ static __always_inline enum mtu_fit overlay_fits_mtu6(const struct __sk_buff *sk
 						      __u32 mtu)
 {
 	struct cursor c = { .pos = (void *)(ip + 1), .end = end };
-	__u32 l4;
 
 	if (!skb->gso_size)
 		return sizeof(*ip) + bpf_ntohs(ip->payload_len) > mtu ? MTU_TOO_BIG : MTU_FITS;
-	if (ip->nexthdr == IPPROTO_TCP) {
-		__u8 *tcp = cursor_pull(&c, 13);
-
-		if (!tcp)
-			return MTU_GSO_UNSIZED;
-		l4 = (tcp[12] >> 4) * 4;
-	} else if (ip->nexthdr == IPPROTO_UDP) {
-		l4 = sizeof(struct udphdr);
-	} else {
-		return MTU_GSO_UNSIZED;
-	}
-	return sizeof(*ip) + l4 + skb->gso_size > mtu ? MTU_TOO_BIG : MTU_FITS;
+	return gso_segments_fit(skb, &c, ip->nexthdr, sizeof(*ip), mtu);
 }
 
 /* The IPv4 ID of the next encapsulated packet: it increments per packet and wraps, as the

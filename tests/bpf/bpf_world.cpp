@@ -169,7 +169,8 @@ const Devices& devices() {
     return made;
 }
 
-World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp) : encap_(encap), dev_(devices()) {
+World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp, std::optional<bool> xdp_metadata)
+    : encap_(encap), dev_(devices()) {
     if (!dev_.error.empty()) {
         error_ = dev_.error;
         return;
@@ -185,7 +186,7 @@ World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_
     skel_->rodata->encap_kind = encap == Encap::vxlan ? ANDROMEDA_ENCAP_VXLAN : ANDROMEDA_ENCAP_ANDROMEDA;
     const aio::KernelFeatures kernel = aio::probe_kernel_features();
     skel_->rodata->decap_l4_udp = decap_l4_udp.value_or(kernel.decap_l4_udp) ? 1 : 0;
-    skel_->rodata->xdp_metadata = kernel.xdp_metadata ? 1 : 0;
+    skel_->rodata->xdp_metadata = xdp_metadata.value_or(kernel.xdp_metadata) ? 1 : 0;
     if (andromeda_xdp::load(skel_.get()) != 0) {
         error_ = "loading andromeda_xdp.bpf.o failed";
         skel_.reset();

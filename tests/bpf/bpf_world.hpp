@@ -156,7 +156,9 @@ class World {
 public:
     // The object loaded as andromedad loads it, its rodata from the kernel probes
     // (io/bpf/kernel_probe.hpp), unless `decap_l4_udp` says otherwise.
-    World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp = std::nullopt);
+    // `decap_l4_udp` and `xdp_metadata`: the object's load-time flags, as probed unless given.
+    World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp = std::nullopt,
+          std::optional<bool> xdp_metadata = std::nullopt);
 
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] Encap encap() const { return encap_; }

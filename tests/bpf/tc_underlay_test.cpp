@@ -297,6 +297,25 @@ TEST_P(TcUnderlay, TheDecapAsksOnlyForFlagsTheKernelTakes) {
     EXPECT_EQ(decap.tc_delta.drop_adjust_failed, kernel_has_it ? 0u : 1u);
 }
 
+// XDP hands its finding over in the packet's metadata only where the loader's probe found the
+// kernel lets XDP programs call bpf_xdp_adjust_meta (the rodata flag xdp_metadata): loaded as
+// probed, the object loads and a packet for a local endpoint is decapsulated (handed over or
+// not); with the flag forced on, the object loads where the kernel allows the helper and is
+// refused where it does not (kernel 6.18 refuses it). So the probe is what keeps such kernels
+// working, and it says no only where the kernel does.
+TEST_P(TcUnderlay, TheHandOverIsWrittenOnlyWhereTheKernelAllowsIt) {
+    const bool kernel_allows = io::probe_kernel_features().xdp_metadata;
+    std::printf("this kernel %s XDP programs bpf_xdp_adjust_meta\n", kernel_allows ? "allows" : "refuses");
+    const Bytes packet = overlay(overlay_spec(GetParam(), "blue", 20, 10));
+    const UnderlayBpf as_probed = world_->run_underlay(packet);
+    ASSERT_TRUE(as_probed.tc_ran);
+    EXPECT_EQ(as_probed.tc_delta.decap_packets, 1u);
+    EXPECT_EQ(as_probed.xdp.meta.size(), kernel_allows ? sizeof(andromeda_fp_handoff) : 0u);
+
+    World forced(GetParam(), fabric_toml(GetParam()), std::nullopt, /*xdp_metadata=*/true);
+    EXPECT_EQ(forced.error().empty(), kernel_allows) << forced.error();
+}
+
 ANDROMEDA_FOR_BOTH_ENCAPSULATIONS(TcUnderlay);
 
 }  // namespace

@@ -14,16 +14,18 @@ namespace {
 
 constexpr int kOverlayBytes = 50;  // outer Ethernet, IPv4, UDP and the 8-byte overlay header
 
+// One instruction of a probe program: `code` with destination register `dst` and immediate `imm`.
+bpf_insn insn(std::uint8_t code, std::uint8_t dst, std::int32_t imm) {
+    bpf_insn i{};
+    i.code = code;
+    i.dst_reg = dst & 0xf;
+    i.imm = imm;
+    return i;
+}
+
 // r2 = -50; r3 = BPF_ADJ_ROOM_MAC; r4 = flags (a 64-bit immediate, two instructions);
 // r0 = bpf_skb_adjust_room(r1 = the skb, r2, r3, r4); exit. The helper's answer is the program's.
 std::array<bpf_insn, 6> adjust_room_program(std::uint64_t flags) {
-    const auto insn = [](std::uint8_t code, std::uint8_t dst, std::int32_t imm) {
-        bpf_insn i{};
-        i.code = code;
-        i.dst_reg = dst & 0xf;
-        i.imm = imm;
-        return i;
-    };
     return {
         insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, -kOverlayBytes),
         insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, BPF_ADJ_ROOM_MAC),
@@ -39,13 +41,6 @@ std::array<bpf_insn, 6> adjust_room_program(std::uint64_t flags) {
 // Loaded, not run. (libbpf_probe_bpf_helper cannot tell: newer kernels refuse a helper with a
 // message it does not recognise, and it then answers "supported".)
 bool xdp_metadata_allowed() {
-    const auto insn = [](std::uint8_t code, std::uint8_t dst, std::int32_t imm) {
-        bpf_insn i{};
-        i.code = code;
-        i.dst_reg = dst & 0xf;
-        i.imm = imm;
-        return i;
-    };
     const std::array<bpf_insn, 4> program = {
         insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, -8),
         insn(BPF_JMP | BPF_CALL, 0, BPF_FUNC_xdp_adjust_meta),

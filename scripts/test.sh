@@ -4,8 +4,9 @@
 #   1. build/         gcc, RelWithDebInfo at Release's optimisation (-O3 -g), -Werror: all unit, BPF
 #                     and integration tests; benches built; the playground's WebAssembly page
 #                     (Emscripten) and its headless-Chromium test. -O3 is where gcc warns
-#                     differently from -O2, so this build also proves that Release (-O3, no -g)
-#                     builds without a warning: the two differ only in debug information.
+#                     differently from -O2, so this build also proves that what Release builds
+#                     (-O3, no -g) builds without a warning: the two differ only in debug
+#                     information (the tests keep their own -Og, tests/CMakeLists.txt).
 #   2. build-asan/    clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again,
 #                     plus every libFuzzer target run for a bounded time over its seed corpus
 #   3. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --fuzz-seconds) FUZZ_SECONDS=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift

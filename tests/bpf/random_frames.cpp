@@ -232,13 +232,13 @@ Case random_tenant(Gen& g) {
     } else if (kind < 11) {
         c.frame = ethertype_frame(smac, g.chance(85) ? vpc.gateway_mac : random_destination_mac(g, vpc), 0x86dd,
                                   g.range(0, 200), g.byte());
-    } else if (kind < 25 && dual_stack(vpc)) {
-        c.frame = random_ipv6(g, smac, g.chance(94) ? src.e->ip & 255 : g.pick(vpc.endpoints).ip & 255,
-                              g.chance(88) ? vpc.gateway_mac : random_destination_mac(g, vpc),
-                              g.pick(vpc.endpoints).ip & 255);
     } else if (kind < 13) {
         c.frame =
             ethertype_frame(smac, vpc.gateway_mac, static_cast<std::uint16_t>(g.word()), g.range(0, 100), g.byte());
+    } else if (kind < 27 && dual_stack(vpc)) {
+        c.frame = random_ipv6(g, smac, g.chance(94) ? src.e->ip & 255 : g.pick(vpc.endpoints).ip & 255,
+                              g.chance(88) ? vpc.gateway_mac : random_destination_mac(g, vpc),
+                              g.pick(vpc.endpoints).ip & 255);
     } else {
         const Mac dst_mac = g.chance(88) ? vpc.gateway_mac : random_destination_mac(g, vpc);
         const std::uint32_t dst = random_address(g, vpc);

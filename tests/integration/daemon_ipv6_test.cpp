@@ -103,7 +103,7 @@ TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOve
     EXPECT_EQ(counter(0, "dataplane", "drop_spoofed_source_ip"), 0u);
     EXPECT_EQ(counter(1, "dataplane", "drop_fabric_spoofed_source"), 0u);
     // On the fast path the kernel carried the transfer: node1's tc encapsulated the IPv6 segments
-    // (GSO packets whole), node2's XDP handed them to tc, which decapsulated them into t20. (The
+    // (GSO packets whole), node2's XDP passed them to tc, which decapsulated them into t20. (The
     // .slowpath registration runs the same through the pipeline.)
     if (fast_path_on()) {
         EXPECT_GE(counter(0, "fastpath", "ipv6_packets"), 100u);

@@ -79,9 +79,10 @@ static __always_inline int tenant_port_security6(struct tenant_frame *f)
 	return STAGE_CONTINUE;
 }
 
-/* The source MAC, the ARP sender and the IPv4 or IPv6 source must be the endpoint's. Leaves f->ip set for
- * an IPv4 packet with a plain header; what port security cannot judge (ARP, other ethertypes, IPv4
- * with options or a bad header checksum) goes to the pipeline, which checks it again. */
+/* The source MAC, the ARP sender and the IPv4 or IPv6 source must be the endpoint's. Leaves f->ip
+ * set for an IPv4 packet with a plain header (f->ip6 for IPv6: tenant_port_security6); what port
+ * security cannot judge (ARP, other ethertypes, IPv4 with options or a bad header checksum) goes
+ * to the pipeline, which checks it again. */
 static __always_inline int tenant_port_security(struct tenant_frame *f)
 {
 	f->eth = cursor_pull(&f->c, sizeof(*f->eth));
@@ -239,8 +240,10 @@ static __always_inline int tenant_policy(struct tenant_frame *f, const struct te
 static __always_inline int tenant_check_mtu(struct tenant_frame *f, const struct tenant_route *r)
 {
 	__u32 mtu = overlay_path_mtu(r->cfg, r->vni, r->node_ip);
+	enum mtu_fit fit = f->ip6 ? overlay_fits_mtu6(f->skb, f->ip6, f->c.end, mtu)
+				  : overlay_fits_mtu(f->skb, f->ip, f->c.end, mtu);
 
-	switch (f->ip6 ? overlay_fits_mtu6(f->skb, f->ip6, f->c.end, mtu) : overlay_fits_mtu(f->skb, f->ip, f->c.end, mtu)) {
+	switch (fit) {
 	case MTU_FITS:
 		return STAGE_CONTINUE;
 	case MTU_TOO_BIG:

@@ -88,8 +88,15 @@ ANDROMEDA_SHARED_FN __u16 andromeda_ipv4_flow_hash(__u32 src, __u32 dst, __u8 pr
 	return andromeda_flow_hash_words(src, dst, ports, protocol);
 }
 
-/* The flow hash of an inner IPv6 packet: each address folded to 32 bits (the XOR of its four
- * words), the upper-layer protocol with the 20-bit flow label above it in the protocol's word
+/* An IPv6 address folded to 32 bits for the flow hash: the XOR of its four 32-bit words, each
+ * read big-endian (`w0` from the address's first 4 bytes). */
+ANDROMEDA_SHARED_FN __u32 andromeda_ipv6_address_fold(__u32 w0, __u32 w1, __u32 w2, __u32 w3)
+{
+	return w0 ^ w1 ^ w2 ^ w3;
+}
+
+/* The flow hash of an inner IPv6 packet: each address folded to 32 bits
+ * (andromeda_ipv6_address_fold), the upper-layer protocol with the 20-bit flow label above it in the protocol's word
  * (protocol | flow_label << 8: the label a sender gives each of its flows, RFC 6437, spreads them
  * as the kernel's own tunnels do), and TCP's and UDP's ports outside non-first fragments when the
  * packet holds them. ICMPv6 hashes like any other protocol, ports 0. */
@@ -138,6 +145,8 @@ static_assert(andromeda_ipv4_flow_hash(0x0a00000a, 0x0a000014, 17, 0, 40000u << 
 static_assert(andromeda_flow_source_port(0x60d1) == 57553);
 /* docs/wire-format.md's IPv6 vector: fd00:0:0:1::a -> fd00:0:0:1::14 (folded 0xfd00000b and
  * 0xfd000015), flow label 0x12345, UDP 40000 -> 4242. */
+static_assert(andromeda_ipv6_address_fold(0xfd000000, 0, 1, 0xa) == 0xfd00000b);
+static_assert(andromeda_ipv6_address_fold(0xfd000000, 0, 1, 0x14) == 0xfd000015);
 static_assert(andromeda_ipv6_flow_hash(0xfd00000b, 0xfd000015, 17, 0x12345, 0, 40000u << 16 | 4242u, 1) == 0x1a63);
 static_assert(andromeda_inner_ip_mtu(andromeda_vpc_inner_mtu(0, 1500), 1500, 14) == 1450);
 #endif

@@ -117,8 +117,8 @@ static __always_inline enum ipv6_payload_kind ipv6_payload_kind(const struct ipv
 
 static __always_inline __u32 ipv6_fold(const struct in6_addr *a)
 {
-	return bpf_ntohl(a->s6_addr32[0]) ^ bpf_ntohl(a->s6_addr32[1]) ^ bpf_ntohl(a->s6_addr32[2]) ^
-	       bpf_ntohl(a->s6_addr32[3]);
+	return andromeda_ipv6_address_fold(bpf_ntohl(a->s6_addr32[0]), bpf_ntohl(a->s6_addr32[1]),
+					   bpf_ntohl(a->s6_addr32[2]), bpf_ntohl(a->s6_addr32[3]));
 }
 
 /* The overlay flow hash of an IPv6 packet without extension headers (shared/andromeda_overlay.h's

@@ -32,7 +32,8 @@ inline bool read_ipv4_tuple(wire::ByteSpan bytes, FlowTuple& t) noexcept {
 }
 
 std::uint32_t fold_ipv6_address(const std::uint8_t* p) noexcept {
-    return wire::load_be32(p) ^ wire::load_be32(p + 4) ^ wire::load_be32(p + 8) ^ wire::load_be32(p + 12);
+    return andromeda_ipv6_address_fold(wire::load_be32(p), wire::load_be32(p + 4), wire::load_be32(p + 8),
+                                       wire::load_be32(p + 12));
 }
 
 // IPv6 (see flow_hash.hpp): shared/andromeda_overlay.h's rule over each address folded to 32

@@ -126,6 +126,10 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || p->ip->tot_len != bpf_htons(0xffff)
 				    : p->ip->tot_len != bpf_htons(len - ETH_HLEN))
 		return DROP(s, decap_mismatch);
+	if (overlay_packet_pull(&c, p))
+		return DROP(s, decap_mismatch);
+	/* The inner ethertype as it came (XDP or decap_classify checked it is IPv4 or IPv6). */
+	inner->h_proto = p->inner_eth->h_proto;
 	h = handoff_read(skb, cfg);
 	if (h) {
 		/* Checked by the XDP program moments ago (decap_classify_vni). */
@@ -136,8 +140,6 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		COUNT(s, decap_handed_over);
 		return DECAP_LOCAL;
 	}
-	if (overlay_packet_pull(&c, p))
-		return DROP(s, decap_mismatch);
 	switch (decap_classify(p, len, cfg, t)) {
 	case DECAP_LOCAL:
 		__builtin_memcpy(inner->h_dest, t->endpoint->mac, ETH_ALEN);
@@ -198,9 +200,8 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 	return TC_ACT_REDIRECT;
 }
 
-/* The outer headers off, the inner Ethernet header rewritten as the gateway routed it (its
- * ethertype, IPv4 or IPv6, as it came: the packet's own, which XDP or classify checked), and into
- * the tenant. */
+/* The outer headers off, the inner Ethernet header rewritten as the gateway routed it (`inner`:
+ * its ethertype, IPv4 or IPv6, as it came, which classify read), and into the tenant. */
 static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 						  struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored)
 {
@@ -209,8 +210,6 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 	void *eth;
 	int ipv6;
 
-	if (bpf_skb_load_bytes(skb, OVERLAY_INNER_OFFSET + 12, &inner->h_proto, sizeof(inner->h_proto)))
-		return DROP(s, decap_mismatch);
 	ipv6 = inner->h_proto == bpf_htons(ETH_P_IPV6);
 	if (!ipv6 && inner->h_proto != bpf_htons(ETH_P_IP))
 		return DROP(s, decap_mismatch);

@@ -11,7 +11,8 @@
 #                     plus every libFuzzer target run for a bounded time over its seed corpus (one
 #                     target per core)
 #   3. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
-#                     (workers, control server, reloads) carrying traffic in three daemon tests
+#                     (workers, control server, reloads) carrying traffic in six daemon test
+#                     binaries (DAEMON_TSAN_RUNS)
 # Options: --quick (only build 1), --fuzz-seconds N (default 5 per target: the seeds replayed and
 # a short search; longer campaigns are run by hand, e.g. --fuzz-seconds 60).
 # Tests needing root skip without it; ANDROMEDA_REQUIRE_ROOT_TESTS=1 makes such a skip a failure.

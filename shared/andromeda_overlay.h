@@ -96,10 +96,10 @@ ANDROMEDA_SHARED_FN __u32 andromeda_ipv6_address_fold(__u32 w0, __u32 w1, __u32 
 }
 
 /* The flow hash of an inner IPv6 packet: each address folded to 32 bits
- * (andromeda_ipv6_address_fold), the upper-layer protocol with the 20-bit flow label above it in the protocol's word
- * (protocol | flow_label << 8: the label a sender gives each of its flows, RFC 6437, spreads them
- * as the kernel's own tunnels do), and TCP's and UDP's ports outside non-first fragments when the
- * packet holds them. ICMPv6 hashes like any other protocol, ports 0. */
+ * (andromeda_ipv6_address_fold), the upper-layer protocol with the 20-bit flow label above it in
+ * the protocol's word (protocol | flow_label << 8: the label a sender gives each of its flows,
+ * RFC 6437, spreads them as the kernel's own tunnels do), and TCP's and UDP's ports outside
+ * non-first fragments when the packet holds them. ICMPv6 hashes like any other protocol, ports 0. */
 ANDROMEDA_SHARED_FN __u16 andromeda_ipv6_flow_hash(__u32 src_folded, __u32 dst_folded, __u8 protocol,
 						   __u32 flow_label, int later_fragment, __u32 ports,
 						   int ports_present)

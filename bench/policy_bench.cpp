@@ -64,7 +64,7 @@ void BM_PolicyDecide(benchmark::State& state) {
     const policy::RuleSet* set = compiled->rules_for(0, fabric::PolicyDirection::ingress);
     policy::PacketMatch p;
     p.protocol = 6;
-    p.remote = kClient;
+    p.remote = policy::Address::v4(kClient);
     p.port = 80;
     for (auto _ : state) {
         benchmark::DoNotOptimize(set->decide(p));

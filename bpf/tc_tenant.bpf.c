@@ -208,8 +208,8 @@ static __always_inline int tenant_classify6(struct tenant_frame *f, struct tenan
 	r->target = endpoint6_lookup(f->port->vni, &f->ip6->daddr);
 	if (!r->target)
 		return TENANT_PUNT(f, no_route);
-	/* Security groups have no IPv6 rules yet: the pipeline refuses such traffic
-	 * (ipv6_policy_unsupported) rather than let it through unjudged. */
+	/* The kernel's flow cache holds IPv4 flows only: IPv6 in a VPC with security
+	 * groups is judged by the pipeline's firewall, packet by packet. */
 	if (r->vni->flags & ANDROMEDA_VNI_F_POLICY)
 		return TENANT_PUNT(f, policy_no_flow);
 	return tenant_route_to_endpoint(f, r);

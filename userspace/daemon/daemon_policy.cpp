@@ -6,13 +6,14 @@ namespace andromeda::daemon {
 
 namespace {
 
-std::string address_text(std::uint32_t host_order) { return wire::Ipv4Address(host_order).to_string(); }
+std::string address_text(const policy::Address& address) { return address.to_string(); }
 
 std::string protocol_text(std::uint8_t p) {
     switch (p) {
         case 1: return "icmp";
         case 6: return "tcp";
         case 17: return "udp";
+        case 58: return "icmpv6";
         default: return std::to_string(p);
     }
 }

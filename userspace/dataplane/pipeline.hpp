@@ -226,10 +226,10 @@ private:
     [[nodiscard]] std::uint32_t learned_underlay_mtu(std::uint32_t node_index) const;
     [[nodiscard]] std::uint64_t now_ns() const;
     void decide_uplink(const Input& input, Action& a);
-    // The firewall's verdict on `ip` at `endpoint` in `direction` (VPCs with security groups);
-    // false with `a` set to the drop when it denies.
+    // The firewall's verdict on `ip_packet` (IPv4 or IPv6, parsed by the caller) at `endpoint` in
+    // `direction` (VPCs with security groups); false with `a` set to the drop when it denies.
     [[nodiscard]] bool firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyDirection direction,
-                                       const wire::Ipv4View& ip, Action& a);
+                                       wire::ByteSpan ip_packet, Action& a);
 
     // Execution stage (pipeline_execute.cpp): each fills `result`.
     void execute(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);

@@ -140,13 +140,13 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
         if (ip->protocol() != wire::ip_protocol::kIcmp) return a.drop(DropReason::gateway_unsupported);
         return reply_from_gateway(ActionKind::echo_reply, endpoint, vpc, input, a);
     }
-    if (vpc.firewall && !firewall_allows(endpoint, policy::PolicyDirection::egress, *ip, a)) return;
+    if (vpc.firewall && !firewall_allows(endpoint, policy::PolicyDirection::egress, ip->packet(), a)) return;
     route_ipv4(vpc, endpoint.vpc_index, ethernet, *ip, input, Origin::tenant, a);
 }
 
 bool Pipeline::firewall_allows(const fabric::Endpoint& endpoint, policy::PolicyDirection direction,
-                               const wire::Ipv4View& ip, Action& a) {
-    const policy::CheckResult verdict = firewall_->check(*policy_, endpoint, direction, ip.packet());
+                               wire::ByteSpan ip_packet, Action& a) {
+    const policy::CheckResult verdict = firewall_->check(*policy_, endpoint, direction, ip_packet);
     if (verdict.allowed) return true;
     switch (verdict.outcome) {
         case policy::Outcome::fragment_unknown: a.drop(DropReason::policy_fragment_unknown); break;
@@ -239,11 +239,14 @@ void Pipeline::route_ipv6(const fabric::Endpoint& endpoint, const detail::VpcSta
     if (target == nullptr)
         return a.drop(vpc.ipv6->prefix().contains(ip.destination()) ? DropReason::no_such_endpoint
                                                                     : DropReason::ipv6_not_routed);
-    if (vpc.firewall) return a.drop(DropReason::ipv6_policy_unsupported);
+    // Security groups judge IPv6 as IPv4: egress at the sender, ingress at a receiver on this node.
+    if (vpc.firewall && !firewall_allows(endpoint, policy::PolicyDirection::egress, ip.packet(), a)) return;
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
     const auto frame_length = static_cast<std::uint32_t>(ethernet_length + ip.packet().size());
     if (target->is_local) {
         if (target->port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
+        if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip.packet(), a))
+            return;
         return deliver_locally(*target, vpc, frame_length, a);
     }
     std::uint32_t mtu = 0;
@@ -310,7 +313,8 @@ void Pipeline::route_ipv4(const detail::VpcState& vpc, std::uint32_t vpc_index, 
             return;
         }
         if (target->port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
-        if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip, a)) return;
+        if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip.packet(), a))
+            return;
         return deliver_locally(*target, vpc, frame_length, a);
     }
     if (vpc.vpc->contains(destination)) return a.drop(DropReason::no_such_endpoint);

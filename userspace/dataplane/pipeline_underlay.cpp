@@ -76,7 +76,8 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     if (target == nullptr || !target->is_local) return a.drop(DropReason::not_local_endpoint);
     a.port = target->port;
     if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
-    if (vpc_state.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, *ip, a)) return;
+    if (vpc_state.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip->packet(), a))
+        return;
     a.kind = ActionKind::deliver;
     a.frame_offset = frame_offset;
     a.frame_length = frame_length;
@@ -99,7 +100,8 @@ void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::ui
     if (target == nullptr || !target->is_local) return a.drop(DropReason::not_local_endpoint);
     a.port = target->port;
     if (a.port == kNoPort) return a.drop(DropReason::endpoint_port_unbound);
-    if (vpc.firewall) return a.drop(DropReason::ipv6_policy_unsupported);
+    if (vpc.firewall && !firewall_allows(*target->endpoint, policy::PolicyDirection::ingress, ip->packet(), a))
+        return;
     a.kind = ActionKind::deliver;
     a.frame_offset = static_cast<std::uint32_t>(packet.inner_offset);
     a.frame_length = static_cast<std::uint32_t>(ethernet.header_length() + ip->packet().size());

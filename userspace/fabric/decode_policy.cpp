@@ -53,8 +53,8 @@ bool ranges_cover(const std::vector<PortRange>& outer, const std::vector<PortRan
 }
 
 bool remotes_cover(const SecurityRule& outer, const SecurityRule& inner) {
-    if (outer.remote_cidrs.empty() && outer.remote_groups.empty()) return true;
-    if (inner.remote_cidrs.empty() && inner.remote_groups.empty()) return false;
+    if (outer.any_remote()) return true;
+    if (inner.any_remote()) return false;
     // A group's members change as endpoints come and go: only the same group name covers a group.
     for (const std::string& g : inner.remote_groups)
         if (std::find(outer.remote_groups.begin(), outer.remote_groups.end(), g) == outer.remote_groups.end())
@@ -63,6 +63,13 @@ bool remotes_cover(const SecurityRule& outer, const SecurityRule& inner) {
         const bool covered = std::any_of(outer.remote_cidrs.begin(), outer.remote_cidrs.end(), [&](const Ipv4Prefix& o) {
             return o.length() <= p.length() && o.contains(p.network());
         });
+        if (!covered) return false;
+    }
+    for (const wire::Ipv6Prefix& p : inner.remote_cidrs6) {
+        const bool covered = std::any_of(outer.remote_cidrs6.begin(), outer.remote_cidrs6.end(),
+                                         [&](const wire::Ipv6Prefix& o) {
+                                             return o.length() <= p.length() && o.contains(p.network());
+                                         });
         if (!covered) return false;
     }
     return true;
@@ -74,7 +81,7 @@ bool covers(const SecurityRule& outer, const SecurityRule& inner) {
     if (outer.protocol != PolicyProtocol::any && outer.protocol != inner.protocol) return false;
     if (outer.protocol == PolicyProtocol::tcp || outer.protocol == PolicyProtocol::udp)
         if (!ranges_cover(outer.ports, inner.ports)) return false;
-    if (outer.protocol == PolicyProtocol::icmp) {
+    if (outer.is_icmp()) {
         if (outer.icmp_type >= 0 && outer.icmp_type != inner.icmp_type) return false;
         if (outer.icmp_code >= 0 && outer.icmp_code != inner.icmp_code) return false;
     }
@@ -92,15 +99,15 @@ bool overlaps(const SecurityRule& a, const SecurityRule& b) {
             for (const PortRange& y : b.ports) any = any || (x.first <= y.last && y.first <= x.last);
         if (!any) return false;
     }
-    if (a.protocol == PolicyProtocol::icmp && b.protocol == PolicyProtocol::icmp && a.icmp_type >= 0 &&
-        b.icmp_type >= 0 && a.icmp_type != b.icmp_type)
+    if (a.is_icmp() && a.protocol == b.protocol && a.icmp_type >= 0 && b.icmp_type >= 0 && a.icmp_type != b.icmp_type)
         return false;
-    const bool a_any = a.remote_cidrs.empty() && a.remote_groups.empty();
-    const bool b_any = b.remote_cidrs.empty() && b.remote_groups.empty();
-    if (a_any || b_any || !a.remote_groups.empty() || !b.remote_groups.empty()) return true;
+    if (a.any_remote() || b.any_remote() || !a.remote_groups.empty() || !b.remote_groups.empty()) return true;
     for (const Ipv4Prefix& x : a.remote_cidrs)
         for (const Ipv4Prefix& y : b.remote_cidrs)
             if (x.contains(y.network()) || y.contains(x.network())) return true;
+    for (const wire::Ipv6Prefix& x : a.remote_cidrs6)
+        for (const wire::Ipv6Prefix& y : b.remote_cidrs6)
+            if (x.overlaps(y)) return true;
     return false;
 }
 
@@ -215,16 +222,18 @@ private:
             if (*p == "tcp") rule.protocol = PolicyProtocol::tcp;
             else if (*p == "udp") rule.protocol = PolicyProtocol::udp;
             else if (*p == "icmp") rule.protocol = PolicyProtocol::icmp;
+            else if (*p == "icmpv6") rule.protocol = PolicyProtocol::icmpv6;
             else if (*p == "any") rule.protocol = PolicyProtocol::any;
             else {
                 fields_.error(line, path + ".protocol", quoted(*p) + " is not a protocol a rule can match",
-                              "expected \"tcp\", \"udp\", \"icmp\" or \"any\"");
+                              "expected \"tcp\", \"udp\", \"icmp\", \"icmpv6\" or \"any\"");
                 ok = false;
             }
         }
         ok = decode_ports(t, path, rule) && ok;
         ok = decode_icmp(t, path, rule) && ok;
         ok = decode_remotes(t, path, rule) && ok;
+        ok = check_family(t, path, rule) && ok;
         if (t.find("description") != nullptr)
             rule.description = fields_.string(t, path, "description", false, "description = \"web from app\"").value_or("");
         if (!ok) return std::nullopt;
@@ -276,9 +285,10 @@ private:
         for (const char* key : {"icmp_type", "icmp_code"}) {
             const TomlNode* node = t.find(key);
             if (node == nullptr) continue;
-            if (rule.protocol != PolicyProtocol::icmp) {
-                fields_.error(node->line, path + "." + key, std::string(key) + " without protocol = \"icmp\"",
-                              "add protocol = \"icmp\", or remove it");
+            if (!rule.is_icmp()) {
+                fields_.error(node->line, path + "." + key,
+                              std::string(key) + " without protocol = \"icmp\" or \"icmpv6\"",
+                              "add protocol = \"icmp\" (IPv4) or \"icmpv6\" (IPv6), or remove it");
                 ok = false;
                 continue;
             }
@@ -306,6 +316,10 @@ private:
                 ok = false;
             } else {
                 for (const TomlNode& item : cidrs->items) {
+                    if (item.kind == Kind::string && item.text.find(':') != std::string::npos) {
+                        ok = decode_cidr6(item, path + ".remote_cidrs", rule) && ok;
+                        continue;
+                    }
                     auto prefix = fields_.prefix(item, path + ".remote_cidrs");
                     if (prefix) rule.remote_cidrs.push_back(*prefix);
                     else ok = false;
@@ -325,6 +339,47 @@ private:
             }
         }
         return ok;
+    }
+
+    // An IPv6 prefix such as "fd00:0:0:1::/64" or "::/0".
+    bool decode_cidr6(const TomlNode& item, const std::string& key, SecurityRule& rule) {
+        if (auto prefix = wire::Ipv6Prefix::parse(item.text)) {
+            rule.remote_cidrs6.push_back(*prefix);
+            return true;
+        }
+        const auto slash = item.text.find('/');
+        const auto address = wire::Ipv6Address::parse(std::string_view(item.text).substr(0, slash));
+        const auto length = slash == std::string::npos ? std::string() : item.text.substr(slash + 1);
+        if (address && !length.empty() && length.size() <= 3 &&
+            std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+            std::stoi(length) <= 128) {
+            const wire::Ipv6Prefix network(*address, static_cast<std::uint8_t>(std::stoi(length)));
+            fields_.error(item.line, key, quoted(item.text) + " has host bits set",
+                          "did you mean \"" + network.to_string() + "\"?");
+            return false;
+        }
+        fields_.error(item.line, key, quoted(item.text) + " is not a CIDR prefix",
+                      "expected a network address and prefix length such as \"10.0.0.0/24\" or \"fd00::/64\"");
+        return false;
+    }
+
+    // A rule whose protocol is one family's and whose remotes are all the other's can match no
+    // packet: icmp with only IPv6 CIDRs, icmpv6 with only IPv4 ones.
+    bool check_family(const TomlNode& t, const std::string& path, const SecurityRule& rule) {
+        if (!rule.remote_groups.empty() || rule.any_remote()) return true;
+        const bool v4_only = rule.remote_cidrs6.empty();
+        const bool v6_only = rule.remote_cidrs.empty();
+        const bool dead = (rule.protocol == PolicyProtocol::icmp && v6_only) ||
+                          (rule.protocol == PolicyProtocol::icmpv6 && v4_only);
+        if (!dead) return true;
+        const TomlNode* node = t.find("remote_cidrs");
+        fields_.error(node != nullptr ? node->line : 0, path + ".remote_cidrs",
+                      std::string("protocol \"") + to_string(rule.protocol) + "\" with only " +
+                          (v4_only ? "IPv4" : "IPv6") + " remote_cidrs can match no packet",
+                      rule.protocol == PolicyProtocol::icmp
+                          ? "icmp is IPv4's: use protocol = \"icmpv6\" for IPv6 peers, or give IPv4 CIDRs"
+                          : "icmpv6 is IPv6's: use protocol = \"icmp\" for IPv4 peers, or give IPv6 CIDRs");
+        return false;
     }
 
     void check_dead_rules(const SecurityGroup& group, const std::vector<std::uint32_t>& lines, const std::string& path) {

@@ -182,10 +182,12 @@ struct NatConfig {
 // Security groups (docs/security-groups.md). A rule matches a packet by protocol, destination
 // port (or ICMP type and code) and the remote side (the source for ingress, the destination for
 // egress): CIDRs, or the addresses of another group's members. Of the rules that match, the lowest
-// priority number decides; at the same priority a deny wins. None: the VPC's default.
+// priority number decides; at the same priority a deny wins. None: the VPC's default. Rules cover
+// both families: tcp, udp and any match IPv4 and IPv6, icmp only IPv4 and icmpv6 only IPv6; an
+// IPv4 CIDR matches only IPv4 packets, an IPv6 one only IPv6, a group both of its members' addresses.
 enum class PolicyDirection : std::uint8_t { ingress, egress };
 enum class PolicyAction : std::uint8_t { allow, deny };
-enum class PolicyProtocol : std::uint8_t { any = 0, icmp = 1, tcp = 6, udp = 17 };
+enum class PolicyProtocol : std::uint8_t { any = 0, icmp = 1, tcp = 6, udp = 17, icmpv6 = 58 };
 inline constexpr std::uint32_t kDefaultRulePriority = 1000;
 inline constexpr std::uint32_t kMaxRulePriority = 65535;
 
@@ -203,11 +205,19 @@ struct SecurityRule {
     std::uint32_t priority = kDefaultRulePriority;
     PolicyProtocol protocol = PolicyProtocol::any;
     std::vector<PortRange> ports;  // tcp and udp; empty: every port
-    std::int16_t icmp_type = -1;   // icmp; -1: any
+    std::int16_t icmp_type = -1;   // icmp, icmpv6; -1: any
     std::int16_t icmp_code = -1;
-    std::vector<Ipv4Prefix> remote_cidrs;   // both empty: any remote address
-    std::vector<std::string> remote_groups;  // groups of the same VPC, by name
+    std::vector<Ipv4Prefix> remote_cidrs;          // all three empty: any remote address
+    std::vector<wire::Ipv6Prefix> remote_cidrs6;  // written in remote_cidrs beside the IPv4 ones
+    std::vector<std::string> remote_groups;        // groups of the same VPC, by name
     std::string description;
+
+    [[nodiscard]] bool any_remote() const noexcept {
+        return remote_cidrs.empty() && remote_cidrs6.empty() && remote_groups.empty();
+    }
+    [[nodiscard]] bool is_icmp() const noexcept {
+        return protocol == PolicyProtocol::icmp || protocol == PolicyProtocol::icmpv6;
+    }
 
     friend bool operator==(const SecurityRule&, const SecurityRule&) = default;
 };
@@ -317,6 +327,7 @@ struct FabricConfig {
 [[nodiscard]] inline const char* to_string(PolicyProtocol p) noexcept {
     switch (p) {
         case PolicyProtocol::icmp: return "icmp";
+        case PolicyProtocol::icmpv6: return "icmpv6";
         case PolicyProtocol::tcp: return "tcp";
         case PolicyProtocol::udp: return "udp";
         default: return "any";

@@ -45,6 +45,15 @@ void add_rules(Fingerprint& f, const Vpc& vpc) {
             for (const PortRange& p : r.ports) f.add((std::uint64_t{p.first} << 16) | p.last);
             f.add(r.remote_cidrs.size());
             for (const auto& c : r.remote_cidrs) f.add((std::uint64_t{c.network().value()} << 8) | c.length());
+            f.add(r.remote_cidrs6.size());
+            for (const auto& c : r.remote_cidrs6) {
+                std::uint64_t high = 0, low = 0;
+                for (int i = 0; i < 8; ++i) high = (high << 8) | c.network().bytes()[static_cast<std::size_t>(i)];
+                for (int i = 8; i < 16; ++i) low = (low << 8) | c.network().bytes()[static_cast<std::size_t>(i)];
+                f.add(high);
+                f.add(low);
+                f.add(c.length());
+            }
             f.add(r.remote_groups.size());
             for (const std::string& name : r.remote_groups) f.add(name);
         }

@@ -12,14 +12,28 @@ void AddressSet::add(const wire::Ipv4Prefix& prefix) {
     const std::uint32_t first = prefix.network().value();
     const std::uint32_t size_minus_one =
         prefix.length() == 0 ? 0xFFFFFFFFu : (std::uint32_t{1} << (32 - prefix.length())) - 1;
-    add(first, first + size_minus_one);
+    add(Address::v4(first), Address::v4(first + size_minus_one));
+}
+
+void AddressSet::add(const wire::Ipv6Prefix& prefix) {
+    const Address first = Address::of(prefix.network());
+    // The host bits, as a mask over each half: a /0 to /64 spans all of `low` and part of `high`.
+    const unsigned length = prefix.length();
+    const auto host_mask = [](unsigned bits) {  // the low `bits` bits set, 0 <= bits <= 64
+        return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    };
+    const std::uint64_t high_hosts = length >= 64 ? 0 : host_mask(64 - length);
+    const std::uint64_t low_hosts = length >= 128 ? 0 : host_mask(length >= 64 ? 128 - length : 64);
+    add(first, Address{true, first.high | high_hosts, first.low | low_hosts});
 }
 
 void AddressSet::finish() {
     std::sort(ranges_.begin(), ranges_.end());
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+    std::vector<std::pair<Address, Address>> merged;
     for (const auto& r : ranges_) {
-        if (!merged.empty() && (merged.back().second == 0xFFFFFFFFu || r.first <= merged.back().second + 1)) {
+        const bool joins = !merged.empty() && merged.back().second.v6 == r.first.v6 &&
+                           (merged.back().second.is_last() || r.first <= merged.back().second.next());
+        if (joins) {
             merged.back().second = std::max(merged.back().second, r.second);
         } else {
             merged.push_back(r);
@@ -28,10 +42,10 @@ void AddressSet::finish() {
     ranges_ = std::move(merged);
 }
 
-bool AddressSet::contains(std::uint32_t ip) const noexcept {
+bool AddressSet::contains(const Address& ip) const noexcept {
     // The last range starting at or before ip.
     auto it = std::upper_bound(ranges_.begin(), ranges_.end(), ip,
-                               [](std::uint32_t v, const std::pair<std::uint32_t, std::uint32_t>& r) { return v < r.first; });
+                               [](const Address& v, const std::pair<Address, Address>& r) { return v < r.first; });
     if (it == ranges_.begin()) return false;
     --it;
     return ip <= it->second;
@@ -44,7 +58,7 @@ bool CompiledRule::matches(const PacketMatch& p) const noexcept {
         for (const fabric::PortRange& r : ports) in = in || r.contains(p.port);
         if (!in) return false;
     }
-    if (icmp_type >= 0 && icmp_type != p.icmp_type) return false;
+    if (icmp_type >= 0 && icmp_type != p.icmp_type) return false;  // icmp and icmpv6 rules alone have one
     if (icmp_code >= 0 && icmp_code != p.icmp_code) return false;
     return any_remote || remote.contains(p.remote);
 }
@@ -66,9 +80,13 @@ std::string describe(const fabric::SecurityRule& rule) {
     if (rule.icmp_type >= 0) out += " type " + std::to_string(rule.icmp_type);
     if (rule.icmp_code >= 0) out += " code " + std::to_string(rule.icmp_code);
     out += rule.direction == PolicyDirection::ingress ? " from " : " to ";
-    if (rule.remote_cidrs.empty() && rule.remote_groups.empty()) out += "any";
+    if (rule.any_remote()) out += "any";
     bool first = true;
     for (const auto& c : rule.remote_cidrs) {
+        out += (first ? "" : ", ") + c.to_string();
+        first = false;
+    }
+    for (const auto& c : rule.remote_cidrs6) {
         out += (first ? "" : ", ") + c.to_string();
         first = false;
     }
@@ -106,8 +124,8 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const fabric::Fabr
     if (!any) return out;
     out->kernel_generations_ = fabric::policy_generations(fabric);
 
-    // Members of each group, by VPC: [vpc][group] -> addresses.
-    std::vector<std::vector<std::vector<std::uint32_t>>> members(vpcs.size());
+    // Members of each group, by VPC: [vpc][group] -> addresses (IPv4, and IPv6 where they have it).
+    std::vector<std::vector<std::vector<Address>>> members(vpcs.size());
     for (std::size_t v = 0; v < vpcs.size(); ++v)
         if (out->enforced_[v]) members[v].resize(vpcs[v].security_groups.size());
     auto group_index = [&](std::size_t v, const std::string& name) -> std::size_t {
@@ -120,7 +138,9 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const fabric::Fabr
         if (e.vpc_index >= vpcs.size() || !out->enforced_[e.vpc_index]) continue;
         for (const std::string& g : e.groups) {
             const std::size_t gi = group_index(e.vpc_index, g);
-            if (gi < members[e.vpc_index].size()) members[e.vpc_index][gi].push_back(e.ip.value());
+            if (gi >= members[e.vpc_index].size()) continue;
+            members[e.vpc_index][gi].push_back(Address::v4(e.ip));
+            if (e.ipv6) members[e.vpc_index][gi].push_back(Address::of(*e.ipv6));
         }
     }
 
@@ -152,12 +172,13 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const fabric::Fabr
                 c.icmp_type = rule.icmp_type;
                 c.icmp_code = rule.icmp_code;
                 c.ports = rule.ports;
-                c.any_remote = rule.remote_cidrs.empty() && rule.remote_groups.empty();
+                c.any_remote = rule.any_remote();
                 for (const auto& prefix : rule.remote_cidrs) c.remote.add(prefix);
+                for (const auto& prefix : rule.remote_cidrs6) c.remote.add(prefix);
                 for (const auto& ref : rule.remote_groups) {
                     const std::size_t gi = group_index(v, ref);
                     if (gi >= members[v].size()) continue;  // validation refuses it; match nothing
-                    for (const std::uint32_t ip : members[v][gi]) c.remote.add(ip, ip);
+                    for (const Address& ip : members[v][gi]) c.remote.add(ip);
                 }
                 c.remote.finish();
                 c.id = static_cast<std::uint32_t>(out->infos_.size());

@@ -22,6 +22,7 @@
 
 #include "fabric/model.hpp"
 #include "fabric/snapshot.hpp"
+#include "policy/address.hpp"
 
 namespace andromeda::policy {
 
@@ -31,7 +32,7 @@ using fabric::PolicyDirection;
 // What a rule sees of a packet.
 struct PacketMatch {
     std::uint8_t protocol = 0;  // IP protocol number
-    std::uint32_t remote = 0;   // host order: the source for ingress, the destination for egress
+    Address remote;             // the source for ingress, the destination for egress
     std::uint16_t port = 0;     // TCP/UDP destination port
     std::int16_t icmp_type = -1;
     std::int16_t icmp_code = -1;
@@ -42,17 +43,20 @@ struct Decision {
     std::uint32_t rule = 0;  // index into CompiledPolicy::rules()
 };
 
-// Addresses as sorted, disjoint, non-adjacent [first, last] ranges (host order).
+// Addresses of both families as sorted, disjoint, non-adjacent [first, last] ranges, each within
+// one family.
 class AddressSet {
 public:
-    void add(std::uint32_t first, std::uint32_t last) { ranges_.emplace_back(first, last); }
+    void add(const Address& first, const Address& last) { ranges_.emplace_back(first, last); }
+    void add(const Address& one) { add(one, one); }
     void add(const wire::Ipv4Prefix& prefix);
+    void add(const wire::Ipv6Prefix& prefix);
     void finish();  // sorts and merges; call once after the adds
-    [[nodiscard]] bool contains(std::uint32_t ip) const noexcept;
+    [[nodiscard]] bool contains(const Address& ip) const noexcept;
     [[nodiscard]] std::size_t ranges() const noexcept { return ranges_.size(); }
 
 private:
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges_;
+    std::vector<std::pair<Address, Address>> ranges_;
 };
 
 struct CompiledRule {

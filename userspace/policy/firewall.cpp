@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "wire/ipv6.hpp"
+
 namespace andromeda::policy {
 
 namespace {
@@ -11,6 +13,7 @@ namespace {
 constexpr std::uint8_t kIcmp = 1;
 constexpr std::uint8_t kTcp = 6;
 constexpr std::uint8_t kUdp = 17;
+constexpr std::uint8_t kIcmpv6 = 58;
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -27,6 +30,8 @@ PolicyDirection opposite(PolicyDirection d) noexcept {
 }
 
 bool is_icmp_error(std::uint8_t type) noexcept { return type == 3 || type == 11 || type == 12; }
+// Destination Unreachable, Packet Too Big, Time Exceeded, Parameter Problem (RFC 4443).
+bool is_icmpv6_error(std::uint8_t type) noexcept { return type >= 1 && type <= 4; }
 
 // The flow key of the IPv4 packet at `ip` (at least `size` bytes, header checked by the caller for
 // the outer packet; for a quoted one only what is there). Ports of TCP and UDP; for ICMP echo the
@@ -37,14 +42,14 @@ struct Parsed {
     bool ok = false;
     bool non_first_fragment = false;
     bool more_fragments = false;
-    std::uint16_t ip_id = 0;
+    std::uint32_t ip_id = 0;  // IPv4: 16 bits; IPv6: the fragment header's 32
     bool closing = false;  // TCP FIN or RST
     bool icmp_error = false;
     const std::uint8_t* quoted = nullptr;  // ICMP error: the packet it is about
     std::size_t quoted_size = 0;
 };
 
-Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, std::uint32_t local, PolicyDirection d,
+Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Address local, PolicyDirection d,
              bool is_quote) {
     Parsed p;
     if (size < 20) return p;
@@ -56,11 +61,11 @@ Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, std::u
     FlowKey& k = p.key;
     k.vni = vni;
     k.local = local;
-    k.source = wire::load_be32(ip + 12);
-    k.destination = wire::load_be32(ip + 16);
     k.protocol = ip[9];
     k.direction = d;
     p.ip_id = wire::load_be16(ip + 4);
+    k.source = Address::v4(wire::load_be32(ip + 12));
+    k.destination = Address::v4(wire::load_be32(ip + 16));
     const std::uint16_t frag = wire::load_be16(ip + 6);
     p.more_fragments = (frag & 0x2000) != 0;
     p.match.protocol = k.protocol;
@@ -104,18 +109,92 @@ Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, std::u
     return p;
 }
 
+// The same of the IPv6 packet at `ip`: the extension headers walked to the upper layer (at most
+// eight, as the pipeline walks them), a fragment header's identification and offset, ICMPv6 echo
+// identifiers and the packet an ICMPv6 error quotes.
+Parsed parse6(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Address local, PolicyDirection d,
+              bool is_quote) {
+    Parsed p;
+    if (size < wire::kIpv6HeaderLength || (ip[0] >> 4) != 6) return p;
+    std::size_t total = wire::kIpv6HeaderLength + wire::load_be16(ip + 4);
+    if (!is_quote && total > size) return p;
+    if (is_quote || total > size) total = std::min(total, size);  // a quote is cut short by design
+    const wire::ByteSpan packet(ip, total);
+    const wire::detail::Ipv6Walk walk = wire::detail::walk_ipv6_extension_headers(packet);
+    if (walk.error != wire::ParseError::None) return p;
+    FlowKey& k = p.key;
+    k.vni = vni;
+    k.local = local;
+    k.source = Address::from_bytes(ip + 8);
+    k.destination = Address::from_bytes(ip + 24);
+    k.protocol = walk.upper_layer_protocol;
+    k.direction = d;
+    p.match.protocol = k.protocol;
+    p.match.remote = d == PolicyDirection::ingress ? k.source : k.destination;
+    if (walk.fragment_header_offset != 0) {
+        const std::uint8_t* fragment = ip + walk.fragment_header_offset;
+        p.ip_id = wire::load_be32(fragment + 4);
+        p.more_fragments = (fragment[3] & 1) != 0;
+        if ((wire::load_be16(fragment + 2) >> 3) != 0) {
+            p.non_first_fragment = true;
+            p.ok = true;
+            return p;
+        }
+    }
+    const std::uint8_t* l4 = ip + walk.upper_layer_offset;
+    const std::size_t l4_size = total - walk.upper_layer_offset;
+    switch (k.protocol) {
+        case kTcp:
+            if (l4_size < (is_quote ? 4u : 14u)) return p;
+            if (!is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
+            [[fallthrough]];
+        case kUdp:
+            if (l4_size < 4) return p;
+            k.source_port = wire::load_be16(l4);
+            k.destination_port = wire::load_be16(l4 + 2);
+            p.match.port = k.destination_port;
+            break;
+        case kIcmpv6: {
+            if (l4_size < 4) return p;
+            p.match.icmp_type = l4[0];
+            p.match.icmp_code = l4[1];
+            if (l4[0] == 128 || l4[0] == 129) {  // echo request / reply
+                if (l4_size < 8) return p;
+                const std::uint16_t id = wire::load_be16(l4 + 4);
+                (l4[0] == 128 ? k.source_port : k.destination_port) = id;
+            } else if (!is_quote && is_icmpv6_error(l4[0]) && l4_size >= 8 + wire::kIpv6HeaderLength) {
+                p.icmp_error = true;
+                p.quoted = l4 + 8;
+                p.quoted_size = l4_size - 8;
+            }
+            break;
+        }
+        default: break;
+    }
+    p.ok = true;
+    return p;
+}
+
+Parsed parse_any(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Address local, PolicyDirection d,
+                 bool is_quote) {
+    if (size == 0) return {};
+    return (ip[0] >> 4) == 6 ? parse6(ip, size, vni, local, d, is_quote) : parse(ip, size, vni, local, d, is_quote);
+}
+
+std::uint64_t mix(std::uint64_t h, const Address& a) noexcept {
+    return mix(mix(h, a.high ^ (a.v6 ? 0x6ull << 60 : 0)), a.low);
+}
+
 }  // namespace
 
 std::size_t FlowKeyHash::operator()(const FlowKey& k) const noexcept {
-    std::uint64_t h = mix(k.vni, k.local);
-    h = mix(h, (std::uint64_t{k.source} << 32) | k.destination);
+    std::uint64_t h = mix(mix(mix(k.vni, k.local), k.source), k.destination);
     h = mix(h, (std::uint64_t{k.source_port} << 24) | (std::uint64_t{k.destination_port} << 8) | k.protocol);
     return static_cast<std::size_t>(mix(h, static_cast<std::uint64_t>(k.direction)));
 }
 
 std::size_t Firewall::FragmentKeyHash::operator()(const FragmentKey& k) const noexcept {
-    std::uint64_t h = mix(k.vni, k.local);
-    h = mix(h, (std::uint64_t{k.source} << 32) | k.destination);
+    const std::uint64_t h = mix(mix(mix(k.vni, k.local), k.source), k.destination);
     return static_cast<std::size_t>(mix(h, (std::uint64_t{k.id} << 16) | (std::uint64_t{k.protocol} << 8) |
                                                static_cast<std::uint64_t>(k.direction)));
 }
@@ -284,7 +363,13 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
                             wire::ByteSpan ip_packet) {
     const RuleSet* rules = policy.rules_for(local.position, direction);
     if (rules == nullptr) return {true, Outcome::not_enforced, 0};
-    const Parsed p = parse(ip_packet.data(), ip_packet.size(), local.vni, local.ip.value(), direction, false);
+    const bool v6 = !ip_packet.empty() && (ip_packet[0] >> 4) == 6;
+    if (v6 && !local.ipv6) {  // the pipeline routes IPv6 only to and from endpoints with an address
+        denied_.fetch_add(1, std::memory_order_relaxed);
+        return {false, Outcome::malformed, rules->fallback.rule};
+    }
+    const Address self = v6 ? Address::of(*local.ipv6) : Address::v4(local.ip);
+    const Parsed p = parse_any(ip_packet.data(), ip_packet.size(), local.vni, self, direction, false);
     if (!p.ok) {
         denied_.fetch_add(1, std::memory_order_relaxed);
         return {false, Outcome::malformed, rules->fallback.rule};
@@ -304,15 +389,16 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
     bool stale = false;
     std::uint32_t rule = 0;
     if (p.icmp_error) {
-        const Parsed quoted = parse(p.quoted, p.quoted_size, local.vni, local.ip.value(), opposite(direction), true);
+        const Parsed quoted = v6 ? parse6(p.quoted, p.quoted_size, local.vni, self, opposite(direction), true)
+                                 : parse(p.quoted, p.quoted_size, local.vni, self, opposite(direction), true);
         if (quoted.ok && !quoted.non_first_fragment &&
             find(quoted.key, t, false, generation, &stale, &rule).found && !stale)
             return {true, Outcome::related, rule};
     }
 
-    // What the kernel's flow cache may carry: TCP and UDP, unfragmented.
+    // What the kernel's flow cache may carry: IPv4 TCP and UDP, unfragmented.
     const std::uint32_t kernel = policy.kernel_generation(local.vni);
-    const bool eligible = (p.key.protocol == kTcp || p.key.protocol == kUdp) && !p.more_fragments;
+    const bool eligible = !v6 && (p.key.protocol == kTcp || p.key.protocol == kUdp) && !p.more_fragments;
 
     const Located flow = find(p.key, t, p.closing, generation, &stale, &rule);
     if (flow.found && !stale) {
@@ -328,8 +414,8 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
         if (flow.is_reply) {
             match.remote = p.match.remote;  // the same peer, seen from the other direction
             match.port = flow.key.destination_port;
-            if (p.key.protocol == kIcmp) {  // the echo request
-                match.icmp_type = 8;
+            if (p.key.protocol == kIcmp || p.key.protocol == kIcmpv6) {  // the echo request
+                match.icmp_type = p.key.protocol == kIcmp ? 8 : 128;
                 match.icmp_code = 0;
             }
         }

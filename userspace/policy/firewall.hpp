@@ -31,13 +31,13 @@
 
 namespace andromeda::policy {
 
-// A flow as seen at one endpoint in one direction. Addresses host order.
+// A flow as seen at one endpoint in one direction, of either family (the addresses all of one).
 struct FlowKey {
     std::uint32_t vni = 0;
-    std::uint32_t local = 0;  // the endpoint whose policy this is
-    std::uint32_t source = 0;
-    std::uint32_t destination = 0;
-    std::uint16_t source_port = 0;  // ICMP echo: the identifier (request: source, reply: destination)
+    Address local;  // the endpoint whose policy this is: its address of the flow's family
+    Address source;
+    Address destination;
+    std::uint16_t source_port = 0;  // ICMP(v6) echo: the identifier (request: source, reply: destination)
     std::uint16_t destination_port = 0;
     std::uint8_t protocol = 0;
     PolicyDirection direction = PolicyDirection::ingress;
@@ -126,8 +126,9 @@ public:
     [[nodiscard]] std::shared_ptr<const CompiledPolicy> policy_for(const fabric::FabricSnapshot& fabric);
     [[nodiscard]] std::shared_ptr<const CompiledPolicy> current_policy() const;
 
-    // Judges `ip_packet` (an IPv4 packet whose header the caller checked) at `local`, an endpoint
-    // of `policy`'s snapshot, in `direction`.
+    // Judges `ip_packet` (an IPv4 packet whose header the caller checked, or an IPv6 packet whose
+    // length it did) at `local`, an endpoint of `policy`'s snapshot, in `direction`. The kernel's
+    // flow cache is asked to carry IPv4 TCP and UDP flows; IPv6 is judged here, packet by packet.
     CheckResult check(const CompiledPolicy& policy, const fabric::Endpoint& local, PolicyDirection direction,
                       wire::ByteSpan ip_packet);
 
@@ -202,8 +203,9 @@ private:
     std::atomic<std::size_t> size_{0};
 
     struct FragmentKey {
-        std::uint32_t vni, local, source, destination;
-        std::uint16_t id;
+        std::uint32_t vni;
+        Address local, source, destination;
+        std::uint32_t id;  // IPv4: the 16-bit identification; IPv6: the fragment header's 32
         std::uint8_t protocol;
         PolicyDirection direction;
         friend bool operator==(const FragmentKey&, const FragmentKey&) = default;

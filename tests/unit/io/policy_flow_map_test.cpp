@@ -18,7 +18,10 @@ using policy::PolicyDirection;
 constexpr std::uint32_t kWeb = 0x0a00000a, kApp = 0x0a000014;  // 10.0.0.10, 10.0.0.20
 
 // app -> web:80 at web (ingress), under generation 77 by rule 3.
-policy::KernelFlow flow() { return {{100, kWeb, kApp, kWeb, 40000, 80, 6, PolicyDirection::ingress}, 77, 3}; }
+policy::KernelFlow flow() {
+    using policy::Address;
+    return {{100, Address::v4(kWeb), Address::v4(kApp), Address::v4(kWeb), 40000, 80, 6, PolicyDirection::ingress}, 77, 3};
+}
 
 TEST(PolicyFlowMap, AnInstallWritesBothDirectionsAsTheKernelLooksThemUp) {
     FakeMapWriter maps;

@@ -2,6 +2,8 @@
 // rules, revocation by a new policy, fragments, expiry and the table's bound.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "policy/firewall.hpp"
@@ -16,22 +18,27 @@ using fabric::PolicyProtocol;
 using fabric::SecurityGroup;
 using fabric::SecurityRule;
 
-std::uint32_t ip(const char* text) { return wire::Ipv4Address::parse(text)->value(); }
+// "10.0.0.10" or "fd00:0:0:100::10".
+Address ip(const char* text) {
+    if (std::string_view(text).find(':') != std::string_view::npos)
+        return Address::of(*wire::Ipv6Address::parse(text));
+    return Address::v4(*wire::Ipv4Address::parse(text));
+}
 
 struct Packet {
-    std::uint32_t src = 0, dst = 0;
+    Address src, dst;  // IPv6 addresses build an IPv6 packet (ICMP: ICMPv6)
     std::uint8_t protocol = 6;
     std::uint16_t sport = 40000, dport = 80;
     std::uint8_t tcp_flags = 0x02;  // SYN
     std::uint8_t icmp_type = 8, icmp_code = 0;
     std::uint16_t icmp_id = 7;
-    std::uint16_t ip_id = 1;
+    std::uint32_t ip_id = 1;  // IPv6: a fragment header is added when fragmented
     bool more_fragments = false;
     std::uint16_t fragment_offset = 0;
     Bytes quote;  // ICMP errors: the packet they are about
 };
 
-Packet pkt(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol = 6, std::uint16_t sport = 40000,
+Packet pkt(Address src, Address dst, std::uint8_t protocol = 6, std::uint16_t sport = 40000,
            std::uint16_t dport = 80) {
     Packet p;
     p.src = src;
@@ -57,22 +64,43 @@ Bytes build(const Packet& p) {
         wire::store_be16(&l4[0], p.sport);
         wire::store_be16(&l4[2], p.dport);
         wire::store_be16(&l4[4], 8);
-    } else if (p.protocol == 1) {
+    } else if (p.protocol == 1 || p.protocol == 58) {
         l4.assign(8, 0);
         l4[0] = p.icmp_type;
         l4[1] = p.icmp_code;
         wire::store_be16(&l4[4], p.icmp_id);
         for (const std::uint8_t b : p.quote) l4.push_back(b);
     }
+    if (p.src.v6) {
+        const bool fragmented = p.more_fragments || p.fragment_offset != 0;
+        Bytes out(40 + (fragmented ? 8 : 0), 0);
+        out[0] = 0x60;
+        out[6] = fragmented ? 44 : p.protocol;
+        out[7] = 64;
+        const auto put = [&](std::size_t at, const Address& a) {
+            const auto bytes = a.v6_value().bytes();
+            std::copy(bytes.begin(), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+        };
+        put(8, p.src);
+        put(24, p.dst);
+        if (fragmented) {
+            out[40] = p.protocol;
+            wire::store_be16(&out[42], static_cast<std::uint16_t>(p.fragment_offset << 3 | (p.more_fragments ? 1 : 0)));
+            wire::store_be32(&out[44], p.ip_id);
+        }
+        out.insert(out.end(), l4.begin(), l4.end());
+        wire::store_be16(&out[4], static_cast<std::uint16_t>(out.size() - 40));
+        return out;
+    }
     Bytes out(20 + l4.size(), 0);
     out[0] = 0x45;
     wire::store_be16(&out[2], static_cast<std::uint16_t>(20 + l4.size()));
-    wire::store_be16(&out[4], p.ip_id);
+    wire::store_be16(&out[4], static_cast<std::uint16_t>(p.ip_id));
     wire::store_be16(&out[6], static_cast<std::uint16_t>((p.more_fragments ? 0x2000 : 0) | p.fragment_offset));
     out[8] = 64;
     out[9] = p.protocol;
-    wire::store_be32(&out[12], p.src);
-    wire::store_be32(&out[16], p.dst);
+    wire::store_be32(&out[12], p.src.v4_value());
+    wire::store_be32(&out[16], p.dst.v4_value());
     for (std::size_t i = 0; i < l4.size(); ++i) out[20 + i] = l4[i];
     return out;
 }
@@ -82,6 +110,7 @@ Packet reply_of(Packet p) {
     std::swap(p.sport, p.dport);
     p.tcp_flags = 0x12;  // SYN ACK
     if (p.protocol == 1) p.icmp_type = 0;
+    if (p.protocol == 58) p.icmp_type = 129;
     return p;
 }
 
@@ -118,13 +147,17 @@ protected:
         snapshot_ = with_policy(*base_, std::move(groups), members, ++generation_);
         policy_ = firewall_.policy_for(*snapshot_);
     }
+    // By either of its addresses.
     const fabric::Endpoint& endpoint(const char* address) {
-        return *snapshot_->find_endpoint(100, *wire::Ipv4Address::parse(address));
+        const Address a = ip(address);
+        for (const fabric::Endpoint& e : snapshot_->endpoints())
+            if (a == Address::v4(e.ip) || (e.ipv6 && a == Address::of(*e.ipv6))) return e;
+        throw std::logic_error(std::string("no endpoint ") + address);
     }
     // The packet as `at` meets it: ingress when it is the destination, egress when the source.
     CheckResult check(const char* at, const Packet& p) {
         const fabric::Endpoint& e = endpoint(at);
-        const PolicyDirection d = p.dst == e.ip.value() ? PolicyDirection::ingress : PolicyDirection::egress;
+        const PolicyDirection d = p.dst == ip(at) ? PolicyDirection::ingress : PolicyDirection::egress;
         const Bytes bytes = build(p);
         return firewall_.check(*policy_, e, d, bytes);
     }

@@ -1,5 +1,5 @@
-// A small fabric with security groups for the policy tests: VPC blue (10.0.0.0/24) on node1 and
-// node2, and a way to rebuild a loaded snapshot with groups and memberships set in code (random
+// A small fabric with security groups for the policy tests: VPC blue (10.0.0.0/24, and
+// fd00:0:0:100::/64 with endpoint .N at fd00:0:0:100::N) on node1 and node2, and a way to rebuild a loaded snapshot with groups and memberships set in code (random
 // rule sets need not pass validation's dead-rule checks).
 #pragma once
 
@@ -23,12 +23,13 @@ name = "blue"
 vni = 100
 cidr = "10.0.0.0/24"
 gateway = "10.0.0.1"
+ipv6_prefix = "fd00:0:0:100::/64"
 )" + groups_toml;
     const char* ips[] = {"10.0.0.10", "10.0.0.11", "10.0.0.20", "10.0.0.21"};
     for (std::size_t i = 0; i < 4; ++i) {
         text += "[[vpc.endpoint]]\nip = \"" + std::string(ips[i]) + "\"\nmac = \"02:00:00:00:00:" +
                 std::to_string(10 + i) + "\"\nnode = \"" + (i < 2 ? "node1" : "node2") + "\"\nport = \"tap" +
-                std::to_string(i) + "\"\n";
+                std::to_string(i) + "\"\nipv6 = \"fd00:0:0:100::" + std::string(ips[i]).substr(7) + "\"\n";
         if (i < endpoint_groups.size() && !endpoint_groups[i].empty()) text += "groups = " + endpoint_groups[i] + "\n";
     }
     return text;

@@ -87,26 +87,26 @@ name = "web"
 )";
     EXPECT_EQ(errors_of(blue_fabric(groups, {R"(["web", "cache"])"})),
               (std::vector<std::string>{
-                  "t.toml:13: vpc[0].default_egress: \"drop\" is not an action; expected \"allow\" or \"deny\"",
-                  "t.toml:17: vpc[0].security_group[0].rule[0].direction: \"inbound\" is not a direction; expected "
+                  "t.toml:14: vpc[0].default_egress: \"drop\" is not an action; expected \"allow\" or \"deny\"",
+                  "t.toml:18: vpc[0].security_group[0].rule[0].direction: \"inbound\" is not a direction; expected "
                   "\"ingress\" or \"egress\"",
-                  "t.toml:18: vpc[0].security_group[0].rule[0].protocol: \"sctp\" is not a protocol a rule can match; "
-                  "expected \"tcp\", \"udp\", \"icmp\" or \"any\"",
-                  "t.toml:22: vpc[0].security_group[0].rule[1].ports: ports with protocol \"icmp\"; ports need protocol "
+                  "t.toml:19: vpc[0].security_group[0].rule[0].protocol: \"sctp\" is not a protocol a rule can match; "
+                  "expected \"tcp\", \"udp\", \"icmp\", \"icmpv6\" or \"any\"",
+                  "t.toml:23: vpc[0].security_group[0].rule[1].ports: ports with protocol \"icmp\"; ports need protocol "
                   "= \"tcp\" or \"udp\" (ICMP has icmp_type and icmp_code)",
-                  "t.toml:26: vpc[0].security_group[0].rule[2].ports: \"90-80\" is not a port or port range; a port "
+                  "t.toml:27: vpc[0].security_group[0].rule[2].ports: \"90-80\" is not a port or port range; a port "
                   "0-65535 or \"first-last\" with first <= last, e.g. ports = [22, \"8000-8099\"]",
-                  "t.toml:26: vpc[0].security_group[0].rule[2].ports: 70000 is not a port or port range; a port "
+                  "t.toml:27: vpc[0].security_group[0].rule[2].ports: 70000 is not a port or port range; a port "
                   "0-65535 or \"first-last\" with first <= last, e.g. ports = [22, \"8000-8099\"]",
-                  "t.toml:27: vpc[0].security_group[0].rule[2].icmp_code: icmp_code without protocol = \"icmp\"; add "
-                  "protocol = \"icmp\", or remove it",
-                  "t.toml:31: vpc[0].security_group[0].rule[3].remote_cidrs: \"10.0.0.0/33\" is not a CIDR prefix; "
+                  "t.toml:28: vpc[0].security_group[0].rule[2].icmp_code: icmp_code without protocol = \"icmp\" or "
+                  "\"icmpv6\"; add protocol = \"icmp\" (IPv4) or \"icmpv6\" (IPv6), or remove it",
+                  "t.toml:32: vpc[0].security_group[0].rule[3].remote_cidrs: \"10.0.0.0/33\" is not a CIDR prefix; "
                   "expected a network address and prefix length such as \"10.0.0.0/24\"",
-                  "t.toml:32: vpc[0].security_group[0].rule[3].priority: 0 is out of range; the lower number decides "
+                  "t.toml:33: vpc[0].security_group[0].rule[3].priority: 0 is out of range; the lower number decides "
                   "first; valid is 1 to 65535",
-                  "t.toml:34: vpc[0].security_group[1].name: security group \"web\" is defined twice in VPC \"blue\" "
-                  "(first at line 14); give each group of a VPC its own name",
-                  "t.toml:40: vpc[0].endpoint[0].groups: no security group \"cache\" in VPC \"blue\"; name one of \"web\"",
+                  "t.toml:35: vpc[0].security_group[1].name: security group \"web\" is defined twice in VPC \"blue\" "
+                  "(first at line 15); give each group of a VPC its own name",
+                  "t.toml:42: vpc[0].endpoint[0].groups: no security group \"cache\" in VPC \"blue\"; name one of \"web\"",
               }));
 }
 
@@ -118,7 +118,7 @@ direction = "ingress"
 remote_groups = ["db"]
 )";
     EXPECT_EQ(errors_of(blue_fabric(groups)),
-              std::vector<std::string>{"t.toml:15: vpc[0].security_group[0].rule[0].remote_groups: no security group "
+              std::vector<std::string>{"t.toml:16: vpc[0].security_group[0].rule[0].remote_groups: no security group "
                                        "\"db\" in VPC \"blue\"; name one of this VPC's groups: \"web\""});
 }
 
@@ -140,7 +140,7 @@ priority = 200
 )";
     EXPECT_EQ(errors_of(blue_fabric(groups)),
               std::vector<std::string>{
-                  "t.toml:20: vpc[0].security_group[0].rule[1]: can never decide: rule[0] (line 15, priority 100, "
+                  "t.toml:21: vpc[0].security_group[0].rule[1]: can never decide: rule[0] (line 16, priority 100, "
                   "allow) matches every packet it does and decides first; give it a lower priority number than 100, "
                   "narrow rule[0], or remove it"});
     // Decides first instead: fine.
@@ -164,7 +164,7 @@ priority = 100
 )";
     EXPECT_EQ(errors_of(blue_fabric(groups)),
               std::vector<std::string>{
-                  "t.toml:20: vpc[0].security_group[0].rule[1]: priority 100 is also rule[0] (line 15, priority 100, "
+                  "t.toml:21: vpc[0].security_group[0].rule[1]: priority 100 is also rule[0] (line 16, priority 100, "
                   "allow)'s, with the other action, and the two can match the same packet; give one of them another "
                   "priority: the lower number decides first"});
     // Ports that never meet: no ambiguity.

@@ -9,8 +9,8 @@ namespace andromeda::io {
 andromeda_policy_flow_key policy_flow_key(const policy::FlowKey& key) noexcept {
     andromeda_policy_flow_key k{};
     k.vni = key.vni;
-    k.saddr = htonl(key.source);
-    k.daddr = htonl(key.destination);
+    k.saddr = htonl(key.source.v4_value());
+    k.daddr = htonl(key.destination.v4_value());
     k.sport = htons(key.source_port);
     k.dport = htons(key.destination_port);
     k.protocol = key.protocol;
@@ -21,8 +21,8 @@ andromeda_policy_flow_key policy_flow_key(const policy::FlowKey& key) noexcept {
 policy::FlowKey policy_flow_key_of(const andromeda_policy_flow_key& k) noexcept {
     policy::FlowKey key;
     key.vni = k.vni;
-    key.source = ntohl(k.saddr);
-    key.destination = ntohl(k.daddr);
+    key.source = policy::Address::v4(ntohl(k.saddr));
+    key.destination = policy::Address::v4(ntohl(k.daddr));
     key.source_port = ntohs(k.sport);
     key.destination_port = ntohs(k.dport);
     key.protocol = k.protocol;
@@ -34,6 +34,7 @@ policy::FlowKey policy_flow_key_of(const andromeda_policy_flow_key& k) noexcept 
 
 void PolicyFlowMap::apply(std::span<const policy::KernelChange> changes) {
     for (const policy::KernelChange& c : changes) {
+        if (c.flow.key.source.v6) continue;  // the map is keyed by IPv4; the firewall asks for none
         const andromeda_policy_flow_key own = policy_flow_key(c.flow.key);
         const andromeda_policy_flow_key reply = policy_flow_key(c.flow.key.reversed());
         if (c.kind == policy::KernelChange::Kind::remove) {

@@ -1,5 +1,5 @@
-// The security groups' stateful firewall on untrusted bytes: arbitrary IPv4 packets judged at the
-// endpoints of a fabric with groups (tests/unit/policy/policy_fabric.hpp). Never a crash or an
+// The security groups' stateful firewall on untrusted bytes: arbitrary IPv4 and IPv6 packets judged
+// at the endpoints of a dual-stack fabric with groups (tests/unit/policy/policy_fabric.hpp). Never a crash or an
 // out-of-bounds read (ASan), and a verdict is stable: the same packet judged again at once, at
 // the same endpoint and in the same direction, is allowed exactly when it was the first time
 // (an allowed one opened or continued its flow; a denied one changed nothing). The same bytes go
@@ -36,11 +36,17 @@ protocol = "icmp"
 icmp_type = 8
 priority = 110
 [[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "icmpv6"
+icmp_type = 128
+remote_cidrs = ["fd00:0:0:100::/120"]
+priority = 111
+[[vpc.security_group.rule]]
 direction = "egress"
 action = "deny"
 protocol = "udp"
 ports = [53]
-remote_cidrs = ["10.0.0.0/25"]
+remote_cidrs = ["10.0.0.0/25", "fd00:0:0:100::/121"]
 priority = 50
 [[vpc.security_group]]
 name = "app"
@@ -77,7 +83,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The pipeline's completion of an offloaded checksum (wire::finish_offloaded_checksum), on the
     // same bytes: in bounds, and what it finishes verifies.
     std::vector<std::uint8_t> copy(packet.begin(), packet.end());
-    if (wire::finish_offloaded_checksum(copy)) {
+    if (wire::finish_offloaded_checksum(copy) && (copy[0] >> 4) == 6) {
+        const std::size_t payload = wire::load_be16(copy.data() + 4);
+        const std::uint64_t pseudo = wire::pseudo_header_sum(wire::Ipv6Address::from_bytes(copy.data() + 8),
+                                                             wire::Ipv6Address::from_bytes(copy.data() + 24), copy[6],
+                                                             static_cast<std::uint32_t>(payload));
+        if (!wire::checksum_verifies(wire::ByteSpan(copy.data() + 40, payload), pseudo)) {
+            std::fprintf(stderr, "firewall_fuzz: a finished IPv6 checksum does not verify\n");
+            std::abort();
+        }
+    } else if ((copy.empty() || (copy[0] >> 4) != 6) && wire::finish_offloaded_checksum(copy)) {
         const std::size_t ihl = static_cast<std::size_t>(copy[0] & 0x0f) * 4;
         const std::size_t total = wire::load_be16(copy.data() + 2);
         const wire::ByteSpan l4(copy.data() + ihl, total - ihl);

@@ -320,6 +320,141 @@ TEST_F(FirewallTest, MalformedPacketsAreDeniedNotRead) {
     }
 }
 
+// IPv6 (docs/security-groups.md, "IPv6"): the same rules and state. web's http rule names group
+// app, whose member .20 is fd00:0:0:100::20 too; its ssh rule names an IPv4 CIDR, which no IPv6
+// packet matches.
+TEST_F(FirewallTest, Ipv6FlowsAreJudgedByTheSameRulesAndTheirRepliesPass) {
+    const Packet syn = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"));
+    const CheckResult in = check("fd00:0:0:100::10", syn);
+    EXPECT_EQ(in.outcome, Outcome::opened);
+    EXPECT_EQ(rule(in.rule).group, "web");
+    EXPECT_EQ(rule(in.rule).index, 0);
+    EXPECT_EQ(check("fd00:0:0:100::10", reply_of(syn)).outcome, Outcome::reply);
+    EXPECT_EQ(check("fd00:0:0:100::20", syn).outcome, Outcome::opened);  // egress at app: the default
+    EXPECT_EQ(check("fd00:0:0:100::20", reply_of(syn)).outcome, Outcome::reply);
+    // The IPv4 flow between the same two is another flow, judged on its own.
+    EXPECT_EQ(check("10.0.0.10", reply_of(pkt(ip("10.0.0.20"), ip("10.0.0.10")))).outcome, Outcome::opened);
+    // ssh from .21 over IPv6: its rule's CIDR is IPv4 (10.0.0.21/32), so the default denies it.
+    const CheckResult ssh = check("fd00:0:0:100::10", pkt(ip("fd00:0:0:100::21"), ip("fd00:0:0:100::10"), 6, 40000, 22));
+    EXPECT_EQ(ssh.outcome, Outcome::denied);
+    EXPECT_EQ(rule(ssh.rule).text, "ingress default deny");
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 22)).outcome, Outcome::opened);
+    // A flow's key carries its family's addresses, the endpoint's own included.
+    bool found = false;
+    for (const FlowView& f : firewall_.flows(100))
+        if (f.key.source == ip("fd00:0:0:100::20") && f.key.direction == PolicyDirection::ingress) {
+            EXPECT_EQ(f.key.local, ip("fd00:0:0:100::10"));
+            EXPECT_EQ(f.key.local.to_string(), "fd00:0:0:100::10");
+            found = true;
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST_F(FirewallTest, Icmpv6RulesMatchIcmpv6AloneAndItsEchoAndErrorsAreTracked) {
+    auto groups = web_app_ssh();
+    SecurityRule ping4;  // icmp: IPv4's, from anywhere
+    ping4.protocol = PolicyProtocol::icmp;
+    ping4.priority = 120;
+    SecurityRule ping6;  // icmpv6 echo requests from the VPC's /64
+    ping6.protocol = PolicyProtocol::icmpv6;
+    ping6.icmp_type = 128;
+    ping6.remote_cidrs6 = {*wire::Ipv6Prefix::parse("fd00:0:0:100::/64")};
+    ping6.priority = 130;
+    groups[0].rules = {ping4};
+    set_policy(groups, {{"web"}, {"web"}, {"app"}, {}});
+    Packet echo = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"), 58);
+    echo.icmp_type = 128;
+    EXPECT_EQ(check("fd00:0:0:100::10", echo).outcome, Outcome::denied) << "an icmp rule allowed ICMPv6";
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"), 1)).outcome, Outcome::opened);
+    groups[0].rules = {ping4, ping6};
+    set_policy(groups, {{"web"}, {"web"}, {"app"}, {}});
+    const CheckResult in = check("fd00:0:0:100::10", echo);
+    EXPECT_EQ(in.outcome, Outcome::opened);
+    EXPECT_EQ(rule(in.rule).index, 1);
+    EXPECT_EQ(check("fd00:0:0:100::10", reply_of(echo)).outcome, Outcome::reply);
+    Packet other = echo;
+    other.icmp_type = 135;  // not an echo request: no rule
+    EXPECT_EQ(check("fd00:0:0:100::10", other).outcome, Outcome::denied);
+    // web pings .21 (egress: allowed); the reply with its identifier passes, another does not.
+    const Packet out = [&] {
+        Packet p = pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::21"), 58);
+        p.icmp_type = 128;
+        return p;
+    }();
+    EXPECT_EQ(check("fd00:0:0:100::10", out).outcome, Outcome::opened);
+    EXPECT_EQ(check("fd00:0:0:100::10", reply_of(out)).outcome, Outcome::reply);
+    Packet stranger = reply_of(out);
+    stranger.icmp_id = 99;
+    EXPECT_EQ(check("fd00:0:0:100::10", stranger).outcome, Outcome::denied);
+    // A Packet Too Big about web's own UDP flow is related; about a flow it never opened, judged
+    // as ICMPv6 (type 2: no rule, the default denies).
+    const Packet query = pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::21"), 17, 5353, 53);
+    EXPECT_EQ(check("fd00:0:0:100::10", query).outcome, Outcome::opened);
+    Packet too_big = pkt(ip("fd00:0:0:100::21"), ip("fd00:0:0:100::10"), 58);
+    too_big.icmp_type = 2;
+    too_big.quote = build(query);
+    EXPECT_EQ(check("fd00:0:0:100::10", too_big).outcome, Outcome::related);
+    Packet forged = too_big;
+    forged.quote = build(pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::21"), 17, 5353, 54));
+    EXPECT_EQ(check("fd00:0:0:100::10", forged).outcome, Outcome::denied);
+    // An IPv4 packet's quote in an ICMPv6 error is no IPv6 flow's.
+    forged.quote = build(pkt(ip("10.0.0.10"), ip("10.0.0.21"), 17, 5353, 53));
+    EXPECT_EQ(check("fd00:0:0:100::10", forged).outcome, Outcome::denied);
+}
+
+TEST_F(FirewallTest, Ipv6FragmentsFollowTheirFirstFragmentByTheirIdentification) {
+    Packet first = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"), 6, 40000, 80);
+    first.ip_id = 0x12345678;  // 32 bits: IPv6's fragment header
+    first.more_fragments = true;
+    ASSERT_EQ(check("fd00:0:0:100::10", first).outcome, Outcome::opened);
+    Packet rest = first;
+    rest.more_fragments = false;
+    rest.fragment_offset = 3;
+    EXPECT_EQ(check("fd00:0:0:100::10", rest).outcome, Outcome::fragment);
+    Packet stray = rest;
+    stray.ip_id = 0x5678;  // the low 16 bits alone are another datagram
+    EXPECT_EQ(check("fd00:0:0:100::10", stray).outcome, Outcome::fragment_unknown);
+    Packet denied = first;
+    denied.ip_id = 7;
+    denied.dport = 443;
+    EXPECT_EQ(check("fd00:0:0:100::10", denied).outcome, Outcome::denied);
+    denied.fragment_offset = 3;
+    EXPECT_EQ(check("fd00:0:0:100::10", denied).outcome, Outcome::fragment_unknown);
+}
+
+TEST_F(FirewallTest, MalformedIpv6PacketsAreDeniedNotRead) {
+    const fabric::Endpoint& web = endpoint("fd00:0:0:100::10");
+    Bytes truncated = build(pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10")));
+    truncated.resize(50);  // the payload length says 20 bytes of TCP
+    EXPECT_EQ(firewall_.check(*policy_, web, PolicyDirection::ingress, truncated).outcome, Outcome::malformed);
+    Bytes short_tcp = build(pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10")));
+    short_tcp.resize(50);
+    wire::store_be16(&short_tcp[4], 10);
+    EXPECT_EQ(firewall_.check(*policy_, web, PolicyDirection::ingress, short_tcp).outcome, Outcome::malformed);
+    // A chain of extension headers cut short, and one longer than the walk allows.
+    Bytes cut = build(pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10")));
+    cut.resize(40 + 6);
+    cut[6] = 0;  // hop-by-hop, whose 8 bytes are not all there
+    wire::store_be16(&cut[4], 6);
+    EXPECT_EQ(firewall_.check(*policy_, web, PolicyDirection::ingress, cut).outcome, Outcome::malformed);
+    Bytes chain(40 + 9 * 8, 0);
+    chain[0] = 0x60;
+    chain[6] = 60;  // nine destination-options headers, each naming the next
+    for (std::size_t i = 0; i < 9; ++i) chain[40 + 8 * i] = 60;
+    wire::store_be16(&chain[4], 9 * 8);
+    EXPECT_EQ(firewall_.check(*policy_, web, PolicyDirection::ingress, chain).outcome, Outcome::malformed);
+    // An endpoint without an IPv6 address has no IPv6 flows (the pipeline never asks).
+    fabric::Endpoint bare = web;
+    bare.ipv6.reset();
+    EXPECT_FALSE(firewall_.check(*policy_, bare, PolicyDirection::ingress,
+                                 build(pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"))))
+                     .allowed);
+    for (std::size_t n = 1; n < 40; ++n) {
+        const Bytes tiny(n, 0x60);
+        EXPECT_FALSE(firewall_.check(*policy_, web, PolicyDirection::ingress, tiny).allowed);
+    }
+}
+
 TEST_F(FirewallTest, WorkersCheckingAtOnceAgree) {
     // Two threads open and answer flows through one firewall; every reply finds its flow.
     std::atomic<int> failures{0};
@@ -377,6 +512,21 @@ TEST_F(FirewallKernelTest, AnAllowedTcpOrUdpFlowIsInstalledOnceUnderItsVpcsGener
     EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.10"), ip("10.0.0.20"), 1)).outcome, Outcome::opened);
     EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.21"), ip("10.0.0.10"), 6, 40000, 443)).outcome, Outcome::denied);
     EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
+}
+
+TEST_F(FirewallKernelTest, Ipv6FlowsAreNeverAskedOfTheKernel) {
+    // The kernel's flow cache is keyed by IPv4 addresses: IPv6 stays with the pipeline.
+    const Packet syn = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"));
+    ASSERT_EQ(check("fd00:0:0:100::10", syn).outcome, Outcome::opened);
+    EXPECT_EQ(check("fd00:0:0:100::10", reply_of(syn)).outcome, Outcome::reply);
+    now_ += 1'500'000'000;
+    EXPECT_EQ(check("fd00:0:0:100::10", syn).outcome, Outcome::established);
+    EXPECT_EQ(check("fd00:0:0:100::10", pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::20"), 17, 5353, 53)).outcome,
+              Outcome::opened);
+    EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
+    // The IPv4 twin is.
+    ASSERT_EQ(check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"))).outcome, Outcome::opened);
+    EXPECT_EQ(firewall_.drain_kernel_changes().size(), 1u);
 }
 
 TEST_F(FirewallKernelTest, ARevokedOrExpiredFlowIsRemovedAndAClosingOneStaysUntilItExpires) {

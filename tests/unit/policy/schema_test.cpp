@@ -1,6 +1,7 @@
 // The security-group schema: what loads, and every error with its file, line, key and remedy.
 #include <gtest/gtest.h>
 
+#include "policy/compiled_policy.hpp"
 #include "policy_fabric.hpp"
 
 namespace andromeda::policy::testing {
@@ -169,6 +170,99 @@ priority = 100
                   "priority: the lower number decides first"});
     // Ports that never meet: no ambiguity.
     EXPECT_TRUE(errors_of(blue_fabric(std::string(groups).replace(groups.find("85-95"), 5, "91-95"))).empty());
+}
+
+// IPv6 (docs/security-groups.md, "IPv6"): remote_cidrs mixes both families, icmpv6 is a protocol
+// of its own, and a rule that could match neither family is refused.
+TEST(PolicySchema, Ipv6CidrsAndIcmpv6Load) {
+    const auto snapshot = load(blue_fabric(R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+ports = [443]
+remote_cidrs = ["10.0.0.0/24", "fd00:0:0:100::/64", "::/0"]
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "icmpv6"
+icmp_type = 128
+icmp_code = 0
+priority = 90
+)"));
+    const auto& rules = snapshot->vpcs()[0].security_groups[0].rules;
+    ASSERT_EQ(rules.size(), 2u);
+    EXPECT_EQ(rules[0].remote_cidrs.size(), 1u);
+    ASSERT_EQ(rules[0].remote_cidrs6.size(), 2u);
+    EXPECT_EQ(rules[0].remote_cidrs6[0], *wire::Ipv6Prefix::parse("fd00:0:0:100::/64"));
+    EXPECT_EQ(rules[0].remote_cidrs6[1].length(), 0u);
+    EXPECT_EQ(describe(rules[0]), "ingress allow tcp 443 from 10.0.0.0/24, fd00:0:0:100::/64, ::/0 (priority 1000)");
+    EXPECT_EQ(rules[1].protocol, fabric::PolicyProtocol::icmpv6);
+    EXPECT_EQ(rules[1].icmp_type, 128);
+    EXPECT_EQ(describe(rules[1]), "ingress allow icmpv6 type 128 code 0 from any (priority 90)");
+}
+
+TEST(PolicySchema, Ipv6MistakesAreReportedWithTheirLine) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+remote_cidrs = ["fd00:0:0:100::1/64", "fd00::/129", "fd00:::/8"]
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "icmp"
+remote_cidrs = ["fd00::/8"]
+[[vpc.security_group.rule]]
+direction = "egress"
+protocol = "icmpv6"
+remote_cidrs = ["10.0.0.0/8"]
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups)),
+              (std::vector<std::string>{
+                  "t.toml:18: vpc[0].security_group[0].rule[0].remote_cidrs: \"fd00:0:0:100::1/64\" has host bits "
+                  "set; did you mean \"fd00:0:0:100::/64\"?",
+                  "t.toml:18: vpc[0].security_group[0].rule[0].remote_cidrs: \"fd00::/129\" is not a CIDR prefix; "
+                  "expected a network address and prefix length such as \"10.0.0.0/24\" or \"fd00::/64\"",
+                  "t.toml:18: vpc[0].security_group[0].rule[0].remote_cidrs: \"fd00:::/8\" is not a CIDR prefix; "
+                  "expected a network address and prefix length such as \"10.0.0.0/24\" or \"fd00::/64\"",
+                  "t.toml:22: vpc[0].security_group[0].rule[1].remote_cidrs: protocol \"icmp\" with only IPv6 "
+                  "remote_cidrs can match no packet; icmp is IPv4's: use protocol = \"icmpv6\" for IPv6 peers, or "
+                  "give IPv4 CIDRs",
+                  "t.toml:26: vpc[0].security_group[0].rule[2].remote_cidrs: protocol \"icmpv6\" with only IPv4 "
+                  "remote_cidrs can match no packet; icmpv6 is IPv6's: use protocol = \"icmp\" for IPv4 peers, or "
+                  "give IPv6 CIDRs"}));
+}
+
+TEST(PolicySchema, Ipv6PrefixesShadowAndOverlapByTheirFamily) {
+    const std::string groups = R"([[vpc.security_group]]
+name = "web"
+[[vpc.security_group.rule]]
+direction = "ingress"
+protocol = "tcp"
+remote_cidrs = ["fd00::/16"]
+priority = 100
+[[vpc.security_group.rule]]
+direction = "ingress"
+action = "deny"
+protocol = "tcp"
+ports = [22]
+remote_cidrs = ["fd00:0:0:100::/64"]
+priority = 200
+)";
+    EXPECT_EQ(errors_of(blue_fabric(groups)),
+              std::vector<std::string>{
+                  "t.toml:21: vpc[0].security_group[0].rule[1]: can never decide: rule[0] (line 16, priority 100, "
+                  "allow) matches every packet it does and decides first; give it a lower priority number than 100, "
+                  "narrow rule[0], or remove it"});
+    // An IPv4 prefix never covers an IPv6 one, nor meets it at one priority.
+    std::string other_family = groups;
+    other_family.replace(other_family.find("fd00::/16"), 9, "0.0.0.0/0");
+    EXPECT_TRUE(errors_of(blue_fabric(other_family)).empty());
+    other_family.replace(other_family.rfind("200"), 3, "100");
+    EXPECT_TRUE(errors_of(blue_fabric(other_family)).empty());
+    // Two IPv6 prefixes that meet, at one priority with two actions: ambiguous.
+    std::string same_priority = groups;
+    same_priority.replace(same_priority.rfind("200"), 3, "100");
+    EXPECT_EQ(errors_of(blue_fabric(same_priority)).size(), 1u);
 }
 
 }  // namespace

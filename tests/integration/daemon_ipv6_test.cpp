@@ -6,6 +6,7 @@
 // address in it, stays apart. Registered for both paths: the kernel fast path carries the
 // tenants' IPv6 between endpoints, the .slowpath twin the pipeline.
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -135,6 +136,56 @@ TEST_F(DualStack, APacketPastTheVpcMtuGetsPacketTooBigAndTheTenantLearnsThePathM
     EXPECT_GE(counter(0, "dataplane", "packet_too_big_sent"), 1u);
     // A ping that fits still goes through.
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "1", "-W", "2", "-s", "1400", kT20}, 10s).ok()) << logs();
+}
+
+// Security groups over IPv6 (docs/security-groups.md, "IPv6"): t20 (group web) takes TCP 5001
+// from group app (t10, by its SLAAC address) and ICMPv6 echo from the VPC's /64; anything else
+// in is refused by the default, as IPv4 is. Replies need no rule. The kernel's flow cache holds
+// IPv4 flows only, so on the fast path the BPF programs hand this IPv6 to the pipeline, which
+// judges it: the same verdicts on both registrations.
+TEST_F(DualStack, SecurityGroupsJudgeIpv6LikeIpv4) {
+    const std::string groups =
+        "[[vpc.security_group]]\nname = \"web\"\n"
+        "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nprotocol = \"tcp\"\nports = [5001]\n"
+        "remote_groups = [\"app\"]\npriority = 100\n"
+        "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nprotocol = \"icmpv6\"\nicmp_type = 128\n"
+        "remote_cidrs = [\"fd00:0:0:1::/64\"]\npriority = 110\n"
+        "[[vpc.security_group]]\nname = \"app\"\n";
+    for (int i = 0; i < 2; ++i) {
+        std::string text = read_text(nodes_[i].config);
+        replace_all(text, "mac = \"02:00:00:00:00:10\"\n", "mac = \"02:00:00:00:00:10\"\ngroups = [\"app\"]\n");
+        replace_all(text, "mac = \"02:00:00:00:00:20\"\n", "mac = \"02:00:00:00:00:20\"\ngroups = [\"web\"]\n");
+        replace_all(text, "\n[[vpc]]\nname = \"green\"", "\n" + groups + "\n[[vpc]]\nname = \"green\"");
+        std::ofstream(nodes_[i].config) << text;
+    }
+    start_both();
+    enable_ipv6(*t10_);
+    enable_ipv6(*t20_);
+    ASSERT_TRUE(
+        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
+        << logs();
+    // ICMPv6 echo in to web is allowed (and its replies come back); to t10 nothing lets it in.
+    EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();
+    EXPECT_FALSE(t20_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "1", kT10}, 15s).ok());
+    EXPECT_GE(counter(0, "dataplane", "drop_policy_denied"), 1u) << "t10's host refuses the echo in";
+    // TCP to the allowed port carries data, byte for byte; to another port it never connects.
+    Process& server = topo_.spawn(*t20_, {"sh", "-c", "exec timeout 20 nc -6 -l " + kT20 + " 5001"});
+    ASSERT_TRUE(eventually([&] { return contains(t20_->run({"ss", "-ltn"}), ":5001"); }, 10s));
+    const auto sent = t10_->try_run({"sh", "-c", "echo through-the-firewall | nc -6 -N -w 5 " + kT20 + " 5001"}, 15s);
+    EXPECT_TRUE(sent.ok()) << sent.output << logs();
+    EXPECT_EQ(server.wait(10s), 0);
+    EXPECT_TRUE(contains(server.output(), "through-the-firewall")) << server.output();
+    const std::uint64_t denied_before = counter(1, "dataplane", "drop_policy_denied");
+    topo_.spawn(*t20_, {"sh", "-c", "exec timeout 10 nc -6 -l " + kT20 + " 5002"});
+    ASSERT_TRUE(eventually([&] { return contains(t20_->run({"ss", "-ltn"}), ":5002"); }, 10s));
+    EXPECT_FALSE(t10_->try_run({"sh", "-c", "echo no | nc -6 -N -w 2 " + kT20 + " 5002"}, 10s).ok());
+    EXPECT_GT(counter(1, "dataplane", "drop_policy_denied"), denied_before) << "web's host refuses the SYN";
+    // andromedactl shows the IPv6 flows the firewall tracks, by their addresses.
+    const std::string flows = ctl(1, {"conntrack"}).output;
+    EXPECT_TRUE(contains(flows, "[" + kT10Shown + "]:")) << flows;
+    EXPECT_TRUE(contains(flows, "-> [" + kT20Shown + "]:5001")) << flows;
+    EXPECT_TRUE(contains(flows, "icmpv6")) << flows;
+    EXPECT_TRUE(contains(ctl(1, {"policy"}).output, "ingress allow icmpv6 type 128 from fd00:0:0:1::/64"));
 }
 
 }  // namespace

@@ -224,10 +224,14 @@ std::string render_leases(const control::LeasesReply& r) {
 std::string render_firewall_flows(const control::ConntrackReply& r) {
     if (r.firewall_in_table == 0 && r.firewall_flows.empty()) return "";
     std::vector<std::vector<std::string>> rows;
+    // An IPv6 address in brackets before its port (RFC 5952 6), as [fd00::10]:80.
+    auto at = [](const std::string& address, std::uint16_t port) {
+        return address.find(':') == std::string::npos ? fmt::format("{}:{}", address, port)
+                                                      : fmt::format("[{}]:{}", address, port);
+    };
     for (const auto& f : r.firewall_flows)
         rows.push_back({f.endpoint, f.direction, f.protocol,
-                        fmt::format("{}:{} -> {}:{}", f.tuple.source, f.tuple.source_port, f.tuple.destination,
-                                    f.tuple.destination_port),
+                        at(f.tuple.source, f.tuple.source_port) + " -> " + at(f.tuple.destination, f.tuple.destination_port),
                         std::to_string(f.packets), std::to_string(static_cast<std::uint64_t>(std::max(f.idle_seconds, 0.0))),
                         f.closing ? "closing" : "open", f.rule.empty() ? "-" : f.rule});
     return "\nsecurity-group flows:\n" +

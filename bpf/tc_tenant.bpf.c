@@ -208,10 +208,6 @@ static __always_inline int tenant_classify6(struct tenant_frame *f, struct tenan
 	r->target = endpoint6_lookup(f->port->vni, &f->ip6->daddr);
 	if (!r->target)
 		return TENANT_PUNT(f, no_route);
-	/* The kernel's flow cache holds IPv4 flows only: IPv6 in a VPC with security
-	 * groups is judged by the pipeline's firewall, packet by packet. */
-	if (r->vni->flags & ANDROMEDA_VNI_F_POLICY)
-		return TENANT_PUNT(f, policy_no_flow);
 	return tenant_route_to_endpoint(f, r);
 }
 
@@ -220,10 +216,17 @@ static __always_inline int tenant_classify6(struct tenant_frame *f, struct tenan
  * what the kernel does not find is the pipeline's to judge. */
 static __always_inline int tenant_policy(struct tenant_frame *f, const struct tenant_route *r)
 {
+	enum policy_verdict verdict;
+
 	if (!(r->vni->flags & ANDROMEDA_VNI_F_POLICY))
 		return STAGE_CONTINUE;
-	switch (policy_check(f->port->vni, r->vni, f->ip, f->c.pos, f->c.end, ANDROMEDA_POLICY_EGRESS,
-			     r->kind == ROUTE_LOCAL)) {
+	if (f->ip6)
+		verdict = policy6_check(f->port->vni, r->vni, f->ip6, f->c.pos, f->c.end, ANDROMEDA_POLICY_EGRESS,
+					r->kind == ROUTE_LOCAL);
+	else
+		verdict = policy_check(f->port->vni, r->vni, f->ip, f->c.pos, f->c.end, ANDROMEDA_POLICY_EGRESS,
+				       r->kind == ROUTE_LOCAL);
+	switch (verdict) {
 	case POLICY_PASS:
 		COUNT(f->s, policy_packets);
 		return STAGE_CONTINUE;
@@ -330,18 +333,12 @@ int andromeda_tc_tenant(struct __sk_buff *skb)
 	verdict = tenant_port_security(&f);
 	if (verdict != STAGE_CONTINUE)
 		return verdict;
-	if (f.ip6) {
-		verdict = tenant_classify6(&f, &r);
-		if (verdict != STAGE_CONTINUE)
-			return verdict;
-	} else {
-		verdict = tenant_classify(&f, &r);
-		if (verdict != STAGE_CONTINUE)
-			return verdict;
-		verdict = tenant_policy(&f, &r);
-		if (verdict != STAGE_CONTINUE)
-			return verdict;
-	}
+	verdict = f.ip6 ? tenant_classify6(&f, &r) : tenant_classify(&f, &r);
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
+	verdict = tenant_policy(&f, &r);
+	if (verdict != STAGE_CONTINUE)
+		return verdict;
 	if (r.kind == ROUTE_LOCAL)
 		return tenant_deliver_local(&f, &r);
 	if (r.kind == ROUTE_NAT_HERE)

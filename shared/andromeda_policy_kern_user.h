@@ -1,4 +1,5 @@
-/* The security groups' flow cache in the kernel (andromeda_policy_flows), shared by the BPF
+/* The security groups' flow cache in the kernel (andromeda_policy_flows for IPv4,
+ * andromeda_policy_flows6 for IPv6), shared by the BPF
  * programs (bpf/lib/policy.h) and the daemon. The pipeline's firewall (userspace/policy) is the
  * authority: it judges every new flow by the rules and, for each TCP or UDP flow it allowed,
  * installs two entries here (the flow's own direction and its replies', each at the endpoint whose
@@ -28,6 +29,19 @@ struct andromeda_policy_flow_key {
 	__u32 vni;
 	__be32 saddr;
 	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	__u8 protocol;  /* IPPROTO_TCP, IPPROTO_UDP */
+	__u8 direction; /* enum andromeda_policy_direction */
+	__u16 pad;
+};
+
+/* The same for IPv6 (andromeda_policy_flows6, whose values are andromeda_policy_flow too): the
+ * upper layer right after the fixed header (the fast path carries no extension headers). */
+struct andromeda_policy_flow6_key {
+	__u32 vni;
+	__u8 saddr[16];
+	__u8 daddr[16];
 	__be16 sport;
 	__be16 dport;
 	__u8 protocol;  /* IPPROTO_TCP, IPPROTO_UDP */

@@ -82,8 +82,8 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
 
 /* decap_classify_vni's ruling on inner IPv6 (a dual-stack VPC's, east-west only: IPv6 has no
  * NAT), as the pipeline's decide_underlay_ipv6 rules: from an endpoint the fabric places on the
- * sending node, to a local endpoint bound to its port, in a VPC without security groups (they have
- * no IPv6 rules: the pipeline refuses). Stricter than the pipeline where the fast path has no
+ * sending node, to a local endpoint bound to its port (in a VPC with security groups, by a flow
+ * the pipeline allowed into it: andromeda_policy_flows6). Stricter than the pipeline where the fast path has no
  * business: extension headers, ICMPv6 other than echo, link-local, multicast or unspecified
  * addresses stay the pipeline's. */
 static __always_inline enum decap_kind decap_classify6(const struct overlay_packet *p, int sized, __u32 inner_len,
@@ -97,13 +97,15 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
 	if (!ip6 || ip6->version != 6 || (sized && sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != inner_len))
 		return DECAP_NONE;
 	if (ipv6_payload_kind(ip6, &c) != IPV6_CARRIED || !ipv6_is_routable(&ip6->saddr) ||
-	    !ipv6_is_routable(&ip6->daddr) || (vni->flags & ANDROMEDA_VNI_F_POLICY))
+	    !ipv6_is_routable(&ip6->daddr))
 		return DECAP_NONE;
 	sender = endpoint6_lookup(vni_id, &ip6->saddr);
 	if (!sender || sender->local || sender->node_ip != p->ip->saddr)
 		return DECAP_NONE;
 	target = endpoint6_lookup(vni_id, &ip6->daddr);
 	if (!target || !target->local || target->ifindex == 0)
+		return DECAP_NONE;
+	if (policy6_check(vni_id, vni, ip6, c.pos, c.end, ANDROMEDA_POLICY_INGRESS, 0) != POLICY_PASS)
 		return DECAP_NONE;
 	out->vni = vni;
 	out->endpoint = target;

@@ -12,6 +12,7 @@
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
@@ -24,6 +25,8 @@
 
 ANDROMEDA_MAP(andromeda_policy_flows, BPF_MAP_TYPE_LRU_HASH, ANDROMEDA_MAX_POLICY_FLOWS,
 	      struct andromeda_policy_flow_key, struct andromeda_policy_flow);
+ANDROMEDA_MAP(andromeda_policy_flows6, BPF_MAP_TYPE_LRU_HASH, ANDROMEDA_MAX_POLICY_FLOWS,
+	      struct andromeda_policy_flow6_key, struct andromeda_policy_flow);
 
 /* What the kernel may do with a packet of a VPC with security groups. */
 enum policy_verdict {
@@ -32,17 +35,14 @@ enum policy_verdict {
 	POLICY_CONTROL = 2, /* not the kernel's to judge: TCP SYN/FIN/RST, ICMP, fragments, other protocols */
 };
 
-/* The ports of the plain IPv4 packet `ip` (its transport header at `l4`, before `end`), when the
- * kernel may judge it by a flow: unfragmented TCP without SYN, FIN or RST (the firewall's
+/* The ports of a transport header of `protocol` at `l4` (before `end`, `room` bytes of it in the
+ * packet), when the kernel may judge it by a flow: TCP without SYN, FIN or RST (the firewall's
  * connection tracking sees those), or UDP, with a transport header within the packet. 0, or -1. */
-static __always_inline int policy_ports(const struct iphdr *ip, void *l4, void *end, __be16 *sport, __be16 *dport)
+static __always_inline int policy_l4_ports(__u8 protocol, void *l4, void *end, int room, __be16 *sport, __be16 *dport)
 {
 	struct cursor c = { .pos = l4, .end = end };
-	int room = (int)bpf_ntohs(ip->tot_len) - (int)sizeof(*ip);
 
-	if (ipv4_is_fragment(ip))
-		return -1;
-	if (ip->protocol == IPPROTO_TCP) {
+	if (protocol == IPPROTO_TCP) {
 		struct tcphdr *tcp = cursor_pull(&c, sizeof(*tcp));
 
 		if (!tcp || tcp->syn || tcp->fin || tcp->rst || tcp->doff < 5 || (int)tcp->doff * 4 > room)
@@ -51,7 +51,7 @@ static __always_inline int policy_ports(const struct iphdr *ip, void *l4, void *
 		*dport = tcp->dest;
 		return 0;
 	}
-	if (ip->protocol == IPPROTO_UDP) {
+	if (protocol == IPPROTO_UDP) {
 		struct udphdr *udp = cursor_pull(&c, sizeof(*udp));
 
 		if (!udp || bpf_ntohs(udp->len) < sizeof(*udp) || (int)bpf_ntohs(udp->len) > room)
@@ -61,6 +61,30 @@ static __always_inline int policy_ports(const struct iphdr *ip, void *l4, void *
 		return 0;
 	}
 	return -1;
+}
+
+/* policy_l4_ports of the plain IPv4 packet `ip`, unfragmented. */
+static __always_inline int policy_ports(const struct iphdr *ip, void *l4, void *end, __be16 *sport, __be16 *dport)
+{
+	if (ipv4_is_fragment(ip))
+		return -1;
+	return policy_l4_ports(ip->protocol, l4, end, (int)bpf_ntohs(ip->tot_len) - (int)sizeof(*ip), sport, dport);
+}
+
+/* A cached flow's verdict under policy generation `generation`, its last use noted. */
+static __always_inline enum policy_verdict policy_flow_seen(struct andromeda_policy_flow *flow, __u32 generation)
+{
+	__u64 now;
+
+	if (!flow || flow->generation != generation)
+		return POLICY_NO_FLOW;
+	/* The daemon reads it once a second: the coarse clock (no clock source read) and a write at
+	 * most every 100 ms keep the check to a lookup (a write per packet would bounce the entry's
+	 * cache line between the CPUs that carry the flow). */
+	now = bpf_ktime_get_coarse_ns();
+	if (now - flow->last_seen_ns > 100000000ULL)
+		flow->last_seen_ns = now;
+	return POLICY_PASS;
 }
 
 /* Whether the flow of a packet (saddr:sport -> daddr:dport, `protocol`; ports from policy_ports)
@@ -78,18 +102,26 @@ static __always_inline enum policy_verdict policy_flow_check(__u32 vni, __u32 ge
 		.protocol = protocol,
 		.direction = direction,
 	};
-	struct andromeda_policy_flow *flow = bpf_map_lookup_elem(&andromeda_policy_flows, &key);
-	__u64 now;
 
-	if (!flow || flow->generation != generation)
-		return POLICY_NO_FLOW;
-	/* The daemon reads it once a second: the coarse clock (no clock source read) and a write at
-	 * most every 100 ms keep the check to a lookup (a write per packet would bounce the entry's
-	 * cache line between the CPUs that carry the flow). */
-	now = bpf_ktime_get_coarse_ns();
-	if (now - flow->last_seen_ns > 100000000ULL)
-		flow->last_seen_ns = now;
-	return POLICY_PASS;
+	return policy_flow_seen(bpf_map_lookup_elem(&andromeda_policy_flows, &key), generation);
+}
+
+/* policy_flow_check of an IPv6 packet without extension headers, in andromeda_policy_flows6. */
+static __always_inline enum policy_verdict policy_flow6_check(__u32 vni, __u32 generation, const struct ipv6hdr *ip6,
+							      __be16 sport, __be16 dport, __u8 direction)
+{
+	struct andromeda_policy_flow6_key key = {
+		.vni = vni,
+		.sport = sport,
+		.dport = dport,
+		.protocol = ip6->nexthdr,
+		.direction = direction,
+		.pad = 0,
+	};
+
+	__builtin_memcpy(key.saddr, &ip6->saddr, sizeof(key.saddr));
+	__builtin_memcpy(key.daddr, &ip6->daddr, sizeof(key.daddr));
+	return policy_flow_seen(bpf_map_lookup_elem(&andromeda_policy_flows6, &key), generation);
 }
 
 /* The policy's word on a packet of VPC `vni` (its map entry `v`) in `direction`, at the endpoints
@@ -112,6 +144,25 @@ static __always_inline enum policy_verdict policy_check(__u32 vni, const struct 
 		return verdict;
 	return policy_flow_check(vni, v->policy_generation, ip->saddr, ip->daddr, ip->protocol, sport, dport,
 				 ANDROMEDA_POLICY_INGRESS);
+}
+
+/* policy_check of an IPv6 packet the fast path carries (no extension headers: the caller checked,
+ * so the upper layer is `ip6->nexthdr` at `l4`). */
+static __always_inline enum policy_verdict policy6_check(__u32 vni, const struct andromeda_vni *v,
+							 const struct ipv6hdr *ip6, void *l4, void *end, __u8 direction,
+							 int also_ingress)
+{
+	__be16 sport, dport;
+	enum policy_verdict verdict;
+
+	if (!(v->flags & ANDROMEDA_VNI_F_POLICY))
+		return POLICY_PASS;
+	if (policy_l4_ports(ip6->nexthdr, l4, end, bpf_ntohs(ip6->payload_len), &sport, &dport))
+		return POLICY_CONTROL;
+	verdict = policy_flow6_check(vni, v->policy_generation, ip6, sport, dport, direction);
+	if (verdict != POLICY_PASS || !also_ingress)
+		return verdict;
+	return policy_flow6_check(vni, v->policy_generation, ip6, sport, dport, ANDROMEDA_POLICY_INGRESS);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_POLICY_H */

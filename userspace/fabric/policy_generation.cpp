@@ -1,6 +1,8 @@
 #include "fabric/policy_generation.hpp"
 
 #include <algorithm>
+#include <array>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,14 +67,19 @@ void add_rules(Fingerprint& f, const Vpc& vpc) {
 std::unordered_map<std::uint32_t, std::uint32_t> policy_generations(const FabricSnapshot& snapshot) {
     // The members of each firewall VPC's groups: (address, groups), sorted, so that the order the
     // fabric lists its endpoints in does not matter.
-    std::unordered_map<std::uint32_t, std::vector<std::pair<std::uint32_t, const std::vector<std::string>*>>> members;
+    struct Member {
+        std::uint32_t ip = 0;
+        std::array<std::uint8_t, 16> ip6{};  // all zero: none
+        const std::vector<std::string>* groups = nullptr;
+    };
+    std::unordered_map<std::uint32_t, std::vector<Member>> members;
     for (const Vpc& vpc : snapshot.vpcs())
         if (vpc.firewall()) members[vpc.vni];
     if (members.empty()) return {};
     for (const Endpoint& e : snapshot.endpoints()) {
         if (e.groups.empty()) continue;
         const auto it = members.find(e.vni);
-        if (it != members.end()) it->second.emplace_back(e.ip.value(), &e.groups);
+        if (it != members.end()) it->second.push_back({e.ip.value(), e.ipv6 ? e.ipv6->bytes() : std::array<std::uint8_t, 16>{}, &e.groups});
     }
     std::unordered_map<std::uint32_t, std::uint32_t> generations;
     for (const Vpc& vpc : snapshot.vpcs()) {
@@ -80,12 +87,14 @@ std::unordered_map<std::uint32_t, std::uint32_t> policy_generations(const Fabric
         Fingerprint f;
         add_rules(f, vpc);
         auto& list = members[vpc.vni];
-        std::sort(list.begin(), list.end(),
-                  [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : *a.second < *b.second; });
+        std::sort(list.begin(), list.end(), [](const Member& a, const Member& b) {
+            return std::tie(a.ip, a.ip6, *a.groups) < std::tie(b.ip, b.ip6, *b.groups);
+        });
         f.add(list.size());
-        for (const auto& [ip, groups] : list) {
-            f.add(ip);
-            std::vector<std::string> sorted = *groups;
+        for (const Member& m : list) {
+            f.add(m.ip);
+            for (const std::uint8_t b : m.ip6) f.add(b);
+            std::vector<std::string> sorted = *m.groups;
             std::sort(sorted.begin(), sorted.end());
             f.add(sorted.size());
             for (const std::string& g : sorted) f.add(g);

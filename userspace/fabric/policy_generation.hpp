@@ -5,9 +5,7 @@
 // a reload that changes any of it makes every cached flow of that VPC a miss at once (judged
 // again by the pipeline, which installs it anew where it is still allowed); a reload that changes
 // none of it keeps them. A function of the fabric alone, so a restarted daemon computes the same.
-// Members count by their IPv4 address alone: the kernel caches IPv4 flows only (IPv6 in a VPC with
-// security groups is judged by the pipeline, packet by packet), so a member's IPv6 address moving
-// leaves the cached IPv4 flows be.
+// Members count by both their addresses: the kernel caches IPv4 and IPv6 flows.
 #pragma once
 
 #include <cstdint>

@@ -396,9 +396,9 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
             return {true, Outcome::related, rule};
     }
 
-    // What the kernel's flow cache may carry: IPv4 TCP and UDP, unfragmented.
+    // What the kernel's flow cache may carry: TCP and UDP, unfragmented (IPv6 in its own map).
     const std::uint32_t kernel = policy.kernel_generation(local.vni);
-    const bool eligible = !v6 && (p.key.protocol == kTcp || p.key.protocol == kUdp) && !p.more_fragments;
+    const bool eligible = (p.key.protocol == kTcp || p.key.protocol == kUdp) && !p.more_fragments;
 
     const Located flow = find(p.key, t, p.closing, generation, &stale, &rule);
     if (flow.found && !stale) {

@@ -127,8 +127,7 @@ public:
     [[nodiscard]] std::shared_ptr<const CompiledPolicy> current_policy() const;
 
     // Judges `ip_packet` (an IPv4 packet whose header the caller checked, or an IPv6 packet whose
-    // length it did) at `local`, an endpoint of `policy`'s snapshot, in `direction`. The kernel's
-    // flow cache is asked to carry IPv4 TCP and UDP flows; IPv6 is judged here, packet by packet.
+    // length it did) at `local`, an endpoint of `policy`'s snapshot, in `direction`.
     CheckResult check(const CompiledPolicy& policy, const fabric::Endpoint& local, PolicyDirection direction,
                       wire::ByteSpan ip_packet);
 

@@ -83,5 +83,48 @@ TEST(PolicyFlowMap, ASyncDeletesWhatTheFirewallNoLongerHasAndARestartAdoptsTheRe
     EXPECT_TRUE(maps.table(MapId::policy_flows).empty());
 }
 
+// An IPv6 flow goes to andromeda_policy_flows6, by its IPv6 tuple, the IPv4 map untouched; a sync
+// and a restart read both maps.
+TEST(PolicyFlowMap, Ipv6FlowsLiveInTheirOwnMap) {
+    using policy::Address;
+    const auto v6 = [](const char* text) { return Address::of(*wire::Ipv6Address::parse(text)); };
+    const policy::KernelFlow flow6{{100, v6("fd00::10"), v6("fd00::20"), v6("fd00::10"), 40000, 443, 6,
+                                    PolicyDirection::ingress},
+                                   77, 3};
+    FakeMapWriter maps;
+    PolicyFlowMap map(maps);
+    map.apply(std::vector<KernelChange>{{KernelChange::Kind::install, flow6}, {KernelChange::Kind::install, flow()}});
+    ASSERT_EQ(maps.table(MapId::policy_flows6).size(), 2u);
+    ASSERT_EQ(maps.table(MapId::policy_flows).size(), 2u);
+    andromeda_policy_flow6_key own{};
+    own.vni = 100;
+    const auto source = wire::Ipv6Address::parse("fd00::20")->bytes();
+    const auto destination = wire::Ipv6Address::parse("fd00::10")->bytes();
+    std::copy(source.begin(), source.end(), own.saddr);
+    std::copy(destination.begin(), destination.end(), own.daddr);
+    own.sport = htons(40000);
+    own.dport = htons(443);
+    own.protocol = 6;
+    own.direction = ANDROMEDA_POLICY_INGRESS;
+    const auto* e = maps.find<andromeda_policy_flow6_key, andromeda_policy_flow>(MapId::policy_flows6, own);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->generation, 77u);
+    EXPECT_EQ(e->flags, 0u);
+    EXPECT_EQ(policy_flow_key_of(own), flow6.key);
+    const andromeda_policy_flow6_key reply = policy_flow6_key(flow6.key.reversed());
+    const auto* back = maps.find<andromeda_policy_flow6_key, andromeda_policy_flow>(MapId::policy_flows6, reply);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->flags, static_cast<__u32>(ANDROMEDA_POLICY_FLOW_F_REPLY));
+    EXPECT_EQ(policy_flow_key_of(reply), flow6.key.reversed());
+
+    policy::Firewall firewall({}, [] { return std::uint64_t{5'000'000'000}; });
+    EXPECT_EQ(map.adopt(firewall), 2u);  // one of each family
+    EXPECT_EQ(map.sync(firewall), 4u);
+    EXPECT_EQ(map.counters().stale_deleted, 0u);
+    map.apply(std::vector<KernelChange>{{KernelChange::Kind::remove, flow6}});
+    EXPECT_TRUE(maps.table(MapId::policy_flows6).empty());
+    EXPECT_EQ(maps.table(MapId::policy_flows).size(), 2u);
+}
+
 }  // namespace
 }  // namespace andromeda::io::testing

@@ -514,19 +514,28 @@ TEST_F(FirewallKernelTest, AnAllowedTcpOrUdpFlowIsInstalledOnceUnderItsVpcsGener
     EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
 }
 
-TEST_F(FirewallKernelTest, Ipv6FlowsAreNeverAskedOfTheKernel) {
-    // The kernel's flow cache is keyed by IPv4 addresses: IPv6 stays with the pipeline.
+TEST_F(FirewallKernelTest, Ipv6TcpAndUdpFlowsAreInstalledByTheirIpv6TupleAndIcmpv6IsNot) {
     const Packet syn = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"));
     ASSERT_EQ(check("fd00:0:0:100::10", syn).outcome, Outcome::opened);
+    auto changes = firewall_.drain_kernel_changes();
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].kind, KernelChange::Kind::install);
+    EXPECT_EQ(changes[0].flow.generation, generation());
+    EXPECT_EQ(changes[0].flow.key.source, ip("fd00:0:0:100::20"));
+    EXPECT_EQ(changes[0].flow.key.local, ip("fd00:0:0:100::10"));
+    EXPECT_EQ(changes[0].flow.key.direction, PolicyDirection::ingress);
     EXPECT_EQ(check("fd00:0:0:100::10", reply_of(syn)).outcome, Outcome::reply);
-    now_ += 1'500'000'000;
-    EXPECT_EQ(check("fd00:0:0:100::10", syn).outcome, Outcome::established);
-    EXPECT_EQ(check("fd00:0:0:100::10", pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::20"), 17, 5353, 53)).outcome,
-              Outcome::opened);
     EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
-    // The IPv4 twin is.
-    ASSERT_EQ(check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"))).outcome, Outcome::opened);
-    EXPECT_EQ(firewall_.drain_kernel_changes().size(), 1u);
+    // The kernel's use keeps it, by the IPv6 tuple of its reply.
+    EXPECT_TRUE(firewall_.kernel_seen(changes[0].flow.key.reversed(), generation(), now_));
+    // ICMPv6 and a first fragment: the pipeline's, never installed.
+    Packet echo = pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::20"), 58);
+    echo.icmp_type = 128;
+    EXPECT_EQ(check("fd00:0:0:100::10", echo).outcome, Outcome::opened);
+    Packet first = pkt(ip("fd00:0:0:100::10"), ip("fd00:0:0:100::20"), 17, 5353, 53);
+    first.more_fragments = true;
+    EXPECT_EQ(check("fd00:0:0:100::10", first).outcome, Outcome::opened);
+    EXPECT_TRUE(firewall_.drain_kernel_changes().empty());
 }
 
 TEST_F(FirewallKernelTest, ARevokedOrExpiredFlowIsRemovedAndAClosingOneStaysUntilItExpires) {

@@ -38,6 +38,7 @@ bpf_map* map_of(andromeda_xdp& skel, MapId id) noexcept {
     case MapId::peer_mtu: return skel.maps.andromeda_peer_mtu;
     case MapId::policy_flows: return skel.maps.andromeda_policy_flows;
     case MapId::fabric6: return skel.maps.andromeda_fabric6;
+    case MapId::policy_flows6: return skel.maps.andromeda_policy_flows6;
     }
     return nullptr;
 }

@@ -33,6 +33,11 @@ static_assert(offsetof(andromeda_policy_flow_key, vni) == 0 && offsetof(andromed
               offsetof(andromeda_policy_flow_key, daddr) == 8 && offsetof(andromeda_policy_flow_key, sport) == 12 &&
               offsetof(andromeda_policy_flow_key, dport) == 14 && offsetof(andromeda_policy_flow_key, protocol) == 16 &&
               offsetof(andromeda_policy_flow_key, direction) == 17);
+static_assert(sizeof(andromeda_policy_flow6_key) == 44);
+static_assert(offsetof(andromeda_policy_flow6_key, vni) == 0 && offsetof(andromeda_policy_flow6_key, saddr) == 4 &&
+              offsetof(andromeda_policy_flow6_key, daddr) == 20 && offsetof(andromeda_policy_flow6_key, sport) == 36 &&
+              offsetof(andromeda_policy_flow6_key, dport) == 38 && offsetof(andromeda_policy_flow6_key, protocol) == 40 &&
+              offsetof(andromeda_policy_flow6_key, direction) == 41);
 static_assert(sizeof(andromeda_policy_flow) == 24);
 static_assert(offsetof(andromeda_policy_flow, generation) == 0 && offsetof(andromeda_policy_flow, rule) == 4 &&
               offsetof(andromeda_policy_flow, flags) == 8 && offsetof(andromeda_policy_flow, last_seen_ns) == 16);

@@ -1,5 +1,5 @@
-// The kernel's flow cache of the security groups (andromeda_policy_flows, shared/
-// andromeda_policy_kern_user.h) kept equal to what the firewall allowed (docs/security-groups.md,
+// The kernel's flow cache of the security groups (andromeda_policy_flows for IPv4 and
+// andromeda_policy_flows6 for IPv6, shared/andromeda_policy_kern_user.h) kept equal to what the firewall allowed (docs/security-groups.md,
 // "The kernel fast path"): the firewall asks for installs and removals (policy::KernelChange);
 // this writes them, two entries per flow (its own direction, and its replies' flagged REPLY),
 // reads the kernel's use back into the firewall every second, deletes what the firewall no
@@ -41,6 +41,8 @@ struct PolicyFlowMapCounters {
 // The map's key for a packet tuple at its endpoint (policy::FlowKey, host order), and back.
 [[nodiscard]] andromeda_policy_flow_key policy_flow_key(const policy::FlowKey& key) noexcept;
 [[nodiscard]] policy::FlowKey policy_flow_key_of(const andromeda_policy_flow_key& key) noexcept;
+[[nodiscard]] andromeda_policy_flow6_key policy_flow6_key(const policy::FlowKey& key) noexcept;
+[[nodiscard]] policy::FlowKey policy_flow_key_of(const andromeda_policy_flow6_key& key) noexcept;
 
 class PolicyFlowMap {
 public:
@@ -59,6 +61,13 @@ public:
     [[nodiscard]] const PolicyFlowMapCounters& counters() const noexcept { return counters_; }
 
 private:
+    template <class Key>
+    void apply_one(MapId map, const policy::KernelChange& change);
+    template <class Key>
+    std::size_t sync_map(MapId id, policy::Firewall& firewall);
+    template <class Key>
+    std::size_t adopt_map(MapId id, policy::Firewall& firewall);
+
     MapWriter& writer_;
     PolicyFlowMapCounters counters_;
 };

@@ -215,17 +215,17 @@ Bytes ipv6(const Ipv6Spec& s) {
     for (std::size_t i = 0; i < s.payload; ++i) l4[i] = static_cast<std::uint8_t>(0x30 + i);
     std::size_t checksum_at = 0;
     if (s.next_header == kUdp && s.payload >= 8) {
-        put16(l4, 5000);
-        put16(l4 + 2, 6000);
+        put16(l4, s.src_port.value_or(5000));
+        put16(l4 + 2, s.dst_port.value_or(6000));
         put16(l4 + 4, static_cast<std::uint16_t>(s.payload));
         checksum_at = 6;
     } else if (s.next_header == kTcp && s.payload >= 20) {
-        put16(l4, 40000);
-        put16(l4 + 2, 80);
+        put16(l4, s.src_port.value_or(40000));
+        put16(l4 + 2, s.dst_port.value_or(80));
         test_support::put32(l4 + 4, 1000);
         test_support::put32(l4 + 8, 2000);
         l4[12] = 5 << 4;
-        l4[13] = 0x10;  // ACK
+        l4[13] = s.tcp_flags;
         put16(l4 + 14, 64000);
         put16(l4 + 18, 0);
         checksum_at = 16;

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -134,8 +135,9 @@ Ip6 link_local_of(const Mac& mac);
 std::string ip6_text(const Ip6& a);
 
 // An IPv6 packet in an Ethernet frame: no extension headers, `payload` bytes after the fixed
-// header (UDP 5000 -> 6000 with its length, TCP with an ACK and data offset 5, ICMPv6 of
-// `icmp_type` code 0, or opaque bytes for another next header), checksums filled in.
+// header (UDP 5000 -> 6000 with its length, TCP 40000 -> 80 with `tcp_flags` and data offset 5,
+// unless the ports are given; ICMPv6 of `icmp_type` code 0, or opaque bytes for another next
+// header), checksums filled in.
 struct Ipv6Spec {
     Mac src_mac{};
     Mac dst_mac{};
@@ -146,6 +148,8 @@ struct Ipv6Spec {
     std::uint32_t flow_label = 0;
     std::uint8_t hop_limit = 64;
     std::uint8_t icmp_type = 128;  // echo request
+    std::optional<std::uint16_t> src_port, dst_port;
+    std::uint8_t tcp_flags = 0x10;  // ACK
 };
 inline constexpr std::uint8_t kIcmpv6 = 58;
 Bytes ipv6(const Ipv6Spec& s);

@@ -7,7 +7,9 @@
 // forwards it to the same place, byte for byte, so it never forwards one the policy denies. Then
 // a reload that revokes a rule, and more frames: nothing of a revoked flow is forwarded, though
 // its entries are still in the map. And proof that the run is not vacuous: the kernel did carry
-// established flows, punted first packets, and a kernel that ignores the policy is caught.
+// established flows, punted first packets, and a kernel that ignores the policy is caught. The
+// same over IPv6 (blue is dual-stack: endpoint .N is fd00:0:0:1::N), through
+// andromeda_policy_flows6.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -51,6 +53,7 @@ struct Tuple {
     std::uint32_t from, to;  // blue's endpoints by last octet
     std::uint8_t protocol;
     std::uint16_t sport, dport;
+    bool v6 = false;  // between their IPv6 addresses (ICMP: ICMPv6)
 };
 
 class PolicyCache : public DifferentialTest {
@@ -65,16 +68,19 @@ protected:
         for (const std::uint32_t a : ends)
             for (const std::uint32_t b : ends) {
                 if (a == b || (a >= 20 && b >= 20)) continue;  // node2 to node2 never reaches node1
-                for (const std::uint16_t port : {80, 53, 22, 9999})
-                    for (const std::uint8_t protocol : {kTcp, kUdp})
-                        tuples_.push_back({a, b, protocol, static_cast<std::uint16_t>(40000 + a * 10 + b), port});
-                tuples_.push_back({a, b, kIcmp, 0, 0});
+                for (const bool v6 : {false, true}) {
+                    for (const std::uint16_t port : {80, 53, 22, 9999})
+                        for (const std::uint8_t protocol : {kTcp, kUdp})
+                            tuples_.push_back({a, b, protocol, static_cast<std::uint16_t>(40000 + a * 10 + b), port, v6});
+                    tuples_.push_back({a, b, v6 ? kIcmpv6 : kIcmp, 0, 0, v6});
+                }
             }
     }
 
     // A frame of a random tuple, or its reply; TCP mostly ACK and PSH ACK, SYN, SYN ACK, FIN, RST.
     Case next(std::mt19937& rng) {
         const Tuple& t = tuples_[rng() % tuples_.size()];
+        last_v6_ = t.v6;
         const bool reply = rng() % 3 == 0;
         const std::uint32_t from = reply ? t.to : t.from, to = reply ? t.from : t.to;
         const EndpointDef& src = endpoint("blue", from);
@@ -90,9 +96,21 @@ protected:
             f.total_length.reset();
             return f;
         };
-        const std::string name = ip_text(src.ip) + ":" + std::to_string(reply ? t.dport : t.sport) + " -> " +
-                                 ip_text(dst.ip) + ":" + std::to_string(reply ? t.sport : t.dport) + " proto " +
-                                 std::to_string(t.protocol);
+        const std::string name = (t.v6 ? ip6_text(ip6_of(from)) : ip_text(src.ip)) + ":" +
+                                 std::to_string(reply ? t.dport : t.sport) + " -> " +
+                                 (t.v6 ? ip6_text(ip6_of(to)) : ip_text(dst.ip)) + ":" +
+                                 std::to_string(reply ? t.sport : t.dport) + " proto " + std::to_string(t.protocol);
+        if (t.v6) {
+            Ipv6Spec s = tenant6_spec("blue", from, to, 20 + rng() % 600, t.protocol);
+            s.src_port = reply ? t.dport : t.sport;
+            s.dst_port = reply ? t.sport : t.dport;
+            s.tcp_flags = kFlags[rng() % std::size(kFlags)];
+            s.icmp_type = reply ? 129 : 128;
+            if (src.node == "node1") return {name, src.port, ipv6(s), ""};
+            s.dst_mac = dst.mac;
+            return {name + " (overlay)", kUnderlay,
+                    overlay(overlay_from(GetParam(), src.node, 100, ipv6(s))), ""};
+        }
         if (src.node == "node1") return {name, src.port, ipv4(shape(tenant_spec("blue", from, dst.ip))), ""};
         Ipv4Frame inner = shape(frame_spec(src.mac, src.ip, dst.mac, dst.ip, 100, t.protocol));
         return {name + " (overlay)", kUnderlay, overlay(overlay_from(GetParam(), src.node, 100, ipv4(inner))), ""};
@@ -104,7 +122,9 @@ protected:
         for (int i = 0; i < n; ++i) {
             Case c = next(rng);
             c.name += " #" + std::to_string(i);
+            const int carried_before = carried(tally);
             run_case(*world_, c, tally, context);
+            if (last_v6_ && carried(tally) > carried_before) ++ipv6_carried_;
             installs_ += world_->apply_policy_changes();
         }
         EXPECT_EQ(tally.failures, 0) << context << "\n" << tally.report();
@@ -115,6 +135,8 @@ protected:
     static int carried(const Tally& t) { return t.count("encap") + t.count("local") + t.count("fastpath"); }
 
     std::vector<Tuple> tuples_;
+    bool last_v6_ = false;
+    std::size_t ipv6_carried_ = 0;  // IPv6 frames the kernel forwarded
     std::size_t installs_ = 0;
 };
 
@@ -127,6 +149,8 @@ TEST_P(PolicyCache, TheKernelForwardsOnlyWhatThePipelineAllowedAndARevokedRuleSt
     EXPECT_GT(before.count("punt_policy_no_flow"), 20) << before.report();
     EXPECT_GT(before.count("punt_policy_control"), 20) << before.report();
     EXPECT_GT(installs_, 20u);
+    // ... IPv6 among them: the kernel carried IPv6 flows the pipeline had allowed.
+    EXPECT_GT(ipv6_carried_, 100u) << before.report();
 
     // web's tcp rule moves from 80 to 8080: app's open connections to web:80 are revoked, and the
     // kernel, whose entries for them are still there, must not carry another of their frames.
@@ -162,6 +186,25 @@ TEST_P(PolicyCache, AKernelThatIgnoresThePolicyIsCaught) {
         EXPECT_EQ(problems().size(), 1u);
     }
     EXPECT_EQ(problems(), std::vector<std::string>{});
+
+    // The same over IPv6: app -> web:22, denied, punted while the flag is set, carried (and caught)
+    // when it is not.
+    Ipv6Spec ssh6 = tenant6_spec("blue", 11, 10, 40, kTcp);
+    ssh6.dst_port = 22;
+    const Bytes frame6 = ipv6(ssh6);
+    const auto problems6 = [&] {
+        const TenantBpf b = w.run_tenant(app, frame6);
+        return check_tenant(frame6, b, w.run_pipeline(app, frame6), w.underlay());
+    };
+    EXPECT_EQ(problems6(), std::vector<std::string>{});
+    EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame6), frame6).name, "punt_policy_no_flow");
+    {
+        const auto off = MapEntryOverride::edited<andromeda_vni>(
+            vnis, blue_vni, [](andromeda_vni& v) { v.flags &= static_cast<__u8>(~ANDROMEDA_VNI_F_POLICY); });
+        ASSERT_EQ(off->error(), "");
+        EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame6), frame6).name, "local");
+        EXPECT_EQ(problems6().size(), 1u);
+    }
 }
 
 ANDROMEDA_FOR_BOTH_ENCAPSULATIONS(PolicyCache);

@@ -140,9 +140,9 @@ TEST_F(DualStack, APacketPastTheVpcMtuGetsPacketTooBigAndTheTenantLearnsThePathM
 
 // Security groups over IPv6 (docs/security-groups.md, "IPv6"): t20 (group web) takes TCP 5001
 // from group app (t10, by its SLAAC address) and ICMPv6 echo from the VPC's /64; anything else
-// in is refused by the default, as IPv4 is. Replies need no rule. The kernel's flow cache holds
-// IPv4 flows only, so on the fast path the BPF programs hand this IPv6 to the pipeline, which
-// judges it: the same verdicts on both registrations.
+// in is refused by the default, as IPv4 is. Replies need no rule. The same verdicts on both
+// registrations; on the fast path the pipeline judges the first packets and the kernel carries
+// the connection it allowed (andromeda_policy_flows6).
 TEST_F(DualStack, SecurityGroupsJudgeIpv6LikeIpv4) {
     const std::string groups =
         "[[vpc.security_group]]\nname = \"web\"\n"
@@ -168,13 +168,23 @@ TEST_F(DualStack, SecurityGroupsJudgeIpv6LikeIpv4) {
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();
     EXPECT_FALSE(t20_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "1", kT10}, 15s).ok());
     EXPECT_GE(counter(0, "dataplane", "drop_policy_denied"), 1u) << "t10's host refuses the echo in";
-    // TCP to the allowed port carries data, byte for byte; to another port it never connects.
-    Process& server = topo_.spawn(*t20_, {"sh", "-c", "exec timeout 20 nc -6 -l " + kT20 + " 5001"});
+    // TCP to the allowed port carries 8 MB whole; to another port it never connects.
+    const std::uint64_t decapsulated_before = fast_path_on() ? counter(1, "fastpath", "ipv6_packets") : 0;
+    Process& server = topo_.spawn(*t20_, {"sh", "-c", "timeout 30 nc -6 -l " + kT20 + " 5001 | wc -c"});
     ASSERT_TRUE(eventually([&] { return contains(t20_->run({"ss", "-ltn"}), ":5001"); }, 10s));
-    const auto sent = t10_->try_run({"sh", "-c", "echo through-the-firewall | nc -6 -N -w 5 " + kT20 + " 5001"}, 15s);
+    const auto sent =
+        t10_->try_run({"sh", "-c", "head -c 8388608 /dev/zero | nc -6 -N -w 5 " + kT20 + " 5001"}, 30s);
     EXPECT_TRUE(sent.ok()) << sent.output << logs();
-    EXPECT_EQ(server.wait(10s), 0);
-    EXPECT_TRUE(contains(server.output(), "through-the-firewall")) << server.output();
+    EXPECT_EQ(server.wait(20s), 0);
+    EXPECT_TRUE(contains(server.output(), "8388608")) << server.output();
+    // On the fast path the kernel carried it, by the flows the firewalls installed: node1's tc
+    // passed the IPv6 segments out by t10's egress entry, node2's decap into t20 by its ingress one.
+    if (fast_path_on()) {
+        EXPECT_GE(counter(0, "policy_offload", "installs"), 1u);
+        EXPECT_GE(counter(1, "policy_offload", "installs"), 1u);
+        EXPECT_GE(counter(0, "fastpath", "policy_packets"), 50u) << logs();
+        EXPECT_GE(counter(1, "fastpath", "ipv6_packets"), decapsulated_before + 50) << logs();
+    }
     const std::uint64_t denied_before = counter(1, "dataplane", "drop_policy_denied");
     topo_.spawn(*t20_, {"sh", "-c", "exec timeout 10 nc -6 -l " + kT20 + " 5002"});
     ASSERT_TRUE(eventually([&] { return contains(t20_->run({"ss", "-ltn"}), ":5002"); }, 10s));

@@ -311,15 +311,17 @@ public:
 private:
     // `node_extra`: lines added to each node's [node] table.
     // Security groups (issue 29): both tenants in group "bench", whose `n` ingress rules allow
-    // TCP and UDP ports from other networks; the last allows everything from the VPC, so the
-    // benchmark's flows open after the whole list (the matcher's worst case).
+    // TCP and UDP ports from other networks; the last allows everything from the VPC (both its
+    // prefixes: --ipv6 runs it too), so the benchmark's flows open after the whole list (the
+    // matcher's worst case).
     static std::string policy_of_rules(int n) {
         std::string s = "[[vpc.security_group]]\nname = \"bench\"\n";
         for (int i = 0; i < n - 1; ++i)
             s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nprotocol = \"" + std::string(i % 2 ? "udp" : "tcp") +
                  "\"\nports = [" + std::to_string(20000 + i) + "]\nremote_cidrs = [\"10." + std::to_string(1 + i / 250) + "." +
                  std::to_string(i % 250) + ".0/24\"]\npriority = " + std::to_string(100 + i) + "\n";
-        s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nremote_cidrs = [\"10.0.0.0/24\"]\npriority = 5000\n";
+        s += "[[vpc.security_group.rule]]\ndirection = \"ingress\"\nremote_cidrs = [\"10.0.0.0/24\", \"fd00:0:0:1::/64\"]\n"
+             "priority = 5000\n";
         return s;
     }
 

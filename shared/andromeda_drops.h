@@ -118,7 +118,8 @@
 	X(malformed_ndp, 450, "a Neighbor or Router Solicitation breaking RFC 4861's checks (hop limit 255, code, checksum, options)") \
 	X(router_solicitation_deferred, 451, "a Router Solicitation within 3 s of the port's last advertisement: the next scheduled one answers it") \
 	X(tenant_router_message, 452, "a Router or Neighbor Advertisement or a Redirect from a tenant: the gateway is the only router and keeps no neighbour cache") \
-	X(mld_ignored, 453, "an MLD report or query: the fabric carries no multicast")
+	X(mld_ignored, 453, "an MLD report or query: the fabric carries no multicast") \
+	X(overlay_resolution_not_ours, 454, "an ARP request or Neighbor Solicitation from a VXLAN peer's tenant for an address that is no endpoint of this node: its own node answers, or no one")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

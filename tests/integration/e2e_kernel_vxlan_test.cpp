@@ -5,14 +5,15 @@
 //                                                        bridge (underlay ns)
 //   t20 ns: eth0 10.0.0.20 ── host2 ns: eth1 192.168.1.2 ─┘   no andromedad: the kernel's
 //           (mtu 1450)          br0 = { tap-blue-20, vx0 }, vx0: vxlan id 100 dstport 4789
-//                               nolearning, static FDB (all-zeros and 10.0.0.10's MAC -> 192.168.1.1)
+//                               nolearning, one FDB entry: all-zeros -> 192.168.1.1 (the remote
+//                               VTEP, where BUM and unknown unicast go)
 //
 // MACs. andromedad answers t10's ARP with the virtual gateway MAC and, encapsulating, rewrites
 // the inner destination MAC to 10.0.0.20's configured MAC (02:00:00:00:00:20, t20's eth0), so the
-// kernel bridge delivers it. On the way back the kernel side is plain Linux bridging: an ARP
-// request from t20 would cross the overlay as a non-IPv4 inner frame, which andromedad drops
-// (inner_not_ipv4; it answers ARP on tenant ports only), so t20 gets a static neighbour entry for
-// 10.0.0.10 with its configured MAC, and vx0 a static FDB entry for that MAC.
+// kernel bridge delivers it. On the way back the kernel side is plain Linux bridging: t20's ARP
+// request for 10.0.0.10 is flooded by vx0 to its one VTEP, and andromedad answers it for t10
+// (t10's configured MAC, 02:00:00:00:00:10) back over the overlay; t20's frames to that MAC
+// then take the all-zeros entry too. No static neighbour entry and no per-MAC FDB entry.
 //
 // MTU. vx0 has the kernel's default 1450 (1500 underlay minus 50) and a bridge drops frames too
 // big for the port it forwards to, so t20's side runs at 1450, as any tenant behind a Linux
@@ -59,7 +60,6 @@ protected:
                    "nolearning", "dev", "eth1"});
         // `self`: entries of the vxlan device's own FDB (remote VTEPs), not of the bridge.
         host2.run({"bridge", "fdb", "append", "00:00:00:00:00:00", "dev", "vx0", "dst", "192.168.1.1", "self", "permanent"});
-        host2.run({"bridge", "fdb", "add", "02:00:00:00:00:10", "dev", "vx0", "dst", "192.168.1.1", "self", "permanent"});
         host2.run({"ip", "link", "add", "br0", "type", "bridge"});
         host2.run({"ip", "link", "set", "vx0", "master", "br0"});
         host2.run({"ip", "link", "set", "tap-blue-20", "master", "br0"});
@@ -67,7 +67,6 @@ protected:
         t20_->run({"ip", "link", "set", "eth0", "mtu", "1450"});
         host2.run({"ip", "link", "set", "vx0", "up"});
         host2.run({"ip", "link", "set", "br0", "up"});
-        t20_->run({"ip", "neigh", "replace", "10.0.0.10", "lladdr", "02:00:00:00:00:10", "dev", "eth0", "nud", "permanent"});
     }
 
     // `megabytes` of random data from `from` to `to_ip` over TCP; the receiver's sha256 must
@@ -101,7 +100,8 @@ TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
     ASSERT_TRUE(capture.wait_for_output("Capturing on", 20s)) << capture.output();
     start_daemon(0);
 
-    // Ping both ways: t10 resolves 10.0.0.20 by ARP (the gateway answers), t20 has its static entry.
+    // Ping both ways: t10 resolves 10.0.0.20 by ARP (the gateway answers), t20 resolves 10.0.0.10
+    // by ARP over the overlay (andromedad answers for t10).
     ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 10s)) << logs();
     for (auto [from, to] : {std::pair{t10_, "10.0.0.20"}, std::pair{t20_, "10.0.0.10"}}) {
         const auto ping = from->try_run({"ping", "-c", "5", "-i", "0.2", "-W", "1", to});
@@ -120,6 +120,10 @@ TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
     else
         EXPECT_GT(counter(0, "dataplane", "encapsulated"), 1000u);
     EXPECT_GT(counter(0, "dataplane", "delivered_from_fabric"), 1000u);
+    EXPECT_GE(counter(0, "dataplane", "overlay_arp_replies"), 1u);
+    const std::string neighbour = t20_->run({"ip", "neigh", "show", "10.0.0.10", "dev", "eth0"});
+    EXPECT_TRUE(contains(neighbour, "02:00:00:00:00:10")) << neighbour;
+    EXPECT_FALSE(contains(neighbour, "PERMANENT")) << neighbour;
     EXPECT_EQ(counter(0, "dataplane", "drop_malformed_overlay"), 0u);
     EXPECT_EQ(counter(0, "io", "ledger_violations"), 0u);
 

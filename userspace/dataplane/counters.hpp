@@ -47,6 +47,8 @@ struct DecapErrorCounters {
     X(checksums_finished)    /* ... of them with a TCP/UDP checksum offload had left unfinished */ \
     X(sent_to_nat_gateway)   /* outside the VPC, encapsulated towards its NAT node */            \
     X(arp_replies)                                                                               \
+    X(overlay_arp_replies)      /* ARP answered for a local endpoint to a VXLAN peer's tenant */  \
+    X(overlay_neighbor_advertisements) /* ... and Neighbor Solicitations (docs/wire-format.md) */ \
     X(echo_replies)             /* ICMP and ICMPv6 */                                             \
     X(neighbor_advertisements)  /* the ND proxy's answers (docs/ipv6.md) */                       \
     X(router_advertisements)    /* answers to Router Solicitations (the daemon sends the others) */ \

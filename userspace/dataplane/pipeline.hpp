@@ -65,7 +65,7 @@ namespace detail {
 
 enum class ActionKind : std::uint8_t {
     drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat, dhcp, dns_query,
-    nd_advert, router_advert, echo6_reply
+    nd_advert, router_advert, echo6_reply, overlay_arp_reply, overlay_nd_advert
 };
 
 // What the decision stage (which only reads the input) tells the execution stage to do. Keeping
@@ -218,6 +218,14 @@ private:
                      std::uint32_t ethernet_length, std::uint16_t flow_hash, Action& a);
     void decide_underlay(const Input& input, Action& a);
     // An overlay packet's inner IPv6 frame, its outer headers checked (pipeline_underlay.cpp).
+    // ARP from a VXLAN peer's tenant, answered for an endpoint of this node back over the overlay.
+    void decide_underlay_arp(const overlay::Decapsulated& packet, std::uint32_t peer_index, std::uint32_t vpc_index,
+                             const wire::EthernetView& ethernet, Action& a);
+    void decide_underlay_solicitation(const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                                      const detail::VpcState& vpc, const wire::EthernetView& ethernet, Action& a);
+    void answer_over_overlay(detail::ActionKind kind, const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                             const detail::VpcState& vpc, const fabric::Endpoint& asker, const fabric::Endpoint& target,
+                             const wire::EthernetView& ethernet, Action& a);
     void decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index, std::uint32_t vpc_index,
                               const wire::EthernetView& ethernet, Action& a);
     // An ICMP error on the underlay port about one of this node's outer packets (underlay_pmtu.hpp).
@@ -238,6 +246,8 @@ private:
     void execute_deliver(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void finish_checksum(const Action& action, PacketBuffer& frame);
     void execute_arp_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    // ARP replies and Neighbor Advertisements to a VXLAN peer's tenant, encapsulated towards its node.
+    void execute_overlay_answer(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_echo_reply(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_icmp_error(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_dhcp(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);

@@ -43,6 +43,8 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
             return execute_encap(action, input, sink, result);
         case ActionKind::deliver: return execute_deliver(action, input, sink, result);
         case ActionKind::arp_reply: return execute_arp_reply(action, input, sink, result);
+        case ActionKind::overlay_arp_reply:
+        case ActionKind::overlay_nd_advert: return execute_overlay_answer(action, input, sink, result);
         case ActionKind::echo_reply:
         case ActionKind::echo6_reply: return execute_echo_reply(action, input, sink, result);
         case ActionKind::frag_needed:
@@ -168,6 +170,40 @@ void Pipeline::execute_arp_reply(const Action& action, const Input& input, Frame
     }
     ++counters_.arp_replies;
     emitted(result, Verdict::reply, 1);
+}
+
+// The answer to an ARP request or Neighbor Solicitation a VXLAN peer's tenant sent over the
+// overlay (decide_underlay_arp, decide_underlay_solicitation): written for the endpoint (its MAC
+// as the sender) into a spare buffer behind room for the outer headers, then encapsulated towards
+// the asking node.
+void Pipeline::execute_overlay_answer(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
+    if (sink.free_slots() == 0 || sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
+    const auto outer_size = static_cast<std::uint32_t>(action.outer->header_size());
+    PacketBuffer out = sink.peek_spare();
+    if (out.capacity() <= outer_size) return dropped(result, DropReason::tx_buffer_too_small);
+    const wire::ByteSpan request = input.bytes.subspan(action.frame_offset, action.frame_length);
+    const wire::MutableByteSpan room{out.data() + outer_size, out.capacity() - outer_size};
+    const bool arp = action.kind == ActionKind::overlay_arp_reply;
+    std::size_t length = 0;
+    if (arp) {
+        const gateway::ProxyArpReply reply = gateway::write_proxy_arp_reply(request, *action.source_mac, room);
+        if (reply.outcome == gateway::ProxyArpOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+        if (!reply.answered()) return dropped(result, DropReason::malformed_arp);
+        length = reply.length;
+    } else {
+        const gateway::NdProxyReply reply = gateway::write_host_neighbor_advertisement(request, *action.source_mac, room);
+        if (reply.outcome == gateway::NdProxyOutcome::no_room) return dropped(result, DropReason::tx_buffer_too_small);
+        if (!reply.answered()) return dropped(result, DropReason::malformed_ndp);
+        length = reply.length;
+    }
+    const wire::MutableByteSpan outer =
+        action.outer->encapsulate_in_place({out.data(), out.capacity()}, outer_size, length, action.overlay);
+    if (outer.empty()) return dropped(result, DropReason::tx_buffer_too_small);
+    out.length = static_cast<std::uint32_t>(outer.size());
+    sink.emit_spare(action.port, out);
+    ++(arp ? counters_.overlay_arp_replies : counters_.overlay_neighbor_advertisements);
+    ++counters_.encapsulated;
+    emitted(result, Verdict::forward, 1);
 }
 
 namespace {

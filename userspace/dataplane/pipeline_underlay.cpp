@@ -1,7 +1,10 @@
 // Decisions for frames from the underlay (overlay packets from peer nodes) and the uplink.
 #include "dataplane/pipeline.hpp"
 #include "dataplane/underlay_pmtu.hpp"
+#include "gateway/nd_proxy.hpp"
 #include "overlay/decap.hpp"
+#include "overlay/flow_hash.hpp"
+#include "wire/arp.hpp"
 
 namespace andromeda::dataplane {
 
@@ -48,6 +51,10 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     const auto vpc_index = static_cast<std::uint32_t>(vpc - fabric_->vpcs().data());
     if (ethernet->ethertype() == wire::ethertype::kIpv6)
         return decide_underlay_ipv6(packet, peer_index, vpc_index, *ethernet, a);
+    // Only a VXLAN peer may be a bridge whose tenants resolve addresses over the overlay.
+    const bool vxlan = state_.decap_config().kind == overlay::EncapKind::vxlan;
+    if (ethernet->ethertype() == wire::ethertype::kArp && vxlan)
+        return decide_underlay_arp(packet, peer_index, vpc_index, *ethernet, a);
     if (ethernet->ethertype() != wire::ethertype::kIpv4) return a.drop(DropReason::inner_not_ipv4);
     const auto ip = wire::Ipv4View::parse(ethernet->payload());
     if (!ip || !ip->checksum_valid()) return a.drop(DropReason::malformed_inner_frame);
@@ -85,6 +92,68 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     a.source_mac = &vpc_state.gateway.mac;
 }
 
+// ARP from a tenant behind a VXLAN peer that is a bridge (the kernel's VXLAN: its tenants resolve
+// each other's addresses by broadcast, which it floods to the VTEPs of its FDB). A request for an
+// endpoint of this node is answered for it, with the endpoint's MAC, back over the overlay to the
+// asking node, so that side needs no static neighbour entries (ARP suppression: Andromeda answers,
+// it never floods). The asker must be an endpoint the fabric places on that node, by its address
+// and MAC; a request for anyone else is left to its own node (`overlay_resolution_not_ours`).
+void Pipeline::decide_underlay_arp(const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                                   std::uint32_t vpc_index, const wire::EthernetView& ethernet, Action& a) {
+    const auto arp = wire::ArpView::parse(ethernet.payload());
+    if (!arp) return a.drop(DropReason::malformed_arp);
+    if (!arp->is_request()) return a.drop(DropReason::arp_not_request);
+    if (arp->sender_ip().value() == 0) return a.drop(DropReason::arp_probe);
+    const detail::EndpointRoute* sender = state_.route(vpc_index, arp->sender_ip());
+    if (sender == nullptr || sender->node_index != peer_index || sender->endpoint->mac != arp->sender_mac() ||
+        ethernet.source() != arp->sender_mac())
+        return a.drop(DropReason::fabric_spoofed_source);
+    const detail::EndpointRoute* target = state_.route(vpc_index, arp->target_ip());
+    if (target == nullptr || !target->is_local) return a.drop(DropReason::overlay_resolution_not_ours);
+    answer_over_overlay(ActionKind::overlay_arp_reply, packet, peer_index, state_.vpc(vpc_index), *sender->endpoint,
+                        *target->endpoint, ethernet, a);
+}
+
+// The answer of `target` (an endpoint of this node) to `asker`'s ARP request or Neighbor
+// Solicitation in `packet`, written and encapsulated towards the asker's node by the execution
+// stage, within the gateway's reply budget for the asker.
+void Pipeline::answer_over_overlay(ActionKind kind, const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                                   const detail::VpcState& vpc, const fabric::Endpoint& asker,
+                                   const fabric::Endpoint& target, const wire::EthernetView& ethernet, Action& a) {
+    if (!reply_limiter_.allow(gateway::RateLimitKey::of(vpc.vpc->vni, asker.ip)))
+        return a.drop(DropReason::gateway_reply_rate_limited);
+    std::uint32_t mtu = 0;
+    const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
+    overlay::OuterTemplate* outer = overlay_towards(peer_index, vpc, ethernet_length, mtu, a);
+    if (outer == nullptr) return;
+    a.kind = kind;
+    a.port = state_.underlay_port();
+    a.outer = outer;
+    a.overlay.vni = vpc.vpc->vni;
+    a.overlay.flow_hash = overlay::flow_hash_of_frame(packet.inner);
+    a.frame_offset = static_cast<std::uint32_t>(packet.inner_offset);
+    a.frame_length = static_cast<std::uint32_t>(packet.inner.size());
+    a.source_mac = &target.mac;
+}
+
+// A Neighbor Solicitation from a VXLAN peer's tenant (decide_underlay_arp's IPv6 counterpart):
+// for an endpoint of this node, from the asker's global address (an endpoint the fabric places on
+// the sending node, with its MAC), answered as the endpoint, with its MAC. DAD is never answered.
+void Pipeline::decide_underlay_solicitation(const overlay::Decapsulated& packet, std::uint32_t peer_index,
+                                            const detail::VpcState& vpc, const wire::EthernetView& ethernet,
+                                            Action& a) {
+    const gateway::HostSolicitation s = gateway::read_host_solicitation(packet.inner);
+    if (s.verdict.outcome == gateway::NdProxyOutcome::invalid) return a.drop(DropReason::malformed_ndp);
+    if (!s.verdict.answered()) return a.drop(DropReason::nd_not_answered);
+    const detail::EndpointRoute* sender = state_.route6(vpc, s.source);
+    if (sender == nullptr || sender->node_index != peer_index || sender->endpoint->mac != ethernet.source())
+        return a.drop(DropReason::fabric_spoofed_source);
+    const detail::EndpointRoute* target = state_.route6(vpc, s.target);
+    if (target == nullptr || !target->is_local) return a.drop(DropReason::overlay_resolution_not_ours);
+    answer_over_overlay(ActionKind::overlay_nd_advert, packet, peer_index, vpc, *sender->endpoint, *target->endpoint,
+                        ethernet, a);
+}
+
 // Inner IPv6 of a dual-stack VPC: from an endpoint of the sending node, to an endpoint of this one
 // (no IPv6 NAT: nothing else is carried), delivered with the gateway MAC as its source.
 void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index,
@@ -94,6 +163,9 @@ void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::ui
     const auto ip = wire::Ipv6View::parse(ethernet.payload());
     if (!ip) return a.drop(DropReason::malformed_inner_frame);
     ++counters_.decapsulated;
+    if (state_.decap_config().kind == overlay::EncapKind::vxlan &&
+        gateway::classify_icmpv6(*ip) == gateway::TenantIcmpv6::neighbor_solicitation)
+        return decide_underlay_solicitation(packet, peer_index, vpc, ethernet, a);
     const detail::EndpointRoute* sender = state_.route6(vpc, ip->source());
     if (sender == nullptr || sender->node_index != peer_index) return a.drop(DropReason::fabric_spoofed_source);
     const detail::EndpointRoute* target = state_.route6(vpc, ip->destination());

@@ -92,6 +92,64 @@ NdProxyReply write_neighbor_advertisement_reply(wire::ByteSpan request_frame, co
     return s.verdict;
 }
 
+namespace {
+
+struct HostRead {
+    HostSolicitation solicitation;
+    std::optional<wire::EthernetView> ethernet;
+};
+
+HostRead read_host(wire::ByteSpan frame) noexcept {
+    HostRead r;
+    const auto ethernet = wire::EthernetView::parse(frame);
+    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv6) return r;
+    const auto ip = wire::Ipv6View::parse(ethernet->payload());
+    if (!ip || !is_neighbor_solicitation(*ip)) return r;
+    const auto ns = wire::validate_neighbor_solicitation(*ip);
+    if (!ns) {
+        r.solicitation.verdict = {NdProxyOutcome::invalid, ns.error(), 0};
+        return r;
+    }
+    r.ethernet = *ethernet;
+    r.solicitation.source = ip->source();
+    r.solicitation.target = ns->target();
+    NdProxyOutcome& outcome = r.solicitation.verdict.outcome;
+    outcome = wire::is_unspecified(r.solicitation.source)       ? NdProxyOutcome::dad_probe
+              : r.solicitation.target == r.solicitation.source ? NdProxyOutcome::own_address
+                                                               : NdProxyOutcome::advertised;
+    if (outcome == NdProxyOutcome::advertised)
+        r.solicitation.verdict.length = ethernet->header_length() + wire::kIpv6HeaderLength + kAdvertisementLength;
+    return r;
+}
+
+}  // namespace
+
+HostSolicitation read_host_solicitation(wire::ByteSpan request_frame) noexcept {
+    return read_host(request_frame).solicitation;
+}
+
+NdProxyReply write_host_neighbor_advertisement(wire::ByteSpan request_frame, const wire::MacAddress& target_mac,
+                                               wire::MutableByteSpan out) noexcept {
+    const HostRead r = read_host(request_frame);
+    const HostSolicitation& s = r.solicitation;
+    if (!s.verdict.answered()) return s.verdict;
+    detail::Icmpv6FrameAddressing addressing;
+    addressing.request = &*r.ethernet;
+    addressing.destination_mac = r.ethernet->source();
+    addressing.source_mac = target_mac;
+    addressing.source = s.target;
+    addressing.destination = s.source;
+    addressing.hop_limit = wire::kNdpHopLimit;
+    const std::size_t at = detail::write_icmpv6_frame_headers(out, addressing, kAdvertisementLength);
+    if (at == 0) return {NdProxyOutcome::no_room, wire::NdpError::None, 0};
+    const wire::MutableByteSpan message = out.subspan(at, kAdvertisementLength);
+    wire::write_neighbor_advertisement(message, wire::NeighborAdvertisementHeader{false, true, true, s.target});
+    wire::NdpOptionWriter options(message.subspan(wire::kNeighborAdvertisementLength));
+    options.link_layer_address(wire::ndp_option::kTargetLinkLayerAddress, target_mac);
+    detail::finish_icmpv6_checksum(message, addressing);
+    return s.verdict;
+}
+
 std::string_view to_string(NdProxyOutcome outcome) noexcept {
     switch (outcome) {
         case NdProxyOutcome::advertised:

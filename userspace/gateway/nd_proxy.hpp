@@ -66,4 +66,21 @@ inline constexpr std::size_t kMaxNeighborAdvertisementFrame = 22 + 40 + 24 + 8;
                                                               const Ipv6Endpoint& asker,
                                                               wire::MutableByteSpan out) noexcept;
 
+// A Neighbor Solicitation from a host behind a VXLAN peer (a kernel VXLAN bridge floods its
+// tenants' solicitations to its remote VTEPs), for an endpoint the caller finds on this node: it
+// is answered as that endpoint would answer (RFC 4861 7.2.4), from the target address and the
+// endpoint's MAC, solicited and override set, router clear, with the target link-layer address
+// option, to the asker. Duplicate address detection is never answered (dad_probe), nor a
+// solicitation for the asker's own address (own_address). Who may ask, and for which target, is
+// the caller's to check (source and target come back for it).
+struct HostSolicitation {
+    NdProxyReply verdict;  // advertised, not_neighbor_solicitation, invalid, dad_probe, own_address
+    wire::Ipv6Address source;
+    wire::Ipv6Address target;
+};
+[[nodiscard]] HostSolicitation read_host_solicitation(wire::ByteSpan request_frame) noexcept;
+[[nodiscard]] NdProxyReply write_host_neighbor_advertisement(wire::ByteSpan request_frame,
+                                                             const wire::MacAddress& target_mac,
+                                                             wire::MutableByteSpan out) noexcept;
+
 }  // namespace andromeda::gateway

@@ -102,6 +102,61 @@ TEST_F(FabricPathTest, VxlanIsDecapsulatedWhenConfigured) {
               DropReason::underlay_not_overlay);
 }
 
+// A kernel VXLAN peer is a bridge: its tenant's ARP request for an endpoint of node1 arrives
+// flooded over the overlay, and node1 answers it for the endpoint (its MAC) back to the peer,
+// encapsulated as the peer expects. Anyone else's address, a spoofed asker or a reply: dropped.
+TEST_F(FabricPathTest, ArpFromAVxlanPeersTenantIsAnsweredForALocalEndpointOverTheOverlay) {
+    auto fabric = load_fabric(fabric_text("node1", "encap = \"vxlan\"\n"));
+    dataplane::Pipeline pipeline(node_config("node1"));
+    const auto ask = [&](const wire::MacAddress& sender_mac, const char* sender, const char* target) {
+        const Bytes request = arp_request(sender_mac, ipv4(sender), ipv4(target));
+        return overlay_packet(request, 100, kNode2Ip, kNode1Ip, 64, 0, overlay::EncapKind::vxlan);
+    };
+    const auto r = pipeline.process(kUnderlayPort, ask(kBlue20Mac, "10.0.0.20", "10.0.0.10"), *fabric, out_.fresh());
+    ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
+    ASSERT_EQ(out_.emissions().size(), 1u);
+    EXPECT_EQ(out_.emissions()[0].port, kUnderlayPort);
+    const Bytes sent = out_.frame(0);
+    ASSERT_EQ(sent.size(), 50u + 42u);
+    // Outer: node1 -> node2, UDP to 4789, VNI 100.
+    EXPECT_EQ(wire::MacAddress::from_bytes(sent.data()), kNode2Mac);
+    const auto outer_ip = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
+    ASSERT_TRUE(outer_ip);
+    EXPECT_EQ(outer_ip->source(), kNode1Ip);
+    EXPECT_EQ(outer_ip->destination(), kNode2Ip);
+    EXPECT_TRUE(outer_ip->checksum_valid());
+    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
+    EXPECT_EQ(wire::load_be32(sent.data() + 46) >> 8, 100u);
+    // Inner: the reply, from 10.0.0.10's MAC to the asker.
+    const auto inner = wire::EthernetView::parse(wire::ByteSpan(sent).subspan(50));
+    ASSERT_TRUE(inner);
+    EXPECT_EQ(inner->destination(), kBlue20Mac);
+    EXPECT_EQ(inner->source(), kBlue10Mac);
+    EXPECT_EQ(inner->ethertype(), wire::ethertype::kArp);
+    const auto reply = wire::ArpView::parse(inner->payload());
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->packet(), (wire::ArpPacket{wire::arp_op::kReply, kBlue10Mac, ipv4("10.0.0.10"), kBlue20Mac,
+                                                   ipv4("10.0.0.20")}));
+    EXPECT_EQ(pipeline.counters().overlay_arp_replies, 1u);
+
+    const auto dropped = [&](const Bytes& packet) {
+        return pipeline.process(kUnderlayPort, packet, *fabric, out_.fresh()).drop_reason;
+    };
+    // For node2's own endpoint (its bridge answers), and for no endpoint at all.
+    EXPECT_EQ(dropped(ask(kBlue20Mac, "10.0.0.20", "10.0.0.20")), DropReason::overlay_resolution_not_ours);
+    EXPECT_EQ(dropped(ask(kBlue20Mac, "10.0.0.20", "10.0.0.99")), DropReason::overlay_resolution_not_ours);
+    // node2 speaking for node1's endpoint, or with another MAC than 10.0.0.20's.
+    EXPECT_EQ(dropped(ask(kBlue10Mac, "10.0.0.11", "10.0.0.10")), DropReason::fabric_spoofed_source);
+    EXPECT_EQ(dropped(ask(mac("02:00:00:00:00:99"), "10.0.0.20", "10.0.0.10")), DropReason::fabric_spoofed_source);
+    // A probe (sender 0.0.0.0) and a reply are never answered.
+    EXPECT_EQ(dropped(ask(kBlue20Mac, "0.0.0.0", "10.0.0.10")), DropReason::arp_probe);
+    const Bytes answer = arp_frame(kBlue20Mac, kBlue10Mac,
+                                   {wire::arp_op::kReply, kBlue20Mac, ipv4("10.0.0.20"), kBlue10Mac, ipv4("10.0.0.10")});
+    EXPECT_EQ(dropped(overlay_packet(answer, 100, kNode2Ip, kNode1Ip, 64, 0, overlay::EncapKind::vxlan)),
+              DropReason::arp_not_request);
+    EXPECT_EQ(pipeline.counters().overlay_arp_replies, 1u);
+}
+
 struct DropCase {
     const char* name;
     Bytes packet;

@@ -10,8 +10,8 @@
 //        selector of 0xff switches the fabric snapshot, 0xfe advances the clock one second,
 //        any other picks the port as above.
 // Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds
-// and (ipv6-*: ND, RS, echo, routed and overlay IPv6) dataplane_ipv6_path_test's
-// DISABLED_WriteIpv6FuzzSeeds.
+// and (ipv6-*: ND, RS, echo, routed and overlay IPv6; ARP and ND from a VXLAN peer's tenant on the
+// VXLAN fabric) dataplane_ipv6_path_test's DISABLED_WriteIpv6FuzzSeeds.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -43,9 +43,10 @@ std::shared_ptr<const fabric::FabricSnapshot> load_or_die(const std::string& tex
 }
 
 const fabric::FabricSnapshot& snapshot(int which) {
-    // The Andromeda one dual-stack (blue and green share an IPv6 prefix), the VXLAN one IPv4 only.
+    // Both dual-stack (blue and green share an IPv6 prefix); the VXLAN one answers its peers'
+    // tenants' ARP and Neighbor Solicitations over the overlay.
     static const auto andromeda_fabric = load_or_die(dual_stack_fabric("node1"), 1);
-    static const auto vxlan_fabric = load_or_die(fabric_text("node1", "encap = \"vxlan\"\n"), 2);
+    static const auto vxlan_fabric = load_or_die(dual_stack_vxlan_fabric("node1"), 2);
     return which == 0 ? *andromeda_fabric : *vxlan_fabric;
 }
 

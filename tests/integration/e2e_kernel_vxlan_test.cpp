@@ -22,7 +22,9 @@
 // The underlay is captured with tshark on host2's eth1 (no XDP there, so every packet both ways
 // is seen) and decoded by Wireshark's VXLAN dissector: every UDP/4789 packet carries VNI 100 and
 // none is malformed.
+#include <fstream>
 #include <map>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -163,6 +165,75 @@ TEST_F(KernelVxlanPeer, PingAndTcpBothWaysAndTsharkDecodesEveryPacketAsVni100) {
     ASSERT_TRUE(bad.ok()) << bad.output;
     EXPECT_TRUE(lines_of(bad.output).empty()) << "malformed or erroneous packets in the capture:\n"
                                               << bad.output.substr(0, 4000);
+}
+
+// IPv6 with the same peer, nothing static on the kernel side but its one FDB entry: t10 takes its
+// address by SLAAC from andromedad's RA; t20 (behind the kernel's bridge, which has no router) is
+// given the address the fabric lists for it. t20's Neighbor Solicitations for t10, flooded by vx0,
+// are answered by andromedad for t10 (its MAC) over the overlay; t10's, by the ND proxy. Ping and
+// TCP both ways, and Wireshark finds nothing malformed in the capture.
+TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOverlay) {
+    if (!run_command({"tshark", "--version"}).ok())
+        GTEST_SKIP() << "tshark is not installed (scripts/install-deps.sh installs it): cannot check the capture";
+    const std::string t10 = "fd00:0:0:1:0:ff:fe00:10", t20 = "fd00:0:0:1:0:ff:fe00:20";
+    std::string text = read_text(nodes_[0].config);
+    replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
+    replace_all(text, "mac = \"02:00:00:00:00:10\"\n", "mac = \"02:00:00:00:00:10\"\nipv6 = \"eui64\"\n");
+    replace_all(text, "mac = \"02:00:00:00:00:20\"\n", "mac = \"02:00:00:00:00:20\"\nipv6 = \"eui64\"\n");
+    std::ofstream(nodes_[0].config) << text;
+
+    Netns& host2 = *nodes_[1].host;
+    const std::string pcap = "/tmp/" + topo_.prefix() + "vxlan6-underlay.pcap";
+    files_.push_back(pcap);
+    Process& capture = topo_.spawn(host2, {"tshark", "-n", "-i", "eth1", "-B", "64", "-f", "udp port 4789", "-w", pcap});
+    ASSERT_TRUE(capture.wait_for_output("Capturing on", 20s)) << capture.output();
+    start_daemon(0);
+    for (Netns* tenant : {t10_, t20_})
+        tenant->run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                     "net.ipv6.conf.eth0.disable_ipv6=0"});
+    t20_->run({"ip", "-6", "addr", "add", t20 + "/64", "dev", "eth0", "nodad"});
+    ASSERT_TRUE(eventually([&] { return contains(t10_->run({"ip", "-6", "addr", "show", "dev", "eth0"}), "fd00::1:0:ff:fe00:10/64") &&
+                                        !contains(t10_->run({"ip", "-6", "addr", "show", "dev", "eth0"}), "tentative"); },
+                           30s))
+        << t10_->run({"ip", "-6", "addr"}) << logs();
+
+    ASSERT_TRUE(eventually([&] { return t20_->try_run({"ping", "-6", "-c", "1", "-W", "1", t10}, 5s).ok(); }, 15s)) << logs();
+    for (auto [from, to] : {std::pair{t10_, t20}, std::pair{t20_, t10}}) {
+        const auto ping = from->try_run({"ping", "-6", "-c", "5", "-i", "0.2", "-W", "1", to});
+        EXPECT_TRUE(ping.ok() && contains(ping.output, " 0% packet loss")) << ping.output << logs();
+    }
+    // t20 learned t10's own MAC by ND over the overlay, not a static entry.
+    const std::string neighbour = t20_->run({"ip", "-6", "neigh", "show", t10, "dev", "eth0"});
+    EXPECT_TRUE(contains(neighbour, "02:00:00:00:00:10")) << neighbour;
+    EXPECT_FALSE(contains(neighbour, "PERMANENT")) << neighbour;
+    EXPECT_GE(counter(0, "dataplane", "overlay_neighbor_advertisements"), 1u);
+
+    // TCP both ways: 4 MB, counted on arrival.
+    for (auto [from, to, to_ip, port] : {std::tuple{t10_, t20_, t20, 5003}, std::tuple{t20_, t10_, t10, 5004}}) {
+        const std::string p = std::to_string(port);
+        Process& receiver = topo_.spawn(*to, {"sh", "-c", "timeout 30 nc -6 -l " + to_ip + " " + p + " | wc -c"});
+        ASSERT_TRUE(eventually([&] { return contains(to->run({"ss", "-Hltn"}), ":" + p); }, 10s));
+        const auto sent = from->try_run({"sh", "-c", "head -c 4000000 /dev/urandom | nc -6 -N -w 5 " + to_ip + " " + p}, 30s);
+        EXPECT_TRUE(sent.ok()) << sent.output << logs();
+        EXPECT_EQ(receiver.wait(20s), 0);
+        EXPECT_TRUE(contains(receiver.output(), "4000000")) << "to " << to_ip << ": " << receiver.output();
+    }
+
+    const int status = capture.stop(10s);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "tshark: " << capture.output();
+    const auto bad = run_command({"tshark", "-n", "-r", pcap, "-d", "udp.port==4789,vxlan", "-d", "tcp.port==5003,data",
+                                  "-d", "tcp.port==5004,data", "-Y", "_ws.malformed || _ws.expert.severity == error",
+                                  "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message"},
+                                 60s);
+    ASSERT_TRUE(bad.ok()) << bad.output;
+    EXPECT_TRUE(lines_of(bad.output).empty()) << "malformed or erroneous packets in the capture:\n"
+                                              << bad.output.substr(0, 4000);
+    // Wireshark decoded ICMPv6 Neighbor Advertisements from t10's MAC inside VXLAN.
+    const auto adverts = run_command({"tshark", "-n", "-r", pcap, "-d", "udp.port==4789,vxlan", "-Y",
+                                      "icmpv6.type == 136 && eth.src == 02:00:00:00:00:10", "-T", "fields", "-e",
+                                      "frame.number"},
+                                     60s);
+    EXPECT_FALSE(lines_of(adverts.output).empty()) << adverts.output;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "overlay/flow_hash.hpp"
+#include "overlay/outer_template.hpp"
 #include "support/icmpv6_frame_builder.hpp"
 #include "unit/dataplane/pipeline_fixture.hpp"
 #include "wire/ipv6_addressing.hpp"
@@ -69,6 +70,22 @@ Bytes echo_request(const wire::Ipv6Address& source, const wire::Ipv6Address& des
     s.type = ts::icmpv6::kEchoRequest;
     s.body = {0x12, 0x34, 0x00, 0x01, 'p', 'i', 'n', 'g'};
     return ts::icmpv6_frame(s);
+}
+
+// `inner` as node2 would send it to node1 over VXLAN (VNI 100).
+Bytes vxlan_from_node2(const Bytes& inner) {
+    overlay::OuterTemplateConfig c;
+    c.kind = overlay::EncapKind::vxlan;
+    c.src_mac = kNode2Mac;
+    c.dst_mac = kNode1Mac;
+    c.src_ip = kNode2Ip;
+    c.dst_ip = kNode1Ip;
+    overlay::OuterTemplate t(c);
+    Bytes out(inner.size() + 50);
+    overlay::OverlayFields fields;
+    fields.vni = 100;
+    out.resize(t.encapsulate(inner, out, fields));
+    return out;
 }
 
 std::optional<wire::Ipv6View> ipv6_of(wire::ByteSpan frame) {
@@ -286,6 +303,70 @@ TEST(Ipv6Underlay, OverlayPacketsAreDeliveredOnlyFromTheSendersEndpointsAndWithi
     EXPECT_EQ(r.drop_reason, DropReason::fabric_spoofed_source);
 }
 
+// A kernel VXLAN peer's tenant (blue .20 behind node2's bridge) solicits blue .10's address: node1
+// answers as .10 would, with .10's MAC, back over VXLAN to node2. DAD, a spoofed asker and a target
+// elsewhere are not answered.
+TEST(Ipv6Underlay, ASolicitationFromAVxlanPeersTenantIsAnsweredForTheLocalEndpoint) {
+    const auto fabric = load_fabric(dual_stack_vxlan_fabric("node1"));
+    dataplane::Pipeline node1(node_config("node1"));
+    SinkStorage out;
+    auto r = node1.process(kUnderlayPort, vxlan_from_node2(neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac)), *fabric,
+                           out.fresh());
+    ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
+    ASSERT_EQ(out.emissions().size(), 1u);
+    EXPECT_EQ(out.emissions()[0].port, kUnderlayPort);
+    const Bytes sent = out.frame(0);
+    EXPECT_EQ(frame_problems(sent), std::vector<std::string>{});
+    const auto outer = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
+    ASSERT_TRUE(outer);
+    EXPECT_EQ(outer->destination(), kNode2Ip);
+    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
+    const wire::ByteSpan inner = wire::ByteSpan(sent).subspan(50);
+    EXPECT_EQ(wire::EthernetView::parse(inner)->source(), kBlue10Mac);
+    EXPECT_EQ(wire::EthernetView::parse(inner)->destination(), kBlue20Mac);
+    const auto ip = ipv6_of(inner);
+    ASSERT_TRUE(ip);
+    EXPECT_EQ(ip->source(), kBlue10);
+    EXPECT_EQ(ip->destination(), kBlue20);
+    EXPECT_EQ(ip->hop_limit(), 255);
+    const auto na = wire::validate_neighbor_advertisement(*ip);  // checksum, hop limit, options
+    ASSERT_TRUE(na);
+    EXPECT_EQ(na->target(), kBlue10);
+    EXPECT_FALSE(na->router());
+    EXPECT_TRUE(na->solicited());
+    EXPECT_TRUE(na->override_flag());
+    EXPECT_EQ(na->options().target_link_layer_address(), kBlue10Mac);
+    EXPECT_EQ(node1.counters().overlay_neighbor_advertisements, 1u);
+
+    const auto drop = [&](const Bytes& inner_frame) {
+        return node1.process(kUnderlayPort, vxlan_from_node2(inner_frame), *fabric, out.fresh()).drop_reason;
+    };
+    EXPECT_EQ(drop(neighbor_solicitation(ipv6("::"), kBlue10, kBlue20Mac)), DropReason::nd_not_answered);
+    EXPECT_EQ(drop(neighbor_solicitation(kBlue20, kBlue20, kBlue20Mac)), DropReason::nd_not_answered);
+    EXPECT_EQ(drop(neighbor_solicitation(kBlue10, kBlue11, kBlue10Mac)), DropReason::fabric_spoofed_source);
+    EXPECT_EQ(drop(neighbor_solicitation(kBlue20, kBlue11, kBlue10Mac)), DropReason::fabric_spoofed_source);
+    EXPECT_EQ(drop(neighbor_solicitation(kBlue20, ipv6("fd00:0:0:1::99"), kBlue20Mac)),
+              DropReason::overlay_resolution_not_ours);
+    Bytes forwarded = neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac);
+    forwarded[14 + 7] = 254;  // not from on-link
+    EXPECT_EQ(drop(forwarded), DropReason::malformed_ndp);
+    EXPECT_EQ(node1.counters().overlay_neighbor_advertisements, 1u);
+    // With Andromeda's own encapsulation no peer is a bridge: the solicitation is no endpoint's.
+    const auto andromeda_fabric = load_fabric(dual_stack_fabric("node1"));
+    overlay::OuterTemplateConfig c;
+    c.src_mac = kNode2Mac;
+    c.dst_mac = kNode1Mac;
+    c.src_ip = kNode2Ip;
+    c.dst_ip = kNode1Ip;
+    overlay::OuterTemplate t(c);
+    const Bytes ns = neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac);
+    Bytes packet(ns.size() + 50);
+    overlay::OverlayFields fields;
+    fields.vni = 100;
+    packet.resize(t.encapsulate(ns, packet, fields));
+    EXPECT_NE(node1.process(kUnderlayPort, packet, *andromeda_fabric, out.fresh()).verdict, Verdict::forward);
+}
+
 // With ipv6_gateway and dns6: the gateway's global address is answered like its link-local one,
 // and the RA names the VPC's DNS servers (RDNSS, RFC 8106).
 TEST(Ipv6GlobalGateway, TheGlobalAddressIsAnsweredAndTheRaCarriesTheDnsServers) {
@@ -379,6 +460,17 @@ TEST(Ipv6PathSeeds, DISABLED_WriteIpv6FuzzSeeds) {
                                  *node2_fabric, out.fresh());
     ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
     write("overlay", 6, out.frame(0));
+    // On the VXLAN fabric (a sequence: 0xff switches to it), a kernel VXLAN peer's tenant's ARP
+    // request and Neighbor Solicitation for blue .10, flooded to node1.
+    const auto on_vxlan = [&](const std::string& name, const Bytes& inner) {
+        const Bytes packet = vxlan_from_node2(inner);
+        Bytes seed{0x80, 0xff, 6, static_cast<std::uint8_t>(packet.size() >> 8), static_cast<std::uint8_t>(packet.size())};
+        seed.insert(seed.end(), packet.begin(), packet.end());
+        std::ofstream(dir / ("vxlan-" + name), std::ios::binary)
+            .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+    };
+    on_vxlan("arp", arp_request(kBlue20Mac, ipv4("10.0.0.20"), ipv4("10.0.0.10")));
+    on_vxlan("ns", neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac));
 }
 
 }  // namespace

@@ -176,6 +176,15 @@ inline std::string dual_stack_fabric(const std::string& local) {
     return text;
 }
 
+// dual_stack_fabric with VXLAN as the encapsulation (a fabric with kernel VXLAN peers).
+inline std::string dual_stack_vxlan_fabric(const std::string& local) {
+    std::string text = dual_stack_fabric(local);
+    const std::string node_address = "\naddress = \"";
+    const std::size_t line_end = text.find('\n', text.find(node_address) + 1);
+    if (line_end != std::string::npos) text.insert(line_end + 1, "encap = \"vxlan\"\n");
+    return text;
+}
+
 inline dataplane::PipelineConfig node_config(const std::string& local) {
     dataplane::PipelineConfig c;
     const bool node1 = local == "node1";

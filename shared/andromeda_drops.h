@@ -98,7 +98,7 @@
 	X(overlay_hop_limit_exceeded, 435, "overlay hop limit is 0") \
 	X(unknown_vni, 436, "VNI of no VPC") \
 	X(malformed_inner_frame, 437, "inner Ethernet/IPv4 malformed or its header checksum fails") \
-	X(inner_not_ipv4, 438, "inner frame is neither IPv4 nor IPv6 of a dual-stack VPC (ARP and ND are answered locally, never tunnelled)") \
+	X(inner_not_ipv4, 438, "inner frame is neither IPv4 nor IPv6 of a dual-stack VPC (ARP and ND are answered locally, never tunnelled; with VXLAN a peer's tenant's ARP request is answered over the overlay)") \
 	X(fabric_spoofed_source, 439, "inner source is not an endpoint of the VPC on the sending node") \
 	X(not_local_endpoint, 440, "inner destination is not an endpoint of the VPC on this node") \
 	X(underlay_icmp_read, 442, "ICMP fragmentation needed about an outer packet, read for the path MTU (underlay_pmtu_learned / _ignored)") \

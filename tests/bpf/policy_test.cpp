@@ -168,42 +168,27 @@ TEST_P(PolicyCache, AKernelThatIgnoresThePolicyIsCaught) {
     const int vnis = World::fd(w.skel().maps.andromeda_vnis);
     const __u32 blue_vni = 100;
     const std::uint32_t app = w.tenant(endpoint("blue", 11).port);
-    Ipv4Frame ssh = tenant_spec("blue", 11, endpoint("blue", 10).ip, 100, kTcp);  // app -> web:22, denied
+    // app -> web:22, denied: over IPv4 and over IPv6.
+    Ipv4Frame ssh = tenant_spec("blue", 11, endpoint("blue", 10).ip, 100, kTcp);
     ssh.dst_port = 22;
     ssh.tcp_flags = 0x10;
-    const Bytes frame = ipv4(ssh);
-    const auto problems = [&] {
-        const TenantBpf b = w.run_tenant(app, frame);
-        return check_tenant(frame, b, w.run_pipeline(app, frame), w.underlay());
-    };
-    EXPECT_EQ(problems(), std::vector<std::string>{});
-    EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame), frame).name, "punt_policy_no_flow");
-    {
-        const auto off = MapEntryOverride::edited<andromeda_vni>(
-            vnis, blue_vni, [](andromeda_vni& v) { v.flags &= static_cast<__u8>(~ANDROMEDA_VNI_F_POLICY); });
-        ASSERT_EQ(off->error(), "");
-        EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame), frame).name, "local");
-        EXPECT_EQ(problems().size(), 1u);
-    }
-    EXPECT_EQ(problems(), std::vector<std::string>{});
-
-    // The same over IPv6: app -> web:22, denied, punted while the flag is set, carried (and caught)
-    // when it is not.
     Ipv6Spec ssh6 = tenant6_spec("blue", 11, 10, 40, kTcp);
     ssh6.dst_port = 22;
-    const Bytes frame6 = ipv6(ssh6);
-    const auto problems6 = [&] {
-        const TenantBpf b = w.run_tenant(app, frame6);
-        return check_tenant(frame6, b, w.run_pipeline(app, frame6), w.underlay());
-    };
-    EXPECT_EQ(problems6(), std::vector<std::string>{});
-    EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame6), frame6).name, "punt_policy_no_flow");
-    {
-        const auto off = MapEntryOverride::edited<andromeda_vni>(
-            vnis, blue_vni, [](andromeda_vni& v) { v.flags &= static_cast<__u8>(~ANDROMEDA_VNI_F_POLICY); });
-        ASSERT_EQ(off->error(), "");
-        EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame6), frame6).name, "local");
-        EXPECT_EQ(problems6().size(), 1u);
+    for (const Bytes& frame : {ipv4(ssh), ipv6(ssh6)}) {
+        const auto problems = [&] {
+            const TenantBpf b = w.run_tenant(app, frame);
+            return check_tenant(frame, b, w.run_pipeline(app, frame), w.underlay());
+        };
+        EXPECT_EQ(problems(), std::vector<std::string>{});
+        EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame), frame).name, "punt_policy_no_flow");
+        {
+            const auto off = MapEntryOverride::edited<andromeda_vni>(
+                vnis, blue_vni, [](andromeda_vni& v) { v.flags &= static_cast<__u8>(~ANDROMEDA_VNI_F_POLICY); });
+            ASSERT_EQ(off->error(), "");
+            EXPECT_EQ(tenant_outcome(w.run_tenant(app, frame), frame).name, "local");
+            EXPECT_EQ(problems().size(), 1u);
+        }
+        EXPECT_EQ(problems(), std::vector<std::string>{});
     }
 }
 

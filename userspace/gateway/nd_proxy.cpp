@@ -39,24 +39,34 @@ NdProxyOutcome judge(const Solicitation& s, const Ipv6Gateway& gateway, const Ip
     return NdProxyOutcome::advertised;
 }
 
-Solicitation read_solicitation(wire::ByteSpan frame, const Ipv6Gateway& gateway, const Ipv6Endpoint& asker) noexcept {
-    Solicitation s;
+// The solicitation in `frame`, checked (RFC 4861 7.1.1): false, with the verdict set, when there
+// is none or it is invalid.
+bool parse_solicitation(wire::ByteSpan frame, Solicitation& s) noexcept {
     const auto ethernet = wire::EthernetView::parse(frame);
-    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv6) return s;
+    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv6) return false;
     const auto ip = wire::Ipv6View::parse(ethernet->payload());
-    if (!ip || !is_neighbor_solicitation(*ip)) return s;
+    if (!ip || !is_neighbor_solicitation(*ip)) return false;
     const auto ns = wire::validate_neighbor_solicitation(*ip);
     if (!ns) {
         s.verdict = {NdProxyOutcome::invalid, ns.error(), 0};
-        return s;
+        return false;
     }
     s.ethernet = *ethernet;
     s.source = ip->source();
     s.target = ns->target();
+    return true;
+}
+
+std::size_t advertisement_length(const wire::EthernetView& request) noexcept {
+    return request.header_length() + wire::kIpv6HeaderLength + kAdvertisementLength;
+}
+
+Solicitation read_solicitation(wire::ByteSpan frame, const Ipv6Gateway& gateway, const Ipv6Endpoint& asker) noexcept {
+    Solicitation s;
+    if (!parse_solicitation(frame, s)) return s;
     s.for_gateway = gateway.is_gateway_address(s.target);
     s.verdict.outcome = judge(s, gateway, asker);
-    if (s.verdict.answered())
-        s.verdict.length = ethernet->header_length() + wire::kIpv6HeaderLength + kAdvertisementLength;
+    if (s.verdict.answered()) s.verdict.length = advertisement_length(*s.ethernet);
     return s;
 }
 
@@ -94,48 +104,31 @@ NdProxyReply write_neighbor_advertisement_reply(wire::ByteSpan request_frame, co
 
 namespace {
 
-struct HostRead {
-    HostSolicitation solicitation;
-    std::optional<wire::EthernetView> ethernet;
-};
-
-HostRead read_host(wire::ByteSpan frame) noexcept {
-    HostRead r;
-    const auto ethernet = wire::EthernetView::parse(frame);
-    if (!ethernet || ethernet->ethertype() != wire::ethertype::kIpv6) return r;
-    const auto ip = wire::Ipv6View::parse(ethernet->payload());
-    if (!ip || !is_neighbor_solicitation(*ip)) return r;
-    const auto ns = wire::validate_neighbor_solicitation(*ip);
-    if (!ns) {
-        r.solicitation.verdict = {NdProxyOutcome::invalid, ns.error(), 0};
-        return r;
-    }
-    r.ethernet = *ethernet;
-    r.solicitation.source = ip->source();
-    r.solicitation.target = ns->target();
-    NdProxyOutcome& outcome = r.solicitation.verdict.outcome;
-    outcome = wire::is_unspecified(r.solicitation.source)       ? NdProxyOutcome::dad_probe
-              : r.solicitation.target == r.solicitation.source ? NdProxyOutcome::own_address
-                                                               : NdProxyOutcome::advertised;
-    if (outcome == NdProxyOutcome::advertised)
-        r.solicitation.verdict.length = ethernet->header_length() + wire::kIpv6HeaderLength + kAdvertisementLength;
-    return r;
+// A host's verdict: it answers for itself, never DAD and never the asker's own address.
+Solicitation read_host(wire::ByteSpan frame) noexcept {
+    Solicitation s;
+    if (!parse_solicitation(frame, s)) return s;
+    s.verdict.outcome = wire::is_unspecified(s.source) ? NdProxyOutcome::dad_probe
+                        : s.target == s.source         ? NdProxyOutcome::own_address
+                                                       : NdProxyOutcome::advertised;
+    if (s.verdict.answered()) s.verdict.length = advertisement_length(*s.ethernet);
+    return s;
 }
 
 }  // namespace
 
 HostSolicitation read_host_solicitation(wire::ByteSpan request_frame) noexcept {
-    return read_host(request_frame).solicitation;
+    const Solicitation s = read_host(request_frame);
+    return {s.verdict, s.source, s.target};
 }
 
 NdProxyReply write_host_neighbor_advertisement(wire::ByteSpan request_frame, const wire::MacAddress& target_mac,
                                                wire::MutableByteSpan out) noexcept {
-    const HostRead r = read_host(request_frame);
-    const HostSolicitation& s = r.solicitation;
+    const Solicitation s = read_host(request_frame);
     if (!s.verdict.answered()) return s.verdict;
     detail::Icmpv6FrameAddressing addressing;
-    addressing.request = &*r.ethernet;
-    addressing.destination_mac = r.ethernet->source();
+    addressing.request = &*s.ethernet;
+    addressing.destination_mac = s.ethernet->source();
     addressing.source_mac = target_mac;
     addressing.source = s.target;
     addressing.destination = s.source;

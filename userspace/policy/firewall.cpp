@@ -49,6 +49,45 @@ struct Parsed {
     std::size_t quoted_size = 0;
 };
 
+// The ICMP messages of one family the firewall tells apart.
+struct IcmpMessages {
+    std::uint8_t protocol, echo_request, echo_reply;
+    bool (*is_error)(std::uint8_t type) noexcept;
+    std::size_t smallest_quote;  // a quoted IP header
+};
+constexpr IcmpMessages kIcmpv4{kIcmp, 8, 0, is_icmp_error, 20};
+constexpr IcmpMessages kIcmpv6Messages{kIcmpv6, 128, 129, is_icmpv6_error, wire::kIpv6HeaderLength};
+
+// The transport header of `p`'s packet at `l4` (`l4_size` bytes of it): TCP and UDP ports (and
+// TCP's FIN or RST), an ICMP echo's identifier on the requester's side of the tuple, an ICMP
+// error's quote. False when too short for what its protocol needs.
+bool read_transport(Parsed& p, const std::uint8_t* l4, std::size_t l4_size, bool is_quote,
+                    const IcmpMessages& icmp) noexcept {
+    FlowKey& k = p.key;
+    if (k.protocol == kTcp || k.protocol == kUdp) {
+        if (k.protocol == kTcp && l4_size < (is_quote ? 4u : 14u)) return false;
+        if (l4_size < 4) return false;
+        if (k.protocol == kTcp && !is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
+        k.source_port = wire::load_be16(l4);
+        k.destination_port = wire::load_be16(l4 + 2);
+        p.match.port = k.destination_port;
+        return true;
+    }
+    if (k.protocol != icmp.protocol) return true;
+    if (l4_size < 4) return false;
+    p.match.icmp_type = l4[0];
+    p.match.icmp_code = l4[1];
+    if (l4[0] == icmp.echo_request || l4[0] == icmp.echo_reply) {
+        if (l4_size < 8) return false;
+        (l4[0] == icmp.echo_request ? k.source_port : k.destination_port) = wire::load_be16(l4 + 4);
+    } else if (!is_quote && icmp.is_error(l4[0]) && l4_size >= 8 + icmp.smallest_quote) {
+        p.icmp_error = true;
+        p.quoted = l4 + 8;
+        p.quoted_size = l4_size - 8;
+    }
+    return true;
+}
+
 Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Address local, PolicyDirection d,
              bool is_quote) {
     Parsed p;
@@ -75,37 +114,7 @@ Parsed parse(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Addres
         p.ok = true;
         return p;
     }
-    const std::uint8_t* l4 = ip + ihl;
-    const std::size_t l4_size = total - ihl;
-    switch (k.protocol) {
-        case kTcp:
-            if (l4_size < (is_quote ? 4u : 14u)) return p;
-            if (!is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
-            [[fallthrough]];
-        case kUdp:
-            if (l4_size < 4) return p;
-            k.source_port = wire::load_be16(l4);
-            k.destination_port = wire::load_be16(l4 + 2);
-            p.match.port = k.destination_port;
-            break;
-        case kIcmp: {
-            if (l4_size < 4) return p;
-            p.match.icmp_type = l4[0];
-            p.match.icmp_code = l4[1];
-            if (l4[0] == 8 || l4[0] == 0) {  // echo request / reply
-                if (l4_size < 8) return p;
-                const std::uint16_t id = wire::load_be16(l4 + 4);
-                (l4[0] == 8 ? k.source_port : k.destination_port) = id;
-            } else if (!is_quote && is_icmp_error(l4[0]) && l4_size >= 8 + 20) {
-                p.icmp_error = true;
-                p.quoted = l4 + 8;
-                p.quoted_size = l4_size - 8;
-            }
-            break;
-        }
-        default: break;
-    }
-    p.ok = true;
+    p.ok = read_transport(p, ip + ihl, total - ihl, is_quote, kIcmpv4);
     return p;
 }
 
@@ -141,37 +150,7 @@ Parsed parse6(const std::uint8_t* ip, std::size_t size, std::uint32_t vni, Addre
             return p;
         }
     }
-    const std::uint8_t* l4 = ip + walk.upper_layer_offset;
-    const std::size_t l4_size = total - walk.upper_layer_offset;
-    switch (k.protocol) {
-        case kTcp:
-            if (l4_size < (is_quote ? 4u : 14u)) return p;
-            if (!is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
-            [[fallthrough]];
-        case kUdp:
-            if (l4_size < 4) return p;
-            k.source_port = wire::load_be16(l4);
-            k.destination_port = wire::load_be16(l4 + 2);
-            p.match.port = k.destination_port;
-            break;
-        case kIcmpv6: {
-            if (l4_size < 4) return p;
-            p.match.icmp_type = l4[0];
-            p.match.icmp_code = l4[1];
-            if (l4[0] == 128 || l4[0] == 129) {  // echo request / reply
-                if (l4_size < 8) return p;
-                const std::uint16_t id = wire::load_be16(l4 + 4);
-                (l4[0] == 128 ? k.source_port : k.destination_port) = id;
-            } else if (!is_quote && is_icmpv6_error(l4[0]) && l4_size >= 8 + wire::kIpv6HeaderLength) {
-                p.icmp_error = true;
-                p.quoted = l4 + 8;
-                p.quoted_size = l4_size - 8;
-            }
-            break;
-        }
-        default: break;
-    }
-    p.ok = true;
+    p.ok = read_transport(p, ip + walk.upper_layer_offset, total - walk.upper_layer_offset, is_quote, kIcmpv6Messages);
     return p;
 }
 

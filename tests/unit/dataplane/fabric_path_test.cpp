@@ -11,26 +11,6 @@ namespace {
 using dataplane::DropReason;
 using dataplane::Verdict;
 
-// An overlay packet as `from` would send it to `to`.
-Bytes overlay_packet(const Bytes& inner, std::uint32_t vni, wire::Ipv4Address from = kNode2Ip,
-                     wire::Ipv4Address to = kNode1Ip, std::uint8_t hop_limit = 64, std::uint8_t flags = 0,
-                     overlay::EncapKind kind = overlay::EncapKind::andromeda) {
-    overlay::OuterTemplateConfig c;
-    c.kind = kind;
-    c.src_mac = kNode2Mac;
-    c.dst_mac = kNode1Mac;
-    c.src_ip = from;
-    c.dst_ip = to;
-    overlay::OuterTemplate t(c);
-    Bytes out(inner.size() + 50);
-    overlay::OverlayFields fields;
-    fields.vni = vni;
-    fields.hop_limit = hop_limit;
-    fields.flags = flags;
-    out.resize(t.encapsulate(inner, out, fields));
-    return out;
-}
-
 // Blue 10.0.0.20 (on node2) -> 10.0.0.10 (on node1), as node2 encapsulates it.
 Ipv4Spec blue20_to_10(std::uint8_t protocol = wire::ip_protocol::kTcp) {
     Ipv4Spec s;

@@ -74,18 +74,7 @@ Bytes echo_request(const wire::Ipv6Address& source, const wire::Ipv6Address& des
 
 // `inner` as node2 would send it to node1 over VXLAN (VNI 100).
 Bytes vxlan_from_node2(const Bytes& inner) {
-    overlay::OuterTemplateConfig c;
-    c.kind = overlay::EncapKind::vxlan;
-    c.src_mac = kNode2Mac;
-    c.dst_mac = kNode1Mac;
-    c.src_ip = kNode2Ip;
-    c.dst_ip = kNode1Ip;
-    overlay::OuterTemplate t(c);
-    Bytes out(inner.size() + 50);
-    overlay::OverlayFields fields;
-    fields.vni = 100;
-    out.resize(t.encapsulate(inner, out, fields));
-    return out;
+    return overlay_packet(inner, 100, kNode2Ip, kNode1Ip, 64, 0, overlay::EncapKind::vxlan);
 }
 
 std::optional<wire::Ipv6View> ipv6_of(wire::ByteSpan frame) {
@@ -353,17 +342,7 @@ TEST(Ipv6Underlay, ASolicitationFromAVxlanPeersTenantIsAnsweredForTheLocalEndpoi
     EXPECT_EQ(node1.counters().overlay_neighbor_advertisements, 1u);
     // With Andromeda's own encapsulation no peer is a bridge: the solicitation is no endpoint's.
     const auto andromeda_fabric = load_fabric(dual_stack_fabric("node1"));
-    overlay::OuterTemplateConfig c;
-    c.src_mac = kNode2Mac;
-    c.dst_mac = kNode1Mac;
-    c.src_ip = kNode2Ip;
-    c.dst_ip = kNode1Ip;
-    overlay::OuterTemplate t(c);
-    const Bytes ns = neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac);
-    Bytes packet(ns.size() + 50);
-    overlay::OverlayFields fields;
-    fields.vni = 100;
-    packet.resize(t.encapsulate(ns, packet, fields));
+    const Bytes packet = overlay_packet(neighbor_solicitation(kBlue20, kBlue10, kBlue20Mac), 100);
     EXPECT_NE(node1.process(kUnderlayPort, packet, *andromeda_fabric, out.fresh()).verdict, Verdict::forward);
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "overlay/outer_template.hpp"
 #include "unit/dataplane/frame_validator.hpp"
 #include "unit/dataplane/pipeline_world.hpp"
 
@@ -53,6 +54,26 @@ protected:
     dataplane::Pipeline pipeline_;
     SinkStorage out_;
 };
+
+// An overlay packet as `from` would send it to `to` (node2 to node1 by default).
+inline Bytes overlay_packet(const Bytes& inner, std::uint32_t vni, wire::Ipv4Address from = kNode2Ip,
+                            wire::Ipv4Address to = kNode1Ip, std::uint8_t hop_limit = 64, std::uint8_t flags = 0,
+                            overlay::EncapKind kind = overlay::EncapKind::andromeda) {
+    overlay::OuterTemplateConfig c;
+    c.kind = kind;
+    c.src_mac = kNode2Mac;
+    c.dst_mac = kNode1Mac;
+    c.src_ip = from;
+    c.dst_ip = to;
+    overlay::OuterTemplate t(c);
+    Bytes out(inner.size() + 50);
+    overlay::OverlayFields fields;
+    fields.vni = vni;
+    fields.hop_limit = hop_limit;
+    fields.flags = flags;
+    out.resize(t.encapsulate(inner, out, fields));
+    return out;
+}
 
 // Tenant frame specs for blue 10.0.0.10 on node1.
 inline Ipv4Spec blue10_to(std::string_view dst, std::uint8_t protocol = wire::ip_protocol::kUdp) {

@@ -83,9 +83,9 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
 /* decap_classify_vni's ruling on inner IPv6 (a dual-stack VPC's, east-west only: IPv6 has no
  * NAT), as the pipeline's decide_underlay_ipv6 rules: from an endpoint the fabric places on the
  * sending node, to a local endpoint bound to its port (in a VPC with security groups, by a flow
- * the pipeline allowed into it: andromeda_policy_flows6). Stricter than the pipeline where the fast path has no
- * business: extension headers, ICMPv6 other than echo, link-local, multicast or unspecified
- * addresses stay the pipeline's. */
+ * the pipeline allowed into it: andromeda_policy_flows6). Stricter than the pipeline where the
+ * fast path has no business: extension headers, ICMPv6 other than echo, link-local, multicast or
+ * unspecified addresses stay the pipeline's. */
 static __always_inline enum decap_kind decap_classify6(const struct overlay_packet *p, int sized, __u32 inner_len,
 							__u32 vni_id, const struct andromeda_vni *vni,
 							struct decap_target *out)

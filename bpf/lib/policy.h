@@ -1,10 +1,10 @@
 /* Security groups in the kernel: the flow cache the pipeline programs (shared/
  * andromeda_policy_kern_user.h). The pipeline's firewall judges every new flow by the rules; the
  * fast path of a VPC with groups (ANDROMEDA_VNI_F_POLICY) then carries a packet only where the
- * flow it belongs to is in andromeda_policy_flows, installed under the VPC's current policy
- * generation, at each endpoint it concerns: egress at its sender's tenant port (tc_tenant), ingress
- * where it is delivered (tc_tenant's local delivery, the decap check of XDP and tc_underlay,
- * tc_uplink's NAT replies). Whatever else is the pipeline's, so the kernel never forwards a packet
+ * flow it belongs to is in andromeda_policy_flows (IPv6: andromeda_policy_flows6), installed
+ * under the VPC's current policy generation, at each endpoint it concerns: egress at its sender's
+ * tenant port (tc_tenant), ingress where it is delivered (tc_tenant's local delivery, the decap
+ * check of XDP and tc_underlay, tc_uplink's NAT replies). Whatever else is the pipeline's, so the kernel never forwards a packet
  * the policy denies: it forwards only what the pipeline has allowed (tests/bpf/policy_test.cpp). */
 #ifndef ANDROMEDA_BPF_LIB_POLICY_H
 #define ANDROMEDA_BPF_LIB_POLICY_H

@@ -209,7 +209,10 @@ TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOve
     EXPECT_GE(counter(0, "dataplane", "overlay_neighbor_advertisements"), 1u);
 
     // TCP both ways: 4 MB, counted on arrival.
-    for (auto [from, to, to_ip, port] : {std::tuple{t10_, t20_, t20, 5003}, std::tuple{t20_, t10_, t10, 5004}}) {
+    for (const auto& [sender, receiver_ns, to_ip, port] :
+         {std::tuple{t10_, t20_, t20, 5003}, std::tuple{t20_, t10_, t10, 5004}}) {
+        Netns* const from = sender;  // plain variables: a lambda may not capture a structured binding (clang)
+        Netns* const to = receiver_ns;
         const std::string p = std::to_string(port);
         Process& receiver = topo_.spawn(*to, {"sh", "-c", "timeout 30 nc -6 -l " + to_ip + " " + p + " | wc -c"});
         ASSERT_TRUE(eventually([&] { return contains(to->run({"ss", "-Hltn"}), ":" + p); }, 10s));

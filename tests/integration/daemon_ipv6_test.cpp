@@ -49,14 +49,19 @@ protected:
         const auto r = tenant.try_run({"ip", "-6", "addr", "show", "dev", "eth0", "scope", "global"});
         return r.ok() && contains(r.output, address + "/64") && !contains(r.output, "tentative");
     }
+
+    // Both daemons started and IPv6 on in t10 and t20; true once both have their SLAAC address.
+    bool start_and_autoconfigure() {
+        start_both();
+        enable_ipv6(*t10_);
+        enable_ipv6(*t20_);
+        return eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); },
+                          30s);
+    }
 };
 
 TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOverIpv6) {
-    start_both();
-    enable_ipv6(*t10_);
-    enable_ipv6(*t20_);
-    ASSERT_TRUE(
-        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
+    ASSERT_TRUE(start_and_autoconfigure())
         << t10_->try_run({"ip", "-6", "addr"}).output << t20_->try_run({"ip", "-6", "addr"}).output << logs();
 
     // The gateway is the default router (its link-local address, learned from the RA), and the
@@ -116,12 +121,7 @@ TEST_F(DualStack, TenantsAutoconfigureFromTheGatewayPingAndMoveFiftyMegabytesOve
 // A tenant that sends past the VPC MTU (here: its own MTU raised over the RA's) gets Packet Too
 // Big from the gateway, and its kernel caches the path MTU, as tracepath -6 would show.
 TEST_F(DualStack, APacketPastTheVpcMtuGetsPacketTooBigAndTheTenantLearnsThePathMtu) {
-    start_both();
-    enable_ipv6(*t10_);
-    enable_ipv6(*t20_);
-    ASSERT_TRUE(
-        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
-        << logs();
+    ASSERT_TRUE(start_and_autoconfigure()) << logs();
     t10_->run({"sysctl", "-q", "-w", "net.ipv6.conf.eth0.mtu=1500"});
     // 1452 bytes of payload + 8 (ICMPv6) + 40 (IPv6) = 1500 > 1450: refused with Packet Too Big.
     // The ping itself fails (the gateway answers it with Packet Too Big, not the peer).
@@ -158,12 +158,7 @@ TEST_F(DualStack, SecurityGroupsJudgeIpv6LikeIpv4) {
         replace_all(text, "\n[[vpc]]\nname = \"green\"", "\n" + groups + "\n[[vpc]]\nname = \"green\"");
         std::ofstream(nodes_[i].config) << text;
     }
-    start_both();
-    enable_ipv6(*t10_);
-    enable_ipv6(*t20_);
-    ASSERT_TRUE(
-        eventually([&] { return has_slaac_address(*t10_, kT10Shown) && has_slaac_address(*t20_, kT20Shown); }, 30s))
-        << logs();
+    ASSERT_TRUE(start_and_autoconfigure()) << logs();
     // ICMPv6 echo in to web is allowed (and its replies come back); to t10 nothing lets it in.
     EXPECT_TRUE(t10_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", kT20}, 15s).ok()) << logs();
     EXPECT_FALSE(t20_->try_run({"ping", "-6", "-c", "2", "-i", "0.2", "-W", "1", kT10}, 15s).ok());

@@ -192,9 +192,12 @@ TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOve
         tenant->run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
                      "net.ipv6.conf.eth0.disable_ipv6=0"});
     t20_->run({"ip", "-6", "addr", "add", t20 + "/64", "dev", "eth0", "nodad"});
-    ASSERT_TRUE(eventually([&] { return contains(t10_->run({"ip", "-6", "addr", "show", "dev", "eth0"}), "fd00::1:0:ff:fe00:10/64") &&
-                                        !contains(t10_->run({"ip", "-6", "addr", "show", "dev", "eth0"}), "tentative"); },
-                           30s))
+    ASSERT_TRUE(eventually(
+        [&] {
+            const std::string addresses = t10_->run({"ip", "-6", "addr", "show", "dev", "eth0"});
+            return contains(addresses, "fd00::1:0:ff:fe00:10/64") && !contains(addresses, "tentative");
+        },
+        30s))
         << t10_->run({"ip", "-6", "addr"}) << logs();
 
     ASSERT_TRUE(eventually([&] { return t20_->try_run({"ping", "-6", "-c", "1", "-W", "1", t10}, 5s).ok(); }, 15s)) << logs();

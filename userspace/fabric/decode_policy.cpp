@@ -52,6 +52,23 @@ bool ranges_cover(const std::vector<PortRange>& outer, const std::vector<PortRan
     return true;
 }
 
+// Whether every prefix of `inner` lies inside one of `outer` (IPv4 or IPv6 alike).
+template <class Prefix>
+bool prefixes_cover(const std::vector<Prefix>& outer, const std::vector<Prefix>& inner) {
+    return std::all_of(inner.begin(), inner.end(), [&](const Prefix& p) {
+        return std::any_of(outer.begin(), outer.end(),
+                           [&](const Prefix& o) { return o.length() <= p.length() && o.contains(p.network()); });
+    });
+}
+
+// Whether a prefix of `a` and one of `b` share an address.
+template <class Prefix>
+bool prefixes_meet(const std::vector<Prefix>& a, const std::vector<Prefix>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const Prefix& x) {
+        return std::any_of(b.begin(), b.end(), [&](const Prefix& y) { return x.overlaps(y); });
+    });
+}
+
 bool remotes_cover(const SecurityRule& outer, const SecurityRule& inner) {
     if (outer.any_remote()) return true;
     if (inner.any_remote()) return false;
@@ -59,20 +76,8 @@ bool remotes_cover(const SecurityRule& outer, const SecurityRule& inner) {
     for (const std::string& g : inner.remote_groups)
         if (std::find(outer.remote_groups.begin(), outer.remote_groups.end(), g) == outer.remote_groups.end())
             return false;
-    for (const Ipv4Prefix& p : inner.remote_cidrs) {
-        const bool covered = std::any_of(outer.remote_cidrs.begin(), outer.remote_cidrs.end(), [&](const Ipv4Prefix& o) {
-            return o.length() <= p.length() && o.contains(p.network());
-        });
-        if (!covered) return false;
-    }
-    for (const wire::Ipv6Prefix& p : inner.remote_cidrs6) {
-        const bool covered = std::any_of(outer.remote_cidrs6.begin(), outer.remote_cidrs6.end(),
-                                         [&](const wire::Ipv6Prefix& o) {
-                                             return o.length() <= p.length() && o.contains(p.network());
-                                         });
-        if (!covered) return false;
-    }
-    return true;
+    return prefixes_cover(outer.remote_cidrs, inner.remote_cidrs) &&
+           prefixes_cover(outer.remote_cidrs6, inner.remote_cidrs6);
 }
 
 // Whether every packet `inner` matches is matched by `outer` too.
@@ -102,13 +107,7 @@ bool overlaps(const SecurityRule& a, const SecurityRule& b) {
     if (a.is_icmp() && a.protocol == b.protocol && a.icmp_type >= 0 && b.icmp_type >= 0 && a.icmp_type != b.icmp_type)
         return false;
     if (a.any_remote() || b.any_remote() || !a.remote_groups.empty() || !b.remote_groups.empty()) return true;
-    for (const Ipv4Prefix& x : a.remote_cidrs)
-        for (const Ipv4Prefix& y : b.remote_cidrs)
-            if (x.contains(y.network()) || y.contains(x.network())) return true;
-    for (const wire::Ipv6Prefix& x : a.remote_cidrs6)
-        for (const wire::Ipv6Prefix& y : b.remote_cidrs6)
-            if (x.overlaps(y)) return true;
-    return false;
+    return prefixes_meet(a.remote_cidrs, b.remote_cidrs) || prefixes_meet(a.remote_cidrs6, b.remote_cidrs6);
 }
 
 // Decided first: the lower priority number, and at the same priority a deny.

@@ -18,6 +18,9 @@ public:
     void add(std::uint64_t v) noexcept {
         for (int i = 0; i < 8; ++i) byte(static_cast<std::uint8_t>(v >> (8 * i)));
     }
+    void add(const std::array<std::uint8_t, 16>& address) noexcept {
+        for (const std::uint8_t b : address) byte(b);
+    }
     void add(const std::string& s) noexcept {
         add(s.size());
         for (const char c : s) byte(static_cast<std::uint8_t>(c));
@@ -49,11 +52,7 @@ void add_rules(Fingerprint& f, const Vpc& vpc) {
             for (const auto& c : r.remote_cidrs) f.add((std::uint64_t{c.network().value()} << 8) | c.length());
             f.add(r.remote_cidrs6.size());
             for (const auto& c : r.remote_cidrs6) {
-                std::uint64_t high = 0, low = 0;
-                for (int i = 0; i < 8; ++i) high = (high << 8) | c.network().bytes()[static_cast<std::size_t>(i)];
-                for (int i = 8; i < 16; ++i) low = (low << 8) | c.network().bytes()[static_cast<std::size_t>(i)];
-                f.add(high);
-                f.add(low);
+                f.add(c.network().bytes());
                 f.add(c.length());
             }
             f.add(r.remote_groups.size());
@@ -93,7 +92,7 @@ std::unordered_map<std::uint32_t, std::uint32_t> policy_generations(const Fabric
         f.add(list.size());
         for (const Member& m : list) {
             f.add(m.ip);
-            for (const std::uint8_t b : m.ip6) f.add(b);
+            f.add(m.ip6);
             std::vector<std::string> sorted = *m.groups;
             std::sort(sorted.begin(), sorted.end());
             f.add(sorted.size());

@@ -72,7 +72,7 @@
 	X(arp_not_request, 410, "ARP reply or unknown opcode from a tenant: the gateway answers all requests") \
 	X(arp_probe, 411, "ARP probe (sender 0.0.0.0): answering would report a conflict") \
 	X(arp_for_own_address, 412, "ARP for the asker's own address (gratuitous/announcement): never answered") \
-	X(multicast_or_broadcast, 413, "multicast/broadcast destination: the fabric carries unicast only") \
+	X(multicast_or_broadcast, 413, "multicast/broadcast destination: only a VXLAN fabric floods it, in a VPC without security groups") \
 	X(not_to_gateway_mac, 414, "unicast IP frame not sent to the VPC's gateway MAC") \
 	X(unsupported_ethertype, 415, "neither IPv4, IPv6 nor ARP") \
 	X(malformed_ipv4, 416, "IPv4 header or lengths do not parse") \
@@ -118,8 +118,10 @@
 	X(malformed_ndp, 450, "a Neighbor or Router Solicitation breaking RFC 4861's checks (hop limit 255, code, checksum, options)") \
 	X(router_solicitation_deferred, 451, "a Router Solicitation within 3 s of the port's last advertisement: the next scheduled one answers it") \
 	X(tenant_router_message, 452, "a Router or Neighbor Advertisement or a Redirect from a tenant: the gateway is the only router and keeps no neighbour cache") \
-	X(mld_ignored, 453, "an MLD report or query: the fabric carries no multicast") \
-	X(overlay_resolution_not_ours, 454, "an ARP request or Neighbor Solicitation from a VXLAN peer's tenant for an address that is no endpoint of this node: its own node answers, or no one")
+	X(mld_ignored, 453, "an MLD report or query: the gateway keeps no multicast groups (a VXLAN fabric floods to every member)") \
+	X(overlay_resolution_not_ours, 454, "an ARP request or Neighbor Solicitation from a VXLAN peer's tenant for an address that is no endpoint of this node: its own node answers, or no one") \
+	X(flood_rate_limited, 455, "broadcast or multicast beyond the sender's flood budget ([node] flood_rate, flood_burst)") \
+	X(flood_no_members, 456, "broadcast or multicast with no one to flood it to: no other endpoint of the VPC is bound here or placed on a reachable node")
 
 /* The NAT (nat::DropReason; drop_<name> in the nat group). A dropped packet is never forwarded:
  * a tenant's private address must not leak to the uplink. */

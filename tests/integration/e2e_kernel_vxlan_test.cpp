@@ -71,6 +71,20 @@ protected:
         host2.run({"ip", "link", "set", "br0", "up"});
     }
 
+    // Blue gets node1's VPC an IPv6 prefix, and t10 and t20 their EUI-64 addresses in it.
+    void make_dual_stack() {
+        std::string text = read_text(nodes_[0].config);
+        replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
+        replace_all(text, "mac = \"02:00:00:00:00:10\"\n", "mac = \"02:00:00:00:00:10\"\nipv6 = \"eui64\"\n");
+        replace_all(text, "mac = \"02:00:00:00:00:20\"\n", "mac = \"02:00:00:00:00:20\"\nipv6 = \"eui64\"\n");
+        std::ofstream(nodes_[0].config) << text;
+    }
+    void enable_tenant_ipv6() {
+        for (Netns* tenant : {t10_, t20_})
+            tenant->run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                         "net.ipv6.conf.eth0.disable_ipv6=0"});
+    }
+
     // `megabytes` of random data from `from` to `to_ip` over TCP; the receiver's sha256 must
     // match the sender's.
     void transfer(Netns& from, Netns& to, const std::string& to_ip, int port, int megabytes) {
@@ -176,11 +190,7 @@ TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOve
     if (!run_command({"tshark", "--version"}).ok())
         GTEST_SKIP() << "tshark is not installed (scripts/install-deps.sh installs it): cannot check the capture";
     const std::string t10 = "fd00:0:0:1:0:ff:fe00:10", t20 = "fd00:0:0:1:0:ff:fe00:20";
-    std::string text = read_text(nodes_[0].config);
-    replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
-    replace_all(text, "mac = \"02:00:00:00:00:10\"\n", "mac = \"02:00:00:00:00:10\"\nipv6 = \"eui64\"\n");
-    replace_all(text, "mac = \"02:00:00:00:00:20\"\n", "mac = \"02:00:00:00:00:20\"\nipv6 = \"eui64\"\n");
-    std::ofstream(nodes_[0].config) << text;
+    make_dual_stack();
 
     Netns& host2 = *nodes_[1].host;
     const std::string pcap = "/tmp/" + topo_.prefix() + "vxlan6-underlay.pcap";
@@ -188,9 +198,7 @@ TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOve
     Process& capture = topo_.spawn(host2, {"tshark", "-n", "-i", "eth1", "-B", "64", "-f", "udp port 4789", "-w", pcap});
     ASSERT_TRUE(capture.wait_for_output("Capturing on", 20s)) << capture.output();
     start_daemon(0);
-    for (Netns* tenant : {t10_, t20_})
-        tenant->run({"sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
-                     "net.ipv6.conf.eth0.disable_ipv6=0"});
+    enable_tenant_ipv6();
     t20_->run({"ip", "-6", "addr", "add", t20 + "/64", "dev", "eth0", "nodad"});
     ASSERT_TRUE(eventually(
         [&] {
@@ -240,6 +248,70 @@ TEST_F(KernelVxlanPeer, Ipv6PingAndTcpBothWaysWithNeighborDiscoveryThroughTheOve
                                       "frame.number"},
                                      60s);
     EXPECT_FALSE(lines_of(adverts.output).empty()) << adverts.output;
+}
+
+// Broadcast and multicast both ways (head-end replication, docs/wire-format.md): a UDP datagram to
+// 255.255.255.255 and one to ff02::1 (from the link-local address) from each side reach a
+// listener on the other. t20's are flooded by the kernel's bridge and vx0 to node1, where
+// andromedad copies them to t10; t10's are copied by andromedad to node2 as one VXLAN packet,
+// which the kernel's bridge floods to t20. Nothing static on the kernel side but its FDB entry.
+TEST_F(KernelVxlanPeer, BroadcastAndMulticastAreFloodedBothWays) {
+    make_dual_stack();
+    start_daemon(0);
+    enable_tenant_ipv6();
+    for (Netns* tenant : {t10_, t20_}) {
+        ASSERT_TRUE(eventually(
+            [&] {
+                const std::string link = tenant->run({"ip", "-6", "addr", "show", "dev", "eth0", "scope", "link"});
+                return contains(link, "fe80::") && !contains(link, "tentative");
+            },
+            20s))
+            << tenant->run({"ip", "-6", "addr"});
+    }
+    ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 10s)) << logs();
+
+    // One datagram, its payload and sender printed; and three sent 0.2 s apart, bound to eth0.
+    const std::string receive =
+        "import socket, sys\n"
+        "family = socket.AF_INET6 if sys.argv[1] == '6' else socket.AF_INET\n"
+        "s = socket.socket(family, socket.SOCK_DGRAM)\n"
+        "s.bind(('::' if sys.argv[1] == '6' else '0.0.0.0', int(sys.argv[2])))\n"
+        "s.settimeout(15)\n"
+        "data, sender = s.recvfrom(2048)\n"
+        "print(data.decode(), sender[0], flush=True)\n";
+    const std::string send =
+        "import socket, sys, time\n"
+        "v6 = sys.argv[1] == '6'\n"
+        "s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'eth0')\n"
+        "s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)\n"
+        "to = ('ff02::1', int(sys.argv[2]), 0, socket.if_nametoindex('eth0')) if v6 else "
+        "('255.255.255.255', int(sys.argv[2]))\n"
+        "for _ in range(3):\n"
+        "    s.sendto(('flood-' + sys.argv[2]).encode(), to)\n"
+        "    time.sleep(0.2)\n";
+    struct Case {
+        Netns* from;
+        Netns* to;
+        const char* family;
+        int port;
+        const char* sender;
+    };
+    for (const Case& c : {Case{t20_, t10_, "4", 6001, "10.0.0.20"}, Case{t10_, t20_, "4", 6002, "10.0.0.10"},
+                          Case{t20_, t10_, "6", 6003, "fe80::ff:fe00:20"}, Case{t10_, t20_, "6", 6004, "fe80::ff:fe00:10"}}) {
+        Netns* const to = c.to;
+        const std::string p = std::to_string(c.port);
+        Process& receiver = topo_.spawn(*to, {"python3", "-c", receive, c.family, p});
+        ASSERT_TRUE(eventually([&] { return contains(to->run({"ss", "-Hlun"}), ":" + p); }, 10s));
+        const auto sent = c.from->try_run({"python3", "-c", send, c.family, p}, 10s);
+        ASSERT_TRUE(sent.ok()) << sent.output;
+        EXPECT_EQ(receiver.wait(20s), 0) << "IPv" << c.family << " to port " << p << ": " << receiver.output() << logs();
+        EXPECT_TRUE(contains(receiver.output(), "flood-" + p + " " + c.sender)) << receiver.output();
+    }
+    // andromedad flooded each of t10's (to node2) and t20's (to t10) at least once.
+    EXPECT_GE(counter(0, "dataplane", "flooded"), 4u);
+    EXPECT_GE(counter(0, "dataplane", "flood_copies"), 4u);
+    EXPECT_EQ(counter(0, "dataplane", "drop_fabric_spoofed_source"), 0u);
 }
 
 }  // namespace

@@ -409,6 +409,8 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     pipeline.dhcp = dhcp_;
     pipeline.gateway_reply_rate.tokens_per_second = snapshot.local().gateway_rate;
     pipeline.gateway_reply_rate.burst = snapshot.local().gateway_burst;
+    pipeline.flood_rate.tokens_per_second = snapshot.local().flood_rate;
+    pipeline.flood_rate.burst = snapshot.local().flood_burst;
     start_gateway_dns(snapshot);
     pipeline.dns = dns_;
     router_advertiser_ = std::make_unique<RouterAdvertiser>();

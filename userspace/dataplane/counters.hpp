@@ -49,6 +49,8 @@ struct DecapErrorCounters {
     X(arp_replies)                                                                               \
     X(overlay_arp_replies)      /* ARP answered for a local endpoint to a VXLAN peer's tenant */  \
     X(overlay_neighbor_advertisements) /* ... and Neighbor Solicitations (docs/wire-format.md) */ \
+    X(flooded)                  /* broadcast and multicast frames flooded (VXLAN, head-end replication) */ \
+    X(flood_copies)             /* ... the copies sent: one per other member of the VPC */ \
     X(echo_replies)             /* ICMP and ICMPv6 */                                             \
     X(neighbor_advertisements)  /* the ND proxy's answers (docs/ipv6.md) */                       \
     X(router_advertisements)    /* answers to Router Solicitations (the daemon sends the others) */ \

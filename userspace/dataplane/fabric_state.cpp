@@ -106,13 +106,21 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         // A valid fabric has no such endpoints: this keeps both paths agreeing on any snapshot.
         const bool special = e.ip == vpcs_[e.vpc_index].gateway.ipv4 || is_multicast_or_broadcast(e.ip);
         route.outer = e.is_local || special ? nullptr : outer_template(e.node_index);
-        if (e.ipv6 && vpcs_[e.vpc_index].ipv6) vpcs_[e.vpc_index].routes6.emplace(interface_id(*e.ipv6), &route);
-        for (DirectPrefix& prefix : vpcs_[e.vpc_index].direct) {
+        VpcState& vpc = vpcs_[e.vpc_index];
+        if (e.ipv6 && vpc.ipv6) vpc.routes6.emplace(interface_id(*e.ipv6), &route);
+        vpc.by_mac.emplace(e.mac.as_u64(), &route);
+        if (e.is_local) {
+            vpc.local_members.push_back(&route);
+        } else if (std::find(vpc.flood_nodes.begin(), vpc.flood_nodes.end(), e.node_index) == vpc.flood_nodes.end()) {
+            vpc.flood_nodes.push_back(e.node_index);
+        }
+        for (DirectPrefix& prefix : vpc.direct) {
             const std::uint32_t offset = e.ip.value() - prefix.network;
             // First endpoint wins, as in the snapshot's own index.
             if (offset < prefix.size && prefix.routes[offset] == nullptr) prefix.routes[offset] = &route;
         }
     }
+    for (VpcState& vpc : vpcs_) std::sort(vpc.flood_nodes.begin(), vpc.flood_nodes.end());
 }
 
 const EndpointRoute* FabricState::route_elsewhere(const VpcState& vpc, wire::Ipv4Address ip) const noexcept {

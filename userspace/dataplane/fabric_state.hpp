@@ -101,6 +101,13 @@ struct VpcState {
     // endpoints with an IPv6 address by the low 64 bits of it (the prefix is a /64, its upper half).
     std::optional<gateway::Ipv6Gateway> ipv6;
     std::unordered_map<std::uint64_t, const EndpointRoute*> routes6;
+    // Flooding (head-end replication, VXLAN only; Pipeline::decide_flood): the VPC's endpoints on
+    // this node, the peer nodes with at least one of its endpoints (each once, in node order), and
+    // every endpoint by its MAC (MacAddress::as_u64), which is how a flooded frame's sender is
+    // known when its source address is a link-local one.
+    std::vector<const EndpointRoute*> local_members;
+    std::vector<std::uint32_t> flood_nodes;
+    std::unordered_map<std::uint64_t, const EndpointRoute*> by_mac;
 };
 
 // The gateway's IPv6 side of `vpc` (its prefix, gateway MAC and `inner_mtu`, the RA defaults), or
@@ -160,6 +167,11 @@ public:
         if (!vpc.ipv6 || !vpc.ipv6->prefix().contains(ip)) return nullptr;
         const auto it = vpc.routes6.find(interface_id(ip));
         return it == vpc.routes6.end() ? nullptr : it->second;
+    }
+    // The endpoint of VPC `vpc` with MAC `mac`, or null.
+    [[nodiscard]] const EndpointRoute* route_by_mac(const VpcState& vpc, const wire::MacAddress& mac) const {
+        const auto it = vpc.by_mac.find(mac.as_u64());
+        return it == vpc.by_mac.end() ? nullptr : it->second;
     }
     [[nodiscard]] const VpcState& vpc(std::uint32_t index) const noexcept { return vpcs_[index]; }
     // The VPC with the VNI whose OuterTemplate::vni_word() is `key`, or null.

@@ -227,6 +227,7 @@ Pipeline::Pipeline(PipelineConfig config)
     : config_(std::move(config)),
       icmp_limiter_(config_.icmp_error_rate, config_.clock),
       reply_limiter_(config_.gateway_reply_rate, config_.clock),
+      flood_limiter_(config_.flood_rate, config_.clock),
       path_mtu_(config_.peer_path_mtu ? config_.peer_path_mtu : std::make_shared<PeerPathMtu>()),
       firewall_(config_.firewall ? config_.firewall
                                  : std::make_shared<policy::Firewall>(policy::FirewallSettings{}, config_.clock)),

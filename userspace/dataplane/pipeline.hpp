@@ -65,7 +65,7 @@ namespace detail {
 
 enum class ActionKind : std::uint8_t {
     drop, encap, deliver, arp_reply, echo_reply, frag_needed, packet_too_big, to_nat, dhcp, dns_query,
-    nd_advert, router_advert, echo6_reply, overlay_arp_reply, overlay_nd_advert
+    nd_advert, router_advert, echo6_reply, overlay_arp_reply, overlay_nd_advert, flood
 };
 
 // What the decision stage (which only reads the input) tells the execution stage to do. Keeping
@@ -78,7 +78,11 @@ struct Action {
     bool rewrite_destination_mac = false;  // encap: to the endpoint's real MAC; deliver: always
     bool towards_nat_node = false;
     bool local_delivery = false;
-    PortId port = kNoPort;             // deliver, and every reply: where the frame goes
+    bool flood_to_peers = false;       // flood: also to the VPC's peer nodes (a tenant's frame, and
+                                       // this node has an underlay port and address)
+    std::uint16_t flood_copies = 0;    // flood: how many copies go out
+    PortId port = kNoPort;             // deliver, and every reply: where the frame goes; flood: the
+                                       // sender's port, which gets no copy
     std::uint32_t frame_offset = 0;    // the frame to forward/deliver, inside the input
     std::uint32_t frame_length = 0;    // (Ethernet padding trimmed)
     std::uint32_t ethernet_length = 0;
@@ -228,6 +232,16 @@ private:
                              const wire::EthernetView& ethernet, Action& a);
     void decide_underlay_ipv6(const overlay::Decapsulated& packet, std::uint32_t peer_index, std::uint32_t vpc_index,
                               const wire::EthernetView& ethernet, Action& a);
+    // Broadcast and multicast in a VXLAN fabric (head-end replication, pipeline_flood.cpp): whether
+    // `vpc` floods at all, a tenant's frame (to the VPC's other local endpoints and its peer nodes),
+    // and a peer's (to the local endpoints only), within the sender's flood budget.
+    [[nodiscard]] bool floods(const detail::VpcState& vpc) const noexcept;
+    void flood_from_tenant(const fabric::Endpoint& sender, const detail::VpcState& vpc,
+                           const wire::EthernetView& ethernet, std::size_t ip_length, const Input& input, Action& a);
+    void flood_from_peer(const overlay::Decapsulated& packet, std::uint32_t peer_index, const detail::VpcState& vpc,
+                         const wire::EthernetView& ethernet, Action& a);
+    void flood(const fabric::Endpoint& sender, const detail::VpcState& vpc, std::uint32_t frame_offset,
+               std::uint32_t frame_length, PortId sender_port, bool to_peers, Action& a);
     // An ICMP error on the underlay port about one of this node's outer packets (underlay_pmtu.hpp).
     void read_underlay_icmp(const Input& input, Action& a);
     // The outer MTU towards node `node_index` of the current snapshot: the learned one, if lower.
@@ -254,6 +268,7 @@ private:
     void execute_dns_query(const Action& action, const Input& input, FrameResult& result);
     void execute_nd_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void execute_router_advert(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
+    void execute_flood(const Action& action, const Input& input, FrameSink& sink, FrameResult& result);
     void count(const FrameResult& result) noexcept;
 
     // Express lanes (pipeline.cpp): handle and count the frame and return true (one frame emitted:
@@ -268,6 +283,7 @@ private:
     const fabric::FabricSnapshot* fabric_ = nullptr;  // the snapshot of the call in progress
     gateway::IcmpErrorRateLimiter icmp_limiter_;
     gateway::IcmpErrorRateLimiter reply_limiter_;  // the gateway's ARP and echo replies, per source
+    gateway::IcmpErrorRateLimiter flood_limiter_;  // broadcast and multicast flooded, per sender MAC
     std::shared_ptr<PeerPathMtu> path_mtu_;
     std::shared_ptr<policy::Firewall> firewall_;
     std::shared_ptr<const policy::CompiledPolicy> policy_;  // firewall_'s for the current snapshot

@@ -62,6 +62,10 @@ struct PipelineConfig {
     // its requests beyond them dropped (gateway_reply_rate_limited), so its flood costs the worker
     // no reply frames.
     gateway::RateLimiterConfig gateway_reply_rate{1000, 1000, 1024};
+    // Broadcast and multicast frames one sender (by MAC) may flood in a VXLAN fabric ([node]
+    // flood_rate and flood_burst): each is copied to every other member of its VPC, so a storm
+    // beyond this is dropped (flood_rate_limited) before it is multiplied.
+    gateway::RateLimiterConfig flood_rate{100, 100, 1024};
     gateway::IcmpErrorRateLimiter::Clock clock;  // monotonic ns for the rate limiters and path MTUs; tests inject one
     // The path MTUs learned towards peer nodes, shared by every worker's pipeline (and read by the
     // daemon for the fast path's map). Null: the pipeline keeps its own.

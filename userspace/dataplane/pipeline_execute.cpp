@@ -53,6 +53,7 @@ void Pipeline::execute(const Action& action, const Input& input, FrameSink& sink
         case ActionKind::dns_query: return execute_dns_query(action, input, result);
         case ActionKind::nd_advert: return execute_nd_advert(action, input, sink, result);
         case ActionKind::router_advert: return execute_router_advert(action, input, sink, result);
+        case ActionKind::flood: return execute_flood(action, input, sink, result);
         case ActionKind::to_nat:
             result.verdict = Verdict::to_nat;
             result.nat = action.nat;

@@ -50,6 +50,13 @@ void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, 
         if (ethertype == wire::ethertype::kIpv4 && decide_dhcp_broadcast(endpoint, vpc, *ethernet, input, a)) return;
         // Neighbor and Router Solicitations go to multicast groups; decide_tenant_ipv6 takes those.
         if (ethertype == wire::ethertype::kIpv6 && vpc.ipv6) return decide_tenant_ipv6(endpoint, vpc, *ethernet, input, a);
+        if (ethertype == wire::ethertype::kIpv4 && floods(vpc)) {
+            const auto ip = wire::Ipv4View::parse(ethernet->payload());
+            if (!ip) return a.drop(DropReason::malformed_ipv4);
+            if (!ip->checksum_valid()) return a.drop(DropReason::bad_ipv4_checksum);
+            if (ip->source() != endpoint.ip) return a.drop(DropReason::spoofed_source_ip);
+            return flood_from_tenant(endpoint, vpc, *ethernet, ip->packet().size(), input, a);
+        }
         return a.drop(DropReason::multicast_or_broadcast);
     }
     if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
@@ -189,8 +196,11 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     }
     if (unspecified) return a.drop(DropReason::spoofed_source_ip);
     const wire::Ipv6Address destination = ip->destination();
-    if (wire::is_multicast(destination) || ethernet.destination().is_multicast())
+    if (wire::is_multicast(destination) || ethernet.destination().is_multicast()) {
+        if (ethernet.destination().is_multicast() && floods(vpc))
+            return flood_from_tenant(endpoint, vpc, ethernet, ip->packet().size(), input, a);
         return a.drop(DropReason::multicast_or_broadcast);
+    }
     if (gateway.is_gateway_address(destination)) {
         if (icmpv6 != gateway::TenantIcmpv6::echo_request)
             return a.drop(DropReason::gateway_unsupported);

@@ -59,6 +59,11 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     const auto ip = wire::Ipv4View::parse(ethernet->payload());
     if (!ip || !ip->checksum_valid()) return a.drop(DropReason::malformed_inner_frame);
     ++counters_.decapsulated;
+    if (vxlan && ethernet->destination().is_multicast()) {
+        const detail::VpcState& vpc_state = state_.vpc(vpc_index);
+        if (!floods(vpc_state)) return a.drop(DropReason::multicast_or_broadcast);
+        return flood_from_peer(packet, peer_index, vpc_state, *ethernet, a);
+    }
 
     // The sender may only speak for its own endpoints, and for the outside world only when it is
     // the VPC's NAT node: a compromised or confused peer cannot inject traffic as someone else.
@@ -163,9 +168,14 @@ void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::ui
     const auto ip = wire::Ipv6View::parse(ethernet.payload());
     if (!ip) return a.drop(DropReason::malformed_inner_frame);
     ++counters_.decapsulated;
-    if (state_.decap_config().kind == overlay::EncapKind::vxlan &&
-        gateway::classify_icmpv6(*ip) == gateway::TenantIcmpv6::neighbor_solicitation)
-        return decide_underlay_solicitation(packet, peer_index, vpc, ethernet, a);
+    if (state_.decap_config().kind == overlay::EncapKind::vxlan) {
+        if (gateway::classify_icmpv6(*ip) == gateway::TenantIcmpv6::neighbor_solicitation)
+            return decide_underlay_solicitation(packet, peer_index, vpc, ethernet, a);
+        if (ethernet.destination().is_multicast()) {
+            if (!floods(vpc)) return a.drop(DropReason::multicast_or_broadcast);
+            return flood_from_peer(packet, peer_index, vpc, ethernet, a);
+        }
+    }
     const detail::EndpointRoute* sender = state_.route6(vpc, ip->source());
     if (sender == nullptr || sender->node_index != peer_index) return a.drop(DropReason::fabric_spoofed_source);
     const detail::EndpointRoute* target = state_.route6(vpc, ip->destination());

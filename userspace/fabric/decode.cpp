@@ -80,7 +80,8 @@ private:
             fields_.reject_unknown_keys(*table, "node",
                                         {"name", "underlay", "address", "encap", "vxlan_port", "underlay_mtu",
                                          "underlay_vlan", "pin_dir", "uplink", "worker_cpus", "workers", "fastpath",
-                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "dns_upstreams"});
+                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "flood_rate", "flood_burst",
+                                         "dns_upstreams"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
@@ -116,6 +117,16 @@ private:
                 fields_.integer(*table, "node", "gateway_rate", false, rate).value_or(kDefaultGatewayRate));
             local.gateway_burst = static_cast<std::uint32_t>(
                 fields_.integer(*table, "node", "gateway_burst", false, burst).value_or(kDefaultGatewayBurst));
+            local.flood_rate = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "flood_rate", false,
+                                {1, kMaxGatewayRate, kDefaultFloodRate,
+                                 "broadcast and multicast frames per second one tenant may flood"})
+                    .value_or(kDefaultFloodRate));
+            local.flood_burst = static_cast<std::uint32_t>(
+                fields_.integer(*table, "node", "flood_burst", false,
+                                {1, kMaxGatewayRate, kDefaultFloodBurst,
+                                 "broadcast and multicast frames a quiet tenant may flood at once"})
+                    .value_or(kDefaultFloodBurst));
             decode_uplink(*table);
             decode_worker_cpus(*table);
             decode_dns_upstreams(*table);

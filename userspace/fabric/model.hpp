@@ -52,6 +52,11 @@ inline constexpr std::uint32_t kMaxPuntBurst = 1'000'000;
 inline constexpr std::uint32_t kDefaultGatewayRate = 1000;
 inline constexpr std::uint32_t kDefaultGatewayBurst = 1000;
 inline constexpr std::uint32_t kMaxGatewayRate = 10'000'000;
+// [node] flood_rate / flood_burst: broadcast and multicast frames one sender may flood in a VXLAN
+// fabric (each becomes a copy per member of its VPC), per second and at once. Far above what
+// mDNS, DHCP and service discovery send; a storm beyond it is dropped before it is multiplied.
+inline constexpr std::uint32_t kDefaultFloodRate = 100;
+inline constexpr std::uint32_t kDefaultFloodBurst = 100;
 inline constexpr std::uint32_t kMinVpcMtu = 576;
 inline constexpr std::uint32_t kMaxVni = 0xFFFFFF;
 inline constexpr std::uint16_t kDefaultNatPortMin = 1024;
@@ -141,6 +146,10 @@ struct LocalNodeSettings {
     // and DNS together. Applied when the daemon starts.
     std::uint32_t gateway_rate = kDefaultGatewayRate;
     std::uint32_t gateway_burst = kDefaultGatewayBurst;
+    // Broadcast and multicast one sender may flood (VXLAN only), per second and at once. Applied
+    // when the daemon starts.
+    std::uint32_t flood_rate = kDefaultFloodRate;
+    std::uint32_t flood_burst = kDefaultFloodBurst;
     std::optional<EtcdSettings> etcd;  // [etcd]
     // Where the gateway's DNS forwards what it does not answer from the VPC's names; unset: the
     // nameservers of the host's /etc/resolv.conf when the daemon starts.

@@ -117,7 +117,8 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
  * to this node's own MAC (tc restores and accepts nothing else, so a broadcast, multicast or
  * foreign-unicast overlay packet stays with the pipeline); untagged outer IPv4 without options to
  * this node's address, unfragmented, UDP to the overlay port without a checksum; a plain overlay
- * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner untagged
+ * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner frame to
+ * a unicast MAC (broadcast and multicast are the pipeline's to flood), untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
  * (decap_sender_valid), or an inner IPv6 packet decap_classify6 takes; lengths consistent
  * throughout (no padding). Then DECAP_LOCAL for a local
@@ -155,6 +156,9 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 	if (ipv4_header_sum(p->ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
 		return DECAP_NONE;
 	vni_id = andromeda_overlay_vni(p->overlay);
+	/* An inner broadcast or multicast frame is flooded or dropped by the pipeline, never NATed. */
+	if (p->inner_eth->h_dest[0] & 1)
+		return DECAP_NONE;
 	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6))
 		return decap_classify6(p, sized, inner_len, vni_id, vni, out);
 	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !p->inner_ip || !ipv4_is_plain(p->inner_ip) ||

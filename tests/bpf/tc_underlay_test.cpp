@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ std::vector<Case> crafted_overlay_packets(Encap kind) {
 
         // Dropped by XDP, or steered to AF_XDP: the pipeline's to judge.
         {"wrong VNI (no VPC)", kUnderlay, edit([](auto& s) { s.vni = 999; }), "drop_unknown_vni"},
+        // Broadcast and multicast are the pipeline's to flood (VXLAN) or drop, whatever the address.
+        {"inner destination MAC broadcast", kUnderlay,
+         edit_inner([](Bytes& in) { std::fill(in.begin(), in.begin() + 6, std::uint8_t{0xff}); }), "socket"},
+        {"inner destination MAC multicast", kUnderlay, edit_inner([](Bytes& in) { in[0] = 0x01; }), "socket"},
         {"green's VNI around blue's endpoints", kUnderlay, overlay(with(blue(21, 11), [](auto& s) { s.vni = 200; })),
          "socket"},
         {"grey's VNI (fast path off)", kUnderlay, overlay(overlay_spec(kind, "grey", 20, 10)), "socket"},

@@ -11,7 +11,8 @@
 //        any other picks the port as above.
 // Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds
 // and (ipv6-*: ND, RS, echo, routed and overlay IPv6; ARP and ND from a VXLAN peer's tenant on the
-// VXLAN fabric) dataplane_ipv6_path_test's DISABLED_WriteIpv6FuzzSeeds.
+// VXLAN fabric) dataplane_ipv6_path_test's DISABLED_WriteIpv6FuzzSeeds; vxlan-flood-*: a tenant's
+// IPv4 broadcast and IPv6 multicast, and a peer's broadcast, on the VXLAN fabric (scapy, by hand).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -65,6 +65,8 @@ TEST(FabricLoader, Defaults) {
     EXPECT_EQ(local.punt_burst, 2000u);
     EXPECT_EQ(local.gateway_rate, 1000u);
     EXPECT_EQ(local.gateway_burst, 1000u);
+    EXPECT_EQ(local.flood_rate, 100u);
+    EXPECT_EQ(local.flood_burst, 100u);
     const Vpc& vpc = fabric->vpcs()[0];
     EXPECT_EQ(vpc.mtu, 1450u);
     EXPECT_EQ(vpc.gateway_mac, kDefaultGatewayMac);
@@ -96,6 +98,13 @@ TEST(FabricLoader, GatewayRateKeys) {
                                              "name = \"node1\"\ngateway_rate = 50000\ngateway_burst = 20\n"));
     EXPECT_EQ(fabric->local().gateway_rate, 50000u);
     EXPECT_EQ(fabric->local().gateway_burst, 20u);
+}
+
+TEST(FabricLoader, FloodRateKeys) {
+    const auto fabric = load_ok(
+        replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\nflood_rate = 5000\nflood_burst = 7\n"));
+    EXPECT_EQ(fabric->local().flood_rate, 5000u);
+    EXPECT_EQ(fabric->local().flood_burst, 7u);
 }
 
 // [node.uplink] new_flows_per_tenant / new_flows_burst: read, 0 is "no limit", and bounded.

@@ -53,7 +53,8 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
             "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
             "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
             "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, "
-            "workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, dns_upstreams"}));
+            "workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, flood_rate, flood_burst, "
+            "dns_upstreams"}));
 }
 
 TEST(FabricValidation, UnderlayVlanIsAVlanId) {
@@ -137,6 +138,20 @@ TEST(FabricValidation, GatewayRateAndBurstAreBounded) {
     expect_error(replace_once(kBaseFabric, at, at + "gateway_burst = 10000001\n"),
                  "t.toml:3: node.gateway_burst: 10000001 is out of range; answers the gateway gives a quiet tenant at "
                  "once is 1 to 10000000");
+}
+
+TEST(FabricValidation, FloodRateAndBurstAreBounded) {
+    const std::string at = "name = \"node1\"\n";
+    for (const auto& [key, value] :
+         {std::pair{"flood_rate", 1}, {"flood_rate", 10000000}, {"flood_burst", 1}, {"flood_burst", 10000000}})
+        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
+            << key << " = " << value;
+    expect_error(replace_once(kBaseFabric, at, at + "flood_rate = 0\n"),
+                 "t.toml:3: node.flood_rate: 0 is out of range; broadcast and multicast frames per second one tenant "
+                 "may flood is 1 to 10000000");
+    expect_error(replace_once(kBaseFabric, at, at + "flood_burst = 10000001\n"),
+                 "t.toml:3: node.flood_burst: 10000001 is out of range; broadcast and multicast frames a quiet tenant "
+                 "may flood at once is 1 to 10000000");
 }
 
 TEST(FabricValidation, WorkersAreBounded) {

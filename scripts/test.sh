@@ -13,7 +13,6 @@
 #   3. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
 #                     (workers, control server, reloads) carrying traffic in six daemon test
 #                     binaries (DAEMON_TSAN_RUNS)
-# Builds 2 and 3 compile in the background, at the lowest priority, while build 1's tests run.
 # Options: --quick (only build 1), --fuzz-seconds N (default 5 per target: the seeds replayed and
 # a short search; longer campaigns are run by hand, e.g. --fuzz-seconds 60).
 # Tests needing root skip without it; ANDROMEDA_REQUIRE_ROOT_TESTS=1 makes such a skip a failure.
@@ -27,7 +26,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --fuzz-seconds) FUZZ_SECONDS=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -83,53 +82,6 @@ mkdir -p build
 # -O3 -g1, 14.7 s at -O3); a cold build/ took 1,006 s instead of 1,089 on 2 cores.
 configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O3 -g1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O3 -g1 -DNDEBUG"
-
-# The sanitizer builds compile while build/'s tests run: those tests mostly wait on namespaces,
-# daemons and timers, and left about half of the two cores idle for their ~420 s, while the two
-# sanitizer builds cost ~470 s of both cores after them. They run at the lowest priority, so a test
-# that needs the CPU gets it first; their output goes to build-asan.build.log and
-# build-tsan.build.log and is shown only if a build fails.
-SANITIZER_BUILDS_PID=
-sanitizer_builds() {
-  # The sanitizer builds keep line tables only: a report's stack still names every file and
-  # line, and clang and lld have less to write (full -g cost the ASan build about a tenth more).
-  cmake -S "$ROOT" -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
-    -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF \
-    > build-asan.configure.log 2>&1 || { cat build-asan.configure.log; return 1; }
-  nice -n 19 ninja -C build-asan -j "$JOBS" > build-asan.build.log 2>&1 ||
-    { grep -n -m 20 -A 12 -E 'error|FAILED' build-asan.build.log || tail -n 80 build-asan.build.log; return 1; }
-  # -O1, as ThreadSanitizer's documentation suggests at the least: it compiles the libraries about
-  # a quarter faster than -O2 (userspace/daemon/daemon.cpp: 8.9 s against 11.8 s), and the
-  # instrumented accesses, not the optimiser, set the pace of what runs under it.
-  cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-    -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON \
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DANDROMEDA_BENCH=OFF \
-    -DANDROMEDA_PLAYGROUND=OFF > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; return 1; }
-  nice -n 19 ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}" andromedad andromedactl \
-    "${DAEMON_TSAN_TESTS[@]}" > build-tsan.build.log 2>&1 ||
-    { grep -n -m 20 -A 12 -E 'error|FAILED' build-tsan.build.log || tail -n 80 build-tsan.build.log; return 1; }
-}
-# Waits for the background builds; a failed one has printed its errors, and fails the run here.
-wait_for_sanitizer_builds() {
-  local pid=$SANITIZER_BUILDS_PID
-  SANITIZER_BUILDS_PID=
-  step "wait for the sanitizer builds (ASan+UBSan, TSan), started beside build/'s tests"
-  wait "$pid" || { echo "test.sh: a sanitizer build failed (its errors are above)" >&2; exit 1; }
-}
-stop_sanitizer_builds() {
-  if [ -n "$SANITIZER_BUILDS_PID" ]; then kill -- -"$SANITIZER_BUILDS_PID" 2> /dev/null || true; fi
-}
-if [ "$QUICK" -eq 0 ]; then
-  step "start the sanitizer builds in the background (build-asan.build.log, build-tsan.build.log)"
-  set -m  # its own process group, so a failure here can stop the whole build
-  sanitizer_builds &
-  SANITIZER_BUILDS_PID=$!
-  set +m
-  trap stop_sanitizer_builds EXIT
-fi
-
 run_ctest build $(( JOBS * 2 ))
 
 if [ "$QUICK" -eq 1 ]; then
@@ -137,7 +89,11 @@ if [ "$QUICK" -eq 1 ]; then
   exit 0
 fi
 
-wait_for_sanitizer_builds
+# The sanitizer builds keep line tables only: a report's stack still names every file and line,
+# and clang and lld have less to write (full -g cost the ASan build about a tenth more).
+configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
+  -DANDROMEDA_SANITIZE=ON -DANDROMEDA_FUZZ=ON -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # A daemon test registered on both paths runs here on the slow path only (its fast-path twin is
 # labelled fast_path_twin): there the daemon's own code carries every packet, which is what the
@@ -176,7 +132,17 @@ find build-asan/tests/fuzz -maxdepth 1 -type f -name '*_fuzz' -perm -u+x -print0
   xargs -0 -r -n 1 -P "$JOBS" bash -c 'fuzz_one "$1" || exit 255' _ ||
   { echo "test.sh: a fuzz target failed (its report is above)" >&2; exit 1; }
 
-step "run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
+# -O1, as ThreadSanitizer's documentation suggests at the least: it compiles the libraries about a
+# quarter faster than -O2 (userspace/daemon/daemon.cpp: 8.9 s against 11.8 s), and the instrumented
+# accesses, not the optimiser, set the pace of what runs under it.
+step "configure build-tsan (ThreadSanitizer)"
+cmake -S "$ROOT" -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DANDROMEDA_TSAN=ON \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DANDROMEDA_BENCH=OFF -DANDROMEDA_PLAYGROUND=OFF \
+  > build-tsan.configure.log 2>&1 || { cat build-tsan.configure.log; exit 1; }
+step "build and run the concurrency tests under TSan: ${CONCURRENCY_TESTS[*]}"
+ninja -C build-tsan -j "$JOBS" "${CONCURRENCY_TESTS[@]}" andromedad andromedactl "${DAEMON_TSAN_TESTS[@]}"
 tsan_exe() {
   local exe
   exe=$(find build-tsan/tests -type f -name "$1" -perm -u+x -print -quit)  # no `| head`: pipefail

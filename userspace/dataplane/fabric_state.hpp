@@ -101,7 +101,7 @@ struct VpcState {
     // endpoints with an IPv6 address by the low 64 bits of it (the prefix is a /64, its upper half).
     std::optional<gateway::Ipv6Gateway> ipv6;
     std::unordered_map<std::uint64_t, const EndpointRoute*> routes6;
-    // Flooding (head-end replication, VXLAN only; Pipeline::decide_flood): the VPC's endpoints on
+    // Flooding (head-end replication, VXLAN only; Pipeline::flood): the VPC's endpoints on
     // this node, the peer nodes with at least one of its endpoints (each once, in node order), and
     // every endpoint by its MAC (MacAddress::as_u64), which is how a flooded frame's sender is
     // known when its source address is a link-local one.

@@ -160,6 +160,8 @@ bool Pipeline::express_deliver(const Input& input, FrameSink& sink) {
     // Two loads, not is_ipv4_no_options' one: the inner frame starts 50 bytes into a frame that
     // starts on a cache line (UMEM chunks), so its bytes 12-15 straddle two lines.
     if (wire::load_be16(inner + 12) != wire::ethertype::kIpv4 || inner[kEthernet] != 0x45) return false;
+    // A broadcast or multicast MAC is the general path's: with VXLAN it floods (pipeline_flood.cpp).
+    if ((inner[0] & 1) != 0) return false;
     const std::uint8_t* ip = inner + kEthernet;
     const std::uint32_t total = wire::load_be16(ip + 2);
     // 20 <= total <= inner_size - 14 in one compare.

@@ -9,6 +9,7 @@
 // MACs, as a bridge forwards them. Andromeda's own encapsulation never floods: its peers are
 // routers, and the fabric carries unicast only. Nor does a VPC with security groups, whose rules
 // judge flows between two endpoints.
+#include <algorithm>
 #include <cstring>
 
 #include "dataplane/pipeline.hpp"

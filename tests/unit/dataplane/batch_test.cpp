@@ -264,7 +264,7 @@ TEST(DropReasonTest, EveryReasonHasAUniqueNameADescriptionAndItsOwnCounter) {
     }
     EXPECT_EQ(dataplane::drop_counter(counters, DropReason::none), nullptr);
     EXPECT_EQ(counters.unknown_port, 1u);
-    EXPECT_EQ(dataplane::drop_count(counters, DropReason::overlay_resolution_not_ours), dataplane::kDropReasonCount);
+    EXPECT_EQ(dataplane::drop_count(counters, DropReason::flood_no_members), dataplane::kDropReasonCount);
     EXPECT_EQ(to_string(Verdict::to_nat), "to_nat");
     dataplane::DecapErrorCounters decap;
     for (int e = 1; e <= static_cast<int>(overlay::DecapError::inner_frame_too_short); ++e)

@@ -112,6 +112,26 @@ TEST_F(FloodTest, APeersBroadcastReachesEveryLocalEndpointOfTheVpcAndIsNeverSent
     EXPECT_EQ(pipeline_.counters().flood_copies, 2u);
 }
 
+// The delivering express lane takes a peer's unicast to a local endpoint; one to the same address
+// behind a broadcast MAC is the general path's, and floods either way.
+TEST_F(FloodTest, ABroadcastMacToALocalEndpointsAddressFloodsWithAndWithoutTheExpressLanes) {
+    Ipv4Spec s;
+    s.src_mac = kBlue20Mac;
+    s.dst_mac = kBroadcast;
+    s.src = ipv4("10.0.0.20");
+    s.dst = ipv4("10.0.0.10");
+    const Bytes packet = blue20_broadcast_over_vxlan(s);
+    dataplane::PipelineConfig general_only = node_config("node1");
+    general_only.express_lanes = false;
+    dataplane::Pipeline general(general_only);
+    for (dataplane::Pipeline* p : {&pipeline_, &general}) {
+        const auto r = p->process(kUnderlayPort, packet, *fabric_, out_.fresh());
+        ASSERT_EQ(r.verdict, Verdict::forward) << to_string(r.drop_reason);
+        EXPECT_EQ(out_.emissions().size(), 2u);
+        EXPECT_EQ(p->counters().flooded, 1u);
+    }
+}
+
 TEST_F(FloodTest, APeerMaySpeakOnlyForItsOwnEndpointsFromTheirOwnAddresses) {
     Ipv4Spec s;
     s.src_mac = kBlue10Mac;  // node1's endpoint, claimed by node2

@@ -98,15 +98,7 @@ TEST_F(FabricPathTest, ArpFromAVxlanPeersTenantIsAnsweredForALocalEndpointOverTh
     EXPECT_EQ(out_.emissions()[0].port, kUnderlayPort);
     const Bytes sent = out_.frame(0);
     ASSERT_EQ(sent.size(), 50u + 42u);
-    // Outer: node1 -> node2, UDP to 4789, VNI 100.
-    EXPECT_EQ(wire::MacAddress::from_bytes(sent.data()), kNode2Mac);
-    const auto outer_ip = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
-    ASSERT_TRUE(outer_ip);
-    EXPECT_EQ(outer_ip->source(), kNode1Ip);
-    EXPECT_EQ(outer_ip->destination(), kNode2Ip);
-    EXPECT_TRUE(outer_ip->checksum_valid());
-    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
-    EXPECT_EQ(wire::load_be32(sent.data() + 46) >> 8, 100u);
+    expect_vxlan_from_node1_to_node2(sent, 100);
     // Inner: the reply, from 10.0.0.10's MAC to the asker.
     const auto inner = wire::EthernetView::parse(wire::ByteSpan(sent).subspan(50));
     ASSERT_TRUE(inner);

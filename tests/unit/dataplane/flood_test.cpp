@@ -47,25 +47,21 @@ protected:
     SinkStorage out_;
 };
 
-// A UDP datagram from blue .10 to the subnet's broadcast address.
-Ipv4Spec blue10_broadcast() {
+// A UDP datagram to the broadcast MAC, from `mac` and `source` to `destination`.
+Ipv4Spec broadcast(const wire::MacAddress& mac, const char* source, const char* destination = "10.0.0.255") {
     Ipv4Spec s;
-    s.src_mac = kBlue10Mac;
+    s.src_mac = mac;
     s.dst_mac = kBroadcast;
-    s.src = ipv4("10.0.0.10");
-    s.dst = ipv4("10.0.0.255");
+    s.src = ipv4(source);
+    s.dst = ipv4(destination);
     s.dst_port = 5353;
     return s;
 }
 
-// The same from blue .20, as node2 (a kernel VXLAN peer) floods it to node1.
-Bytes blue20_broadcast_over_vxlan(Ipv4Spec s = {}) {
-    if (s.src.value() == 0) {
-        s.src_mac = kBlue20Mac;
-        s.dst_mac = kBroadcast;
-        s.src = ipv4("10.0.0.20");
-        s.dst = ipv4("10.0.0.255");
-    }
+Ipv4Spec blue10_broadcast() { return broadcast(kBlue10Mac, "10.0.0.10"); }
+
+// `s` (by default blue .20's broadcast) as node2, a kernel VXLAN peer, floods it to node1.
+Bytes blue20_broadcast_over_vxlan(const Ipv4Spec& s = broadcast(kBlue20Mac, "10.0.0.20")) {
     return overlay_packet(ipv4_frame(s), 100, kNode2Ip, kNode1Ip, 64, 0, overlay::EncapKind::vxlan);
 }
 
@@ -82,15 +78,7 @@ TEST_F(FloodTest, ATenantsBroadcastReachesTheVpcsOtherLocalEndpointsAndEachPeerN
     ASSERT_NE(tunnel, nullptr);
     const Bytes sent = bytes_of(*tunnel);
     ASSERT_EQ(sent.size(), 50u + frame.size());
-    EXPECT_EQ(wire::MacAddress::from_bytes(sent.data()), kNode2Mac);
-    const auto outer = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
-    ASSERT_TRUE(outer);
-    EXPECT_EQ(outer->source(), kNode1Ip);
-    EXPECT_EQ(outer->destination(), kNode2Ip);
-    EXPECT_TRUE(outer->checksum_valid());
-    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
-    EXPECT_EQ(sent[42], 0x08);  // the VXLAN I bit
-    EXPECT_EQ(wire::load_be32(sent.data() + 46) >> 8, 100u);
+    expect_vxlan_from_node1_to_node2(sent, 100);
     EXPECT_EQ(Bytes(sent.begin() + 50, sent.end()), frame);
     const auto c = pipeline_.counters();
     EXPECT_EQ(c.flooded, 1u);
@@ -115,12 +103,7 @@ TEST_F(FloodTest, APeersBroadcastReachesEveryLocalEndpointOfTheVpcAndIsNeverSent
 // The delivering express lane takes a peer's unicast to a local endpoint; one to the same address
 // behind a broadcast MAC is the general path's, and floods either way.
 TEST_F(FloodTest, ABroadcastMacToALocalEndpointsAddressFloodsWithAndWithoutTheExpressLanes) {
-    Ipv4Spec s;
-    s.src_mac = kBlue20Mac;
-    s.dst_mac = kBroadcast;
-    s.src = ipv4("10.0.0.20");
-    s.dst = ipv4("10.0.0.10");
-    const Bytes packet = blue20_broadcast_over_vxlan(s);
+    const Bytes packet = blue20_broadcast_over_vxlan(broadcast(kBlue20Mac, "10.0.0.20", "10.0.0.10"));
     dataplane::PipelineConfig general_only = node_config("node1");
     general_only.express_lanes = false;
     dataplane::Pipeline general(general_only);
@@ -133,18 +116,11 @@ TEST_F(FloodTest, ABroadcastMacToALocalEndpointsAddressFloodsWithAndWithoutTheEx
 }
 
 TEST_F(FloodTest, APeerMaySpeakOnlyForItsOwnEndpointsFromTheirOwnAddresses) {
-    Ipv4Spec s;
-    s.src_mac = kBlue10Mac;  // node1's endpoint, claimed by node2
-    s.dst_mac = kBroadcast;
-    s.src = ipv4("10.0.0.10");
-    s.dst = ipv4("10.0.0.255");
-    EXPECT_EQ(run(kUnderlayPort, blue20_broadcast_over_vxlan(s)).drop_reason, DropReason::fabric_spoofed_source);
-    s.src_mac = kBlue20Mac;  // its own MAC, another address
-    s.src = ipv4("10.0.0.21");
-    EXPECT_EQ(run(kUnderlayPort, blue20_broadcast_over_vxlan(s)).drop_reason, DropReason::fabric_spoofed_source);
-    s.src_mac = mac("02:00:00:00:00:99");  // no endpoint's MAC
-    s.src = ipv4("10.0.0.20");
-    EXPECT_EQ(run(kUnderlayPort, blue20_broadcast_over_vxlan(s)).drop_reason, DropReason::fabric_spoofed_source);
+    // node1's endpoint claimed by node2; node2's endpoint's MAC with another address; no endpoint's MAC.
+    for (const Ipv4Spec& s : {broadcast(kBlue10Mac, "10.0.0.10"), broadcast(kBlue20Mac, "10.0.0.21"),
+                              broadcast(mac("02:00:00:00:00:99"), "10.0.0.20")})
+        EXPECT_EQ(run(kUnderlayPort, blue20_broadcast_over_vxlan(s)).drop_reason, DropReason::fabric_spoofed_source)
+            << s.src_mac.to_string();
     // A tenant's own broadcast must come from its own address too.
     Ipv4Spec t = blue10_broadcast();
     t.src = ipv4("10.0.0.11");
@@ -221,10 +197,7 @@ TEST_F(FloodTest, EachSendersFloodsAreBudgeted) {
     for (int i = 0; i < 100; ++i) ASSERT_EQ(run(kBlue10Port, frame).verdict, Verdict::forward) << i;
     EXPECT_EQ(run(kBlue10Port, frame).drop_reason, DropReason::flood_rate_limited);
     // Another sender has its own budget; a peer's sender too.
-    Ipv4Spec s = blue10_broadcast();
-    s.src_mac = kBlue11Mac;
-    s.src = ipv4("10.0.0.11");
-    EXPECT_EQ(run(kBlue11Port, ipv4_frame(s)).verdict, Verdict::forward);
+    EXPECT_EQ(run(kBlue11Port, ipv4_frame(broadcast(kBlue11Mac, "10.0.0.11"))).verdict, Verdict::forward);
     EXPECT_EQ(run(kUnderlayPort, blue20_broadcast_over_vxlan()).verdict, Verdict::forward);
     now_ += 20'000'000;  // 20 ms: two more
     EXPECT_EQ(run(kBlue10Port, frame).verdict, Verdict::forward);

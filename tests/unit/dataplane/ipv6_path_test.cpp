@@ -306,10 +306,7 @@ TEST(Ipv6Underlay, ASolicitationFromAVxlanPeersTenantIsAnsweredForTheLocalEndpoi
     EXPECT_EQ(out.emissions()[0].port, kUnderlayPort);
     const Bytes sent = out.frame(0);
     EXPECT_EQ(frame_problems(sent), std::vector<std::string>{});
-    const auto outer = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
-    ASSERT_TRUE(outer);
-    EXPECT_EQ(outer->destination(), kNode2Ip);
-    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
+    expect_vxlan_from_node1_to_node2(sent, 100);
     const wire::ByteSpan inner = wire::ByteSpan(sent).subspan(50);
     EXPECT_EQ(wire::EthernetView::parse(inner)->source(), kBlue10Mac);
     EXPECT_EQ(wire::EthernetView::parse(inner)->destination(), kBlue20Mac);

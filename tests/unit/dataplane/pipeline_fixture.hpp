@@ -55,6 +55,21 @@ protected:
     SinkStorage out_;
 };
 
+// `sent` is VXLAN from node1 to node2 for `vni` as node1 sends it: node2's MAC, the two nodes'
+// addresses, a valid outer header checksum, UDP to 4789, the I bit.
+inline void expect_vxlan_from_node1_to_node2(const Bytes& sent, std::uint32_t vni) {
+    ASSERT_GE(sent.size(), 50u);
+    EXPECT_EQ(wire::MacAddress::from_bytes(sent.data()), kNode2Mac);
+    const auto outer = wire::Ipv4View::parse(wire::ByteSpan(sent).subspan(14));
+    ASSERT_TRUE(outer);
+    EXPECT_EQ(outer->source(), kNode1Ip);
+    EXPECT_EQ(outer->destination(), kNode2Ip);
+    EXPECT_TRUE(outer->checksum_valid());
+    EXPECT_EQ(wire::load_be16(sent.data() + 36), 4789);
+    EXPECT_EQ(sent[42], 0x08);
+    EXPECT_EQ(wire::load_be32(sent.data() + 46) >> 8, vni);
+}
+
 // An overlay packet as `from` would send it to `to` (node2 to node1 by default).
 inline Bytes overlay_packet(const Bytes& inner, std::uint32_t vni, wire::Ipv4Address from = kNode2Ip,
                             wire::Ipv4Address to = kNode1Ip, std::uint8_t hop_limit = 64, std::uint8_t flags = 0,

@@ -126,32 +126,29 @@ TEST(FabricValidation, PuntRateAndBurstAreBounded) {
                  "t.toml:3: node.punt_rate: expected an integer, found a string; e.g. punt_rate = 20000");
 }
 
-TEST(FabricValidation, GatewayRateAndBurstAreBounded) {
+// A [node] rate key and its burst: 1 and 10,000,000 load, 0 and one more are refused with the
+// range and what the key means.
+void expect_rate_and_burst_bounded(const std::string& rate, const std::string& rate_means, const std::string& burst,
+                                   const std::string& burst_means) {
     const std::string at = "name = \"node1\"\n";
-    for (const auto& [key, value] :
-         {std::pair{"gateway_rate", 1}, {"gateway_rate", 10000000}, {"gateway_burst", 1}, {"gateway_burst", 10000000}})
-        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
-            << key << " = " << value;
-    expect_error(replace_once(kBaseFabric, at, at + "gateway_rate = 0\n"),
-                 "t.toml:3: node.gateway_rate: 0 is out of range; answers per second the gateway gives one tenant is 1 "
-                 "to 10000000");
-    expect_error(replace_once(kBaseFabric, at, at + "gateway_burst = 10000001\n"),
-                 "t.toml:3: node.gateway_burst: 10000001 is out of range; answers the gateway gives a quiet tenant at "
-                 "once is 1 to 10000000");
+    for (const std::string& key : {rate, burst})
+        for (const char* value : {"1", "10000000"})
+            EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + value + "\n")).empty())
+                << key << " = " << value;
+    expect_error(replace_once(kBaseFabric, at, at + rate + " = 0\n"),
+                 "t.toml:3: node." + rate + ": 0 is out of range; " + rate_means + " is 1 to 10000000");
+    expect_error(replace_once(kBaseFabric, at, at + burst + " = 10000001\n"),
+                 "t.toml:3: node." + burst + ": 10000001 is out of range; " + burst_means + " is 1 to 10000000");
+}
+
+TEST(FabricValidation, GatewayRateAndBurstAreBounded) {
+    expect_rate_and_burst_bounded("gateway_rate", "answers per second the gateway gives one tenant", "gateway_burst",
+                                  "answers the gateway gives a quiet tenant at once");
 }
 
 TEST(FabricValidation, FloodRateAndBurstAreBounded) {
-    const std::string at = "name = \"node1\"\n";
-    for (const auto& [key, value] :
-         {std::pair{"flood_rate", 1}, {"flood_rate", 10000000}, {"flood_burst", 1}, {"flood_burst", 10000000}})
-        EXPECT_TRUE(errors_of(replace_once(kBaseFabric, at, at + key + " = " + std::to_string(value) + "\n")).empty())
-            << key << " = " << value;
-    expect_error(replace_once(kBaseFabric, at, at + "flood_rate = 0\n"),
-                 "t.toml:3: node.flood_rate: 0 is out of range; broadcast and multicast frames per second one tenant "
-                 "may flood is 1 to 10000000");
-    expect_error(replace_once(kBaseFabric, at, at + "flood_burst = 10000001\n"),
-                 "t.toml:3: node.flood_burst: 10000001 is out of range; broadcast and multicast frames a quiet tenant "
-                 "may flood at once is 1 to 10000000");
+    expect_rate_and_burst_bounded("flood_rate", "broadcast and multicast frames per second one tenant may flood",
+                                  "flood_burst", "broadcast and multicast frames a quiet tenant may flood at once");
 }
 
 TEST(FabricValidation, WorkersAreBounded) {

@@ -96,8 +96,9 @@ void Pipeline::flood(const fabric::Endpoint& sender, const detail::VpcState& vpc
     a.frame_length = frame_length;
 }
 
-// One copy per member, each in its own spare: the local ones as they came, the peers' behind
-// their outer headers. A frame whose sender's kernel left its TCP/UDP checksum to an offload
+// One copy per member, each in its own spare: the local ones as they came (counted as deliveries:
+// delivered_local from a tenant, delivered_from_fabric from a peer), the peers' behind their outer
+// headers (counted as encapsulations), so that every frame sent is counted once as what it is. A frame whose sender's kernel left its TCP/UDP checksum to an offload
 // (a veth) is finished in every copy: a kernel peer would drop it, and so would a tenant.
 // All or nothing: without spares and TX slots for every copy, none is sent.
 void Pipeline::execute_flood(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
@@ -125,6 +126,7 @@ void Pipeline::execute_flood(const Action& action, const Input& input, FrameSink
         const PacketBuffer out = copy_at(0);
         if (out.chunk == nullptr) break;
         sink.emit_spare(member->port, out);
+        ++(action.port != kNoPort ? counters_.delivered_local : counters_.delivered_from_fabric);
         ++index;
     }
     if (action.flood_to_peers) {

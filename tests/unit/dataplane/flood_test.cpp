@@ -83,7 +83,8 @@ TEST_F(FloodTest, ATenantsBroadcastReachesTheVpcsOtherLocalEndpointsAndEachPeerN
     const auto c = pipeline_.counters();
     EXPECT_EQ(c.flooded, 1u);
     EXPECT_EQ(c.flood_copies, 2u);
-    EXPECT_EQ(c.encapsulated, 1u);
+    EXPECT_EQ(c.encapsulated, 1u);     // each copy counted as what it is
+    EXPECT_EQ(c.delivered_local, 1u);
 }
 
 TEST_F(FloodTest, APeersBroadcastReachesEveryLocalEndpointOfTheVpcAndIsNeverSentOn) {
@@ -98,6 +99,7 @@ TEST_F(FloodTest, APeersBroadcastReachesEveryLocalEndpointOfTheVpcAndIsNeverSent
     EXPECT_EQ(bytes_of(*to(kBlue11Port)), inner);
     EXPECT_EQ(to(kUnderlayPort), nullptr);  // split horizon: node2 sent it to every node itself
     EXPECT_EQ(pipeline_.counters().flood_copies, 2u);
+    EXPECT_EQ(pipeline_.counters().delivered_from_fabric, 2u);
 }
 
 // The delivering express lane takes a peer's unicast to a local endpoint; one to the same address

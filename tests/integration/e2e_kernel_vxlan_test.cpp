@@ -71,7 +71,7 @@ protected:
         host2.run({"ip", "link", "set", "br0", "up"});
     }
 
-    // Blue gets node1's VPC an IPv6 prefix, and t10 and t20 their EUI-64 addresses in it.
+    // Node1's VPC (blue) gets an IPv6 prefix, and t10 and t20 their EUI-64 addresses in it.
     void make_dual_stack() {
         std::string text = read_text(nodes_[0].config);
         replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
@@ -297,8 +297,11 @@ TEST_F(KernelVxlanPeer, BroadcastAndMulticastAreFloodedBothWays) {
         int port;
         const char* sender;
     };
-    for (const Case& c : {Case{t20_, t10_, "4", 6001, "10.0.0.20"}, Case{t10_, t20_, "4", 6002, "10.0.0.10"},
-                          Case{t20_, t10_, "6", 6003, "fe80::ff:fe00:20"}, Case{t10_, t20_, "6", 6004, "fe80::ff:fe00:10"}}) {
+    const Case cases[] = {{t20_, t10_, "4", 6001, "10.0.0.20"},
+                          {t10_, t20_, "4", 6002, "10.0.0.10"},
+                          {t20_, t10_, "6", 6003, "fe80::ff:fe00:20"},
+                          {t10_, t20_, "6", 6004, "fe80::ff:fe00:10"}};
+    for (const Case& c : cases) {
         Netns* const to = c.to;
         const std::string p = std::to_string(c.port);
         Process& receiver = topo_.spawn(*to, {"python3", "-c", receive, c.family, p});

@@ -98,9 +98,10 @@ void Pipeline::flood(const fabric::Endpoint& sender, const detail::VpcState& vpc
 
 // One copy per member, each in its own spare: the local ones as they came (counted as deliveries:
 // delivered_local from a tenant, delivered_from_fabric from a peer), the peers' behind their outer
-// headers (counted as encapsulations), so that every frame sent is counted once as what it is. A frame whose sender's kernel left its TCP/UDP checksum to an offload
-// (a veth) is finished in every copy: a kernel peer would drop it, and so would a tenant.
-// All or nothing: without spares and TX slots for every copy, none is sent.
+// headers (counted as encapsulations), so that every frame sent is counted once as what it is.
+// A frame whose sender's kernel left its TCP/UDP checksum to an offload (a veth) is finished in
+// every copy: a kernel peer would drop it, and so would a tenant. All or nothing: without spares
+// and TX slots for every copy, none is sent.
 void Pipeline::execute_flood(const Action& action, const Input& input, FrameSink& sink, FrameResult& result) {
     if (!sink.can_emit_spares(action.flood_copies)) {
         result.verdict = Verdict::drop;

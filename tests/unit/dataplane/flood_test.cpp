@@ -36,7 +36,7 @@ protected:
     // The emission to `port`, or null.
     const dataplane::Emission* to(PortId port) const {
         const auto e = out_.emissions();
-        const auto it = std::find_if(e.begin(), e.end(), [&](const dataplane::Emission& x) { return x.frame.chunk != nullptr && x.port == port; });
+        const auto it = std::find_if(e.begin(), e.end(), [&](const dataplane::Emission& x) { return x.port == port; });
         return it == e.end() ? nullptr : &*it;
     }
     Bytes bytes_of(const dataplane::Emission& e) const { return Bytes(e.frame.data(), e.frame.data() + e.frame.length); }

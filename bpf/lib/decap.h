@@ -118,7 +118,7 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
  * foreign-unicast overlay packet stays with the pipeline); untagged outer IPv4 without options to
  * this node's address, unfragmented, UDP to the overlay port without a checksum; a plain overlay
  * header; a VNI (`vni`, the caller's lookup) whose VPC runs the fast path here; an inner frame to
- * a unicast MAC (broadcast and multicast are the pipeline's to flood), untagged
+ * a unicast MAC (broadcast and multicast are the pipeline's to flood) holding an untagged
  * IPv4 packet without options and with a valid header checksum, from a sender allowed to send it
  * (decap_sender_valid), or an inner IPv6 packet decap_classify6 takes; lengths consistent
  * throughout (no padding). Then DECAP_LOCAL for a local

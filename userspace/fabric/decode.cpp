@@ -80,8 +80,8 @@ private:
             fields_.reject_unknown_keys(*table, "node",
                                         {"name", "underlay", "address", "encap", "vxlan_port", "underlay_mtu",
                                          "underlay_vlan", "pin_dir", "uplink", "worker_cpus", "workers", "fastpath",
-                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "flood_rate", "flood_burst",
-                                         "dns_upstreams"});
+                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "flood_rate",
+                                         "flood_burst", "dns_upstreams"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");

@@ -120,6 +120,13 @@ struct VpcState {
                                                              : std::span<const wire::Ipv6Address>{}};
 }
 
+// Whether `source` is one of `endpoint`'s own IPv6 addresses: its `ipv6`, or the link-local one
+// its MAC gives (what a Linux interface takes by default). Anti-spoofing for a tenant's packets
+// and for a peer's flooded ones.
+[[nodiscard]] inline bool owns_ipv6_source(const fabric::Endpoint& endpoint, const wire::Ipv6Address& source) noexcept {
+    return (endpoint.ipv6 && source == *endpoint.ipv6) || source == wire::link_local_address(endpoint.mac);
+}
+
 // The low 64 bits of an IPv6 address (its interface identifier in a /64), the routes6 key.
 [[nodiscard]] inline std::uint64_t interface_id(const wire::Ipv6Address& address) noexcept {
     std::uint64_t id = 0;

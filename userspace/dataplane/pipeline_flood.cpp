@@ -68,8 +68,7 @@ void Pipeline::flood_from_peer(const overlay::Decapsulated& packet, std::uint32_
             default: break;
         }
         const wire::Ipv6Address source = ip->source();
-        if (!(endpoint.ipv6 && source == *endpoint.ipv6) && source != wire::link_local_address(endpoint.mac))
-            return a.drop(DropReason::fabric_spoofed_source);
+        if (!detail::owns_ipv6_source(endpoint, source)) return a.drop(DropReason::fabric_spoofed_source);
         ip_length = ip->packet().size();
     }
     flood(endpoint, vpc, static_cast<std::uint32_t>(packet.inner_offset),

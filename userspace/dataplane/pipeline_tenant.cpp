@@ -50,13 +50,9 @@ void Pipeline::decide_tenant(const detail::PortState& port, const Input& input, 
         if (ethertype == wire::ethertype::kIpv4 && decide_dhcp_broadcast(endpoint, vpc, *ethernet, input, a)) return;
         // Neighbor and Router Solicitations go to multicast groups; decide_tenant_ipv6 takes those.
         if (ethertype == wire::ethertype::kIpv6 && vpc.ipv6) return decide_tenant_ipv6(endpoint, vpc, *ethernet, input, a);
-        if (ethertype == wire::ethertype::kIpv4 && floods(vpc)) {
-            const auto ip = wire::Ipv4View::parse(ethernet->payload());
-            if (!ip) return a.drop(DropReason::malformed_ipv4);
-            if (!ip->checksum_valid()) return a.drop(DropReason::bad_ipv4_checksum);
-            if (ip->source() != endpoint.ip) return a.drop(DropReason::spoofed_source_ip);
-            return flood_from_tenant(endpoint, vpc, *ethernet, ip->packet().size(), input, a);
-        }
+        // With VXLAN, decide_tenant_ipv4 floods it once its header and source are checked.
+        if (ethertype == wire::ethertype::kIpv4 && floods(vpc))
+            return decide_tenant_ipv4(endpoint, vpc, *ethernet, input, a);
         return a.drop(DropReason::multicast_or_broadcast);
     }
     if (destination != vpc.gateway.mac) return a.drop(DropReason::not_to_gateway_mac);
@@ -140,6 +136,9 @@ void Pipeline::decide_tenant_ipv4(const fabric::Endpoint& endpoint, const detail
     if (!ip) return a.drop(DropReason::malformed_ipv4);
     if (!ip->checksum_valid()) return a.drop(DropReason::bad_ipv4_checksum);
     if (ip->source() != endpoint.ip) return a.drop(DropReason::spoofed_source_ip);
+    // (Only a VPC that floods gets here with a broadcast or multicast MAC: decide_tenant.)
+    if (ethernet.destination().is_multicast())
+        return flood_from_tenant(endpoint, vpc, ethernet, ip->packet().size(), input, a);
     const wire::Ipv4Address destination = ip->destination();
     if (detail::is_multicast_or_broadcast(destination)) return a.drop(DropReason::multicast_or_broadcast);
     if (destination == vpc.gateway.ipv4) {
@@ -182,8 +181,7 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     // interface takes by default), or :: for duplicate address detection's solicitations alone.
     const wire::Ipv6Address source = ip->source();
     const bool unspecified = wire::is_unspecified(source);
-    if (!unspecified && !(endpoint.ipv6 && source == *endpoint.ipv6) && source != wire::link_local_address(endpoint.mac))
-        return a.drop(DropReason::spoofed_source_ip);
+    if (!unspecified && !detail::owns_ipv6_source(endpoint, source)) return a.drop(DropReason::spoofed_source_ip);
     const gateway::TenantIcmpv6 icmpv6 = gateway::classify_icmpv6(*ip);
     switch (icmpv6) {
         case gateway::TenantIcmpv6::neighbor_solicitation: return decide_neighbor_solicitation(endpoint, vpc, input, a);

@@ -144,7 +144,9 @@ private:
         if (ip->upper_layer_protocol() == wire::ip_protocol::kIcmpv6) {
             const auto icmp = wire::Icmpv6View::parse(l4);
             if (!icmp) return fail(where, "icmpv6 truncated");
-            if (!icmp->checksum_valid(ip->source(), ip->final_destination())) fail(where, "icmpv6 checksum");
+            // The sender's, like ICMPv4's: a flooded or routed frame carries it untouched.
+            if (options_.sender_content && !icmp->checksum_valid(ip->source(), ip->final_destination()))
+                fail(where, "icmpv6 checksum");
         } else if (ip->upper_layer_protocol() == wire::ip_protocol::kUdp && options_.sender_content) {
             const auto udp = wire::UdpView::parse(l4);
             if (!udp || !udp->checksum_valid(ip->source(), ip->final_destination())) fail(where, "udp checksum");

@@ -1,14 +1,16 @@
 // Interface and neighbour lookups over netlink/ethtool inside namespaces (never
-// /sys/class/net): names, MACs, MTU, queues, addresses, next-hop MACs resolved by ARP, and the
-// punt pairs the daemon creates for tenant ports.
+// /sys/class/net): names, MACs, MTU, queues, addresses, next-hop MACs resolved by ARP and by
+// IPv6 Neighbor Discovery, and the punt pairs the daemon creates for tenant ports.
 #include <gtest/gtest.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "io/netlink/interfaces.hpp"
 #include "io/netlink/neighbour.hpp"
@@ -117,6 +119,115 @@ TEST_F(Netlink, AnUnansweredPeerFailsInBoundedTimeWithAFix) {
     } catch (const IoError& e) {
         EXPECT_TRUE(contains(e.what(), "no route to peer node 172.31.255.1")) << e.what();
     }
+}
+
+// The same lookups over an IPv6 underlay. The topology's namespaces start with IPv6 off; these
+// tests turn it on for eth1 alone, with DAD off first so the link-local address (the source of
+// the kernel's own solicitations) and the test's `nodad` addresses are usable at once.
+wire::Ipv6Address ip6(const char* text) { return wire::Ipv6Address::parse(text).value(); }
+
+const wire::Ipv6Address kHost6 = ip6("fd00:60::1");
+const wire::Ipv6Address kPeer6 = ip6("fd00:60::2");
+const wire::Ipv6Address kPeer6Other = ip6("fd00:60::3");      // the same peer's second address
+const wire::Ipv6Address kPeer6LinkLocal = ip6("fe80::60:2");  // and its link-local one
+
+class NetlinkIpv6 : public Netlink {
+protected:
+    void SetUp() override {
+        Netlink::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        enable_ipv6(*host_, {"fd00:60::1/64"});
+        enable_ipv6(*peer_, {"fd00:60::2/64", "fd00:60::3/64", "fe80::60:2/64"});
+    }
+
+    static void enable_ipv6(const Netns& ns, const std::vector<std::string>& addresses) {
+        ns.run({"sysctl", "-q", "-w", "net.ipv6.conf.eth1.accept_dad=0"});
+        ns.run({"sysctl", "-q", "-w", "net.ipv6.conf.eth1.disable_ipv6=0"});
+        for (const auto& address : addresses) ns.run({"ip", "-6", "addr", "add", address, "dev", "eth1", "nodad"});
+    }
+};
+
+TEST_F(NetlinkIpv6, ResolvesAnOnLinkPeerByNeighborDiscoveryWithEitherTrigger) {
+    NetnsGuard in_host(*host_);
+    const std::uint32_t eth1 = if_nametoindex("eth1");
+    const auto route = route_to(kPeer6);
+    ASSERT_TRUE(route.has_value());
+    EXPECT_EQ(route->ifindex, eth1);
+    EXPECT_FALSE(route->gateway.has_value()) << "on the link";
+    EXPECT_EQ(route->source, kHost6);
+    EXPECT_FALSE(find_neighbour(eth1, kPeer6).has_value()) << "nothing asked yet";
+
+    const auto hop = resolve_next_hop(kPeer6, 3s);
+    EXPECT_EQ(hop.peer, kPeer6);
+    EXPECT_EQ(hop.next_hop, kPeer6);
+    EXPECT_EQ(hop.ifindex, eth1);
+    EXPECT_EQ(hop.mac.to_string(), "02:00:00:00:3c:02");
+    EXPECT_TRUE(hop.resolved_now) << "the table was empty: the kernel had to solicit";
+    EXPECT_FALSE(resolve_next_hop(kPeer6, 3s).resolved_now) << "now it is in the table";
+    const auto entry = find_neighbour(eth1, kPeer6);
+    ASSERT_TRUE(entry.has_value());
+    EXPECT_TRUE(entry->usable());
+    EXPECT_EQ(entry->ip, kPeer6);
+    EXPECT_EQ(entry->mac->to_string(), "02:00:00:00:3c:02");
+    EXPECT_FALSE(find_neighbour(eth1, ip6("fd00:60::4")).has_value());
+
+    const auto probed = resolve_next_hop(kPeer6Other, 3s, ResolveTrigger::udp_probe);
+    EXPECT_EQ(probed.next_hop, kPeer6Other);
+    EXPECT_EQ(probed.mac.to_string(), "02:00:00:00:3c:02");
+    EXPECT_TRUE(probed.resolved_now) << "a datagram of ours made the kernel solicit";
+}
+
+TEST_F(NetlinkIpv6, ResolvesThroughAGlobalOrALinkLocalGateway) {
+    NetnsGuard in_host(*host_);
+    host_->run({"ip", "-6", "route", "add", "fd99:1::/64", "via", "fd00:60::2"});
+    host_->run({"ip", "-6", "route", "add", "fd99:2::/64", "via", "fe80::60:2", "dev", "eth1"});
+    const std::uint32_t eth1 = if_nametoindex("eth1");
+
+    const auto route = route_to(ip6("fd99:2::5"));
+    ASSERT_TRUE(route.has_value());
+    EXPECT_EQ(route->ifindex, eth1);
+    EXPECT_EQ(route->gateway, kPeer6LinkLocal) << "a link-local gateway is one of eth1's neighbours";
+
+    const auto global = resolve_next_hop(ip6("fd99:1::5"), 3s, ResolveTrigger::udp_probe);
+    EXPECT_EQ(global.peer, ip6("fd99:1::5"));
+    EXPECT_EQ(global.next_hop, kPeer6) << "the MAC wanted is the gateway's";
+    EXPECT_EQ(global.ifindex, eth1);
+    EXPECT_EQ(global.mac.to_string(), "02:00:00:00:3c:02");
+    EXPECT_TRUE(global.resolved_now);
+
+    const auto link_local = resolve_next_hop(ip6("fd99:2::5"), 3s);
+    EXPECT_EQ(link_local.next_hop, kPeer6LinkLocal);
+    EXPECT_EQ(link_local.ifindex, eth1);
+    EXPECT_EQ(link_local.mac.to_string(), "02:00:00:00:3c:02");
+    EXPECT_TRUE(link_local.resolved_now);
+}
+
+TEST_F(NetlinkIpv6, AnUnansweredOrUnroutablePeerFailsInBoundedTimeWithAFix) {
+    NetnsGuard in_host(*host_);
+    for (const auto trigger : {ResolveTrigger::netlink_use, ResolveTrigger::udp_probe}) {
+        const auto started = std::chrono::steady_clock::now();
+        try {
+            (void)resolve_next_hop(ip6("fd00:60::77"), 300ms, trigger);  // nobody
+            ADD_FAILURE() << "resolved a host that does not exist";
+        } catch (const IoError& e) {
+            EXPECT_TRUE(contains(e.what(), "the next hop fd00:60::77 towards peer fd00:60::77 on eth1")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "did not answer Neighbor Discovery within 300 ms")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "mac = ")) << e.what();
+        }
+        EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+    }
+
+    EXPECT_FALSE(route_to(ip6("fd7f::1")).has_value()) << "no default route in the namespace";
+    try {
+        (void)resolve_next_hop(ip6("fd7f::1"), 300ms);
+        ADD_FAILURE() << "resolved a peer without a route";
+    } catch (const IoError& e) {
+        EXPECT_EQ(e.error_number(), ENETUNREACH);
+        EXPECT_TRUE(contains(e.what(), "no route to peer node fd7f::1")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "disable_ipv6=0")) << e.what();
+    }
+    host_->run({"ip", "-6", "route", "add", "unreachable", "fd7e::/64"});
+    EXPECT_FALSE(route_to(ip6("fd7e::1")).has_value()) << "an unreachable route is no route";
 }
 
 // A tenant port's punt pair: both ends up with the tenant port's MTU, TX checksum offload off on

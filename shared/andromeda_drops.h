@@ -38,14 +38,14 @@
 #define ANDROMEDA_DROPS_DECAP(X) \
 	X(truncated_ethernet, 301, "shorter than an Ethernet header (and its VLAN tags)") \
 	X(too_many_vlan_tags, 302, "more than two stacked 802.1Q/802.1ad tags") \
-	X(not_ipv4, 303, "outer ethertype is not IPv4") \
+	X(not_ipv4, 303, "outer ethertype is neither IPv4 nor IPv6") \
 	X(truncated_ipv4, 304, "fewer than 20 bytes after the Ethernet header") \
-	X(bad_ip_version, 305, "version nibble is not 4") \
+	X(bad_ip_version, 305, "version nibble is not 4 (not 6 after an IPv6 ethertype)") \
 	X(bad_ip_header_length, 306, "IHL < 5") \
 	X(bad_ip_total_length, 307, "total length below the header length or beyond the frame") \
 	X(bad_ip_checksum, 308, "header checksum does not verify") \
-	X(ip_fragment, 309, "MF set or offset != 0: tunnels are never fragmented") \
-	X(not_udp, 310, "IPv4 protocol is not UDP") \
+	X(ip_fragment, 309, "MF set or offset != 0, or an IPv6 fragment header: tunnels are never fragmented") \
+	X(not_udp, 310, "IPv4 protocol or IPv6 next header is neither UDP nor an extension header") \
 	X(truncated_udp, 311, "IP payload shorter than a UDP header") \
 	X(bad_udp_length, 312, "UDP length below 8 or beyond the IP payload") \
 	X(wrong_udp_port, 313, "destination port is not the configured overlay port") \
@@ -54,7 +54,12 @@
 	X(bad_overlay_version, 316, "Andromeda header version is not 1") \
 	X(unsupported_inner_protocol, 317, "Andromeda inner protocol is not 0 (Ethernet)") \
 	X(vxlan_vni_flag_clear, 318, "VXLAN I flag (0x08) not set") \
-	X(inner_frame_too_short, 319, "inner frame shorter than an Ethernet header")
+	X(inner_frame_too_short, 319, "inner frame shorter than an Ethernet header") \
+	/* an IPv6 underlay (docs/wire-format.md, "IPv6 underlay") */ \
+	X(truncated_ipv6, 320, "fewer than 40 bytes after the Ethernet header of an IPv6 packet") \
+	X(bad_ipv6_payload_length, 321, "IPv6 payload length beyond the frame") \
+	X(ipv6_extension_header, 322, "IPv6 next header is an extension header other than a fragment header: UDP must follow the fixed header") \
+	X(udp_zero_checksum_ipv6, 323, "UDP checksum 0 over IPv6, where it is mandatory (RFC 8200 section 8.1)")
 
 /* The AF_XDP pipeline (dataplane::DropReason; counted as drop_<name> in the dataplane group). */
 #define ANDROMEDA_DROPS_PIPELINE(X) \

@@ -35,10 +35,15 @@ struct Decapsulated {
     wire::MacAddress outer_src_mac;
     wire::MacAddress outer_dst_mac;
     std::uint16_t outer_vlan_id = 0;  // outermost tag's VID, 0 when untagged
-    wire::Ipv4Address outer_src_ip;
+    wire::Ipv4Address outer_src_ip;   // 0 when outer_ipv6
     wire::Ipv4Address outer_dst_ip;
-    std::uint8_t outer_ttl = 0;
+    std::uint8_t outer_ttl = 0;       // IPv6: the hop limit
     std::uint16_t outer_src_port = 0;
+    // An IPv6 underlay: the outer header was IPv6 from outer_src_ip6 to outer_dst_ip6 (both zero
+    // when !outer_ipv6).
+    bool outer_ipv6 = false;
+    wire::Ipv6Address outer_src_ip6;
+    wire::Ipv6Address outer_dst_ip6;
 };
 
 struct DecapResult {
@@ -50,10 +55,15 @@ struct DecapResult {
 
 // Validates `packet` as an overlay packet of `config.kind` on `config.udp_port` and returns its
 // inner frame and overlay fields, or the first reason it is refused. Checks, in order: outer
-// Ethernet (up to two VLAN tags) carrying IPv4; IPv4 version, IHL (options allowed), total
+// Ethernet (up to two VLAN tags) carrying IPv4 or IPv6; IPv4 version, IHL (options allowed), total
 // length within the frame (trailing padding ignored), header checksum, no fragment, protocol
 // UDP; UDP length within the IP payload (shorter is allowed and trims, as in Linux), destination
 // port, checksum when nonzero; overlay header; an inner frame of at least 14 bytes.
+// Over IPv6 instead of the IPv4 checks: version 6, payload length within the frame (padding
+// ignored), UDP right after the fixed header (a fragment header is ip_fragment, any other
+// extension header ipv6_extension_header); then the same UDP checks, except that the checksum is
+// mandatory: 0 is udp_zero_checksum_ipv6, and any other value must verify over the IPv6
+// pseudo-header.
 [[nodiscard]] DecapResult decapsulate(wire::ByteSpan packet, const DecapConfig& config) noexcept;
 
 }  // namespace andromeda::overlay

@@ -1,6 +1,6 @@
 // The two overlay encapsulations Andromeda speaks and the constants both share. Both put an
-// 8-byte overlay header after outer Ethernet/IPv4/UDP, so the outer stack is 50 bytes either way
-// and one template/decap path serves both, selected at runtime.
+// 8-byte overlay header after outer Ethernet/IP/UDP, so the outer stack is 50 bytes either way
+// over an IPv4 underlay (70 over IPv6) and one template/decap path serves both, selected at runtime.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +36,18 @@ static_assert(kOuterHeadersSize == ANDROMEDA_ENCAP_OVERHEAD);
 inline constexpr std::size_t kVlanTagSize = 4;
 inline constexpr std::uint16_t kVlanTpid = 0x8100;
 inline constexpr std::size_t kTaggedOuterHeadersSize = kOuterHeadersSize + kVlanTagSize;
+// Over an IPv6 underlay the outer IP header is IPv6's fixed 40 bytes (no extension headers), so
+// the outer headers are 70 bytes (74 tagged) and the inner MTU is the underlay MTU - 70.
+inline constexpr std::size_t kOuterIpv6Size = 40;
+inline constexpr std::size_t kOuterHeadersSize6 =
+    kOuterEthernetSize + kOuterIpv6Size + kOuterUdpSize + kOverlayHeaderSize;
+inline constexpr std::size_t kTaggedOuterHeadersSize6 = kOuterHeadersSize6 + kVlanTagSize;
+static_assert(kOuterHeadersSize6 == 70 && kTaggedOuterHeadersSize6 == 74);
+
+// The outer headers in front of an inner frame for an IPv4 (50, tagged 54) or IPv6 (70, 74) underlay.
+[[nodiscard]] constexpr std::size_t outer_headers_size(bool ipv6, bool tagged) noexcept {
+    return (ipv6 ? kOuterHeadersSize6 : kOuterHeadersSize) + (tagged ? kVlanTagSize : 0);
+}
 
 // The overlay hop limit a fresh packet starts with (Andromeda header byte 7).
 inline constexpr std::uint8_t kDefaultHopLimit = 64;

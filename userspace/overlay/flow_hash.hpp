@@ -43,8 +43,18 @@ struct FlowTuple {
     return andromeda_flow_source_port(hash);
 }
 
+// Outer IPv6 flow label for a flow hash, over an IPv6 underlay. RFC 6438: a tunnel endpoint sets
+// the outer label from the inner flow, so that routers hashing the IPv6 3-tuple (addresses and
+// label) spread tunnelled flows as 5-tuple hashers do by the UDP source port, and keep each on one
+// path. The 16 hash bits fill the label's top 16 and its top nibble is repeated in the bottom 4:
+// one label per hash, deterministic, and 0 ("unlabelled", RFC 6437) only for hash 0.
+[[nodiscard]] constexpr std::uint32_t outer_flow_label(std::uint16_t hash) noexcept {
+    return static_cast<std::uint32_t>(hash) << 4 | static_cast<std::uint32_t>(hash >> 12);
+}
+
 static_assert(flow_hash({0x0a00000a, 0x0a000014, 40000, 4242, 17}) == 0x60d1);
 static_assert(flow_source_port(0x60d1) == 57553);
+static_assert(outer_flow_label(0x60d1) == 0x60d16 && outer_flow_label(0xffff) == 0xfffff);
 
 // The 5-tuple of an inner Ethernet frame carrying IPv4 (up to two VLAN tags): ports are
 // those of TCP/UDP in an unfragmented packet or a first fragment, 0 for any other protocol and

@@ -4,6 +4,11 @@
 // overlay header). The IPv4 checksum comes from a partial sum
 // of the constant header words precomputed here, so per-packet cost is two adds and a fold.
 //
+// Over an IPv6 underlay (config.ipv6) the outer IP header is IPv6's fixed 40 bytes, written out of
+// line per packet (flow label from the flow hash, payload length), with the UDP checksum always
+// computed (docs/wire-format.md, "IPv6 underlay"). The inline express-lane writers below are
+// IPv4-only: the pipeline keeps its express lanes off over an IPv6 underlay, as with a VLAN tag.
+//
 // Nothing on the per-packet path allocates. A template is not thread-safe (the IP ID counter is
 // per template): each worker keeps its own.
 #pragma once
@@ -25,7 +30,8 @@
 
 namespace andromeda::overlay {
 
-// The largest inner frame whose outer IPv4 total length still fits in 16 bits.
+// The largest inner frame whose outer IPv4 total length still fits in 16 bits. An IPv6 template
+// keeps the same bound (its payload length, the UDP length, would allow 20 bytes more).
 inline constexpr std::size_t kMaxInnerFrameSize = 0xffff - kOuterIpv4Size - kOuterUdpSize - kOverlayHeaderSize;
 
 // What is constant towards one destination.
@@ -43,8 +49,16 @@ struct OuterTemplateConfig {
     // computing it is for underlays that insist.
     bool udp_checksum = false;
     // 802.1Q VID (1-4094) of the underlay: an 0x8100 tag (PCP 0, DEI 0) between the MACs and the
-    // IPv4 ethertype, outer headers of kTaggedOuterHeadersSize bytes. 0: untagged, 50 bytes.
+    // IP ethertype, outer headers of kTaggedOuterHeadersSize bytes. 0: untagged, 50 bytes.
     std::uint16_t vlan_id = 0;
+    // An IPv6 underlay: the outer header is IPv6 (kOuterHeadersSize6, 70 bytes; 74 tagged) from
+    // src_ip6 to dst_ip6, and src_ip/dst_ip are unused. `ttl` is the hop limit and `tos` the
+    // traffic class; dont_fragment does not apply (IPv6 routers never fragment) and udp_checksum
+    // is ignored: the UDP checksum is always computed (RFC 8200 section 8.1; Linux drops
+    // zero-checksum UDP over IPv6 unless told otherwise).
+    bool ipv6 = false;
+    wire::Ipv6Address src_ip6;
+    wire::Ipv6Address dst_ip6;
 };
 
 // What each packet carries in its overlay header. VXLAN has no field for the flow hash (it only
@@ -73,13 +87,13 @@ public:
     [[nodiscard]] EncapKind kind() const noexcept { return config_.kind; }
     [[nodiscard]] std::uint16_t udp_port() const noexcept { return udp_port_; }
     [[nodiscard]] bool tagged() const noexcept { return config_.vlan_id != 0; }
-    // What goes in front of the inner frame: kOuterHeadersSize, or kTaggedOuterHeadersSize when tagged.
-    [[nodiscard]] std::size_t header_size() const noexcept {
-        return tagged() ? kTaggedOuterHeadersSize : kOuterHeadersSize;
-    }
+    [[nodiscard]] bool ipv6() const noexcept { return config_.ipv6; }
+    // What goes in front of the inner frame: outer_headers_size(ipv6(), tagged()), i.e. 50 (54
+    // tagged) over IPv4, 70 (74) over IPv6.
+    [[nodiscard]] std::size_t header_size() const noexcept { return header_size_; }
 
     // The IPv4 ID the next packet gets; it increments per packet and wraps. Starts at 1, as the
-    // reference does.
+    // reference does. An IPv6 template sends no ID and leaves it alone.
     [[nodiscard]] std::uint16_t next_ip_id() const noexcept { return next_ip_id_; }
     void set_next_ip_id(std::uint16_t id) noexcept { next_ip_id_ = id; }
 
@@ -87,13 +101,15 @@ public:
     // bytes written (inner.size() + header_size()); 0, writing nothing, when `out` is too small or
     // `inner` exceeds kMaxInnerFrameSize. `inner` and `out` must not overlap.
     std::size_t encapsulate(wire::ByteSpan inner, wire::MutableByteSpan out, const OverlayFields& fields) noexcept {
-        if (tagged()) [[unlikely]]
-            return encapsulate_tagged(inner, out, fields);
+        if (general_) [[unlikely]]
+            return encapsulate_general(inner, out, fields);
         return encapsulate_untagged(inner, out, fields);
     }
 
-    // encapsulate() for an untagged template (!tagged()): the express lanes' copy, without the
-    // tag test (the pipeline keeps its express lanes off when the underlay is tagged).
+    // encapsulate() for an untagged IPv4 template (!tagged() && !ipv6()): the express lanes' copy,
+    // without the tests (the pipeline keeps its express lanes off when the underlay is tagged or
+    // IPv6). Precondition, not checked: called on any other template it writes an untagged IPv4
+    // outer packet all the same.
     [[gnu::always_inline]] std::size_t encapsulate_untagged(wire::ByteSpan inner, wire::MutableByteSpan out,
                                                             const OverlayFields& fields) noexcept {
         if (inner.size() > kMaxInnerFrameSize || out.size() < inner.size() + kOuterHeadersSize) return 0;
@@ -117,9 +133,9 @@ public:
     std::size_t encapsulate_burst_in_place(std::span<InPlaceFrame> frames, std::uint32_t vni) noexcept;
 
     // The express lanes' in-place encapsulation, with what encapsulate_in_place checks already
-    // known to hold: an untagged template (!tagged(); the pipeline keeps its express lanes off when
-    // the underlay is tagged), 50 bytes of headroom before `inner`, inner_length <=
-    // kMaxInnerFrameSize. Returns the start of the outer packet (inner - 50).
+    // known to hold: an untagged IPv4 template (!tagged() && !ipv6(); the pipeline keeps its
+    // express lanes off when the underlay is tagged or IPv6), 50 bytes of headroom before `inner`,
+    // inner_length <= kMaxInnerFrameSize. Returns the start of the outer packet (inner - 50).
     [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
                                                        const OverlayFields& fields) noexcept {
         std::uint8_t* outer = inner - kOuterHeadersSize;
@@ -145,7 +161,8 @@ public:
                                                                        std::uint16_t flow_hash) const noexcept {
         return fresh_header_base_ | vni_bits | (std::uint64_t{__builtin_bswap16(flow_hash)} << 16 & fresh_hash_mask_);
     }
-    // prepend_outer and encapsulate_untagged with a header word from fresh_header_word().
+    // prepend_outer and encapsulate_untagged with a header word from fresh_header_word(); the same
+    // precondition (an untagged IPv4 template).
     [[gnu::always_inline]] std::uint8_t* prepend_outer(std::uint8_t* inner, std::size_t inner_length,
                                                        std::uint64_t header_word, std::uint16_t flow_hash) noexcept {
         std::uint8_t* outer = inner - kOuterHeadersSize;
@@ -161,12 +178,18 @@ public:
     }
 
 private:
-    // encapsulate() and its in-place forms for a tagged template, out of line: the untagged
-    // 50-byte case stays the inlined hot path.
-    std::size_t encapsulate_tagged(wire::ByteSpan inner, wire::MutableByteSpan out, const OverlayFields& fields) noexcept;
+    // encapsulate() and its in-place forms for a tagged or an IPv6 template, out of line: the
+    // untagged IPv4 50-byte case stays the inlined hot path.
+    std::size_t encapsulate_general(wire::ByteSpan inner, wire::MutableByteSpan out,
+                                    const OverlayFields& fields) noexcept;
+    // Writes the header_size() outer bytes of a tagged or IPv6 template at `out`, the inner frame
+    // following them.
+    void write_general_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept;
     // Writes the kTaggedOuterHeadersSize outer bytes at `out`: the untagged headers 4 bytes on,
     // then the MACs and the tag over the front (the IPv4/UDP/overlay part is the same).
     void write_tagged_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept;
+    // Writes the 70 (74 tagged) outer bytes of an IPv6 template at `out`, UDP checksum included.
+    void write_ipv6_outer(std::uint8_t* out, std::size_t inner_length, const OverlayFields& fields) noexcept;
 
     // Writes the 50 outer bytes at `out` for an inner frame of `inner_length` bytes that follows
     // them contiguously (the UDP checksum, when enabled, reads it), with `header_word` as the
@@ -226,24 +249,30 @@ private:
                vni << 32 | std::uint64_t{fields.hop_limit} << 56;
     }
 
-    // The outer UDP checksum over the datagram as it stands (its checksum field still 0).
+    // The outer UDP checksum over the datagram as it stands (its checksum field still 0), with
+    // the IPv4 or (ipv6()) the IPv6 pseudo-header.
     void write_udp_checksum(std::uint8_t* udp, std::uint16_t udp_length) const noexcept;
 
-    OuterTemplateConfig config_;
-    std::uint16_t udp_port_ = 0;
-    std::uint16_t next_ip_id_ = 1;
-    // One's-complement sum of the IPv4 header words that never change (all but total length,
-    // ID and the checksum itself) as 16-bit words in memory order, not folded.
-    std::uint32_t ip_constant_sum_ = 0;
+    // What the IPv4 writers read per packet lies together in the first 110 bytes (the last of it
+    // config_.udp_checksum); the config's IPv6 addresses, read only out of line, lie past it.
+    //
+    // Outer Ethernet, IPv4 and UDP with the per-packet fields zeroed, and 6 bytes of padding so
+    // that copy_template() copies whole 16-byte blocks.
+    alignas(16) std::array<std::uint8_t, kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + 6> bytes_{};
     // fresh_header_word()'s constant part (version, protocol, default hop limit; or VXLAN's flag)
     // and where the flow hash goes (nowhere for VXLAN).
     std::uint64_t fresh_header_base_ = 0;
     std::uint64_t fresh_hash_mask_ = 0;
-    // The UDP pseudo-header's constant part: addresses and protocol.
+    // One's-complement sum of the IPv4 header words that never change (all but total length,
+    // ID and the checksum itself) as 16-bit words in memory order, not folded.
+    std::uint32_t ip_constant_sum_ = 0;
+    // The UDP pseudo-header's constant part: addresses and protocol (IPv4's, or IPv6's).
     std::uint32_t udp_pseudo_sum_ = 0;
-    // Outer Ethernet, IPv4 and UDP with the per-packet fields zeroed, and 6 bytes of padding so
-    // that copy_template() copies whole 16-byte blocks.
-    alignas(16) std::array<std::uint8_t, kOuterEthernetSize + kOuterIpv4Size + kOuterUdpSize + 6> bytes_{};
+    std::uint16_t udp_port_ = 0;
+    std::uint16_t next_ip_id_ = 1;
+    std::uint8_t header_size_ = kOuterHeadersSize;  // header_size()
+    bool general_ = false;  // tagged() || ipv6(): encapsulate() takes the out-of-line writer
+    OuterTemplateConfig config_;
 };
 
 }  // namespace andromeda::overlay

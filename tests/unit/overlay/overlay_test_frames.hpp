@@ -71,4 +71,14 @@ inline OuterTemplateConfig test_template_config(EncapKind kind, bool udp_checksu
     return c;
 }
 
+// The same over an IPv6 underlay, fd00:1::1 -> fd00:1::2 (`vlan_id` 0: untagged).
+inline OuterTemplateConfig test_template_config6(EncapKind kind, std::uint16_t vlan_id = 0) {
+    OuterTemplateConfig c = test_template_config(kind);
+    c.ipv6 = true;
+    c.src_ip6 = *wire::Ipv6Address::parse("fd00:1::1");
+    c.dst_ip6 = *wire::Ipv6Address::parse("fd00:1::2");
+    c.vlan_id = vlan_id;
+    return c;
+}
+
 }  // namespace andromeda::overlay::testing

@@ -15,6 +15,7 @@
 #include "lib/fabric.h"
 #include "lib/handoff.h"
 #include "lib/ipv4.h"
+#include "lib/ipv6.h"
 #include "lib/overlay.h"
 #include "lib/peer_mtu.h"
 #include "lib/port_security.h"
@@ -89,6 +90,33 @@ static __always_inline int prefilter_icmp(struct xdp_md *ctx, const struct andro
 	return TO_SOCKET(ctx, port, s, icmp);
 }
 
+/* An overlay packet over an IPv6 underlay, which the daemon announces with no IPv4 address in
+ * the fast path's config: the kernel fast path carries an IPv4 underlay only, so it goes to the
+ * pipeline, which judges the rest (its sender among the fabric's nodes, its UDP checksum). Every
+ * other IPv6 packet, Neighbor Discovery among them, is the host's; so is all of it on an IPv4
+ * underlay, where the host may have its own tunnels over IPv6. */
+static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const struct andromeda_port *port,
+						   struct andromeda_xdp_stats *s)
+{
+	__u32 zero = 0;
+	const struct andromeda_fp_config *cfg = bpf_map_lookup_elem(&andromeda_fp_config, &zero);
+	struct cursor c = cursor_of_xdp(ctx);
+	struct udphdr *udp;
+	struct ipv6hdr *ip;
+
+	if (!cfg || cfg->underlay_ip || eth_pull_tagged(&c) != bpf_htons(ETH_P_IPV6))
+		return PASS_HOST(s);
+	ip = ipv6_pull(&c);
+	if (!ip || ip->nexthdr != IPPROTO_UDP)
+		return PASS_HOST(s);
+	udp = cursor_pull(&c, sizeof(*udp));
+	if (!udp || udp->dest != bpf_htons(overlay_port))
+		return PASS_HOST(s);
+	if (!cursor_pull(&c, ANDROMEDA_OVERLAY_HEADER_LEN + ETH_HLEN))
+		return DROP(s, truncated);
+	return TO_SOCKET(ctx, port, s, overlay);
+}
+
 static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct andromeda_port *port,
 					      struct andromeda_xdp_stats *s)
 {
@@ -101,7 +129,7 @@ static __always_inline int prefilter_underlay(struct xdp_md *ctx, const struct a
 
 	ip = prefilter_ipv4(&c, s, &verdict);
 	if (!ip)
-		return verdict != STAGE_CONTINUE ? verdict : PASS_HOST(s);
+		return verdict != STAGE_CONTINUE ? verdict : prefilter_underlay_ipv6(ctx, port, s);
 	if (ip->protocol == IPPROTO_ICMP && !(port->flags & ANDROMEDA_PORT_F_PUNTED))
 		return prefilter_icmp(ctx, port, s, &c, ip);
 	if (ip->protocol != IPPROTO_UDP)

@@ -85,7 +85,7 @@ Daemon::Daemon(DaemonOptions options)
     for (const auto& w : check.warnings) spdlog::warn("{}", w);
     if (!check.facts) throw StartupError(join_lines("this host does not match the configuration:", check.errors));
     host_ = std::move(*check.facts);
-    local_ = io::LocalContext{host_.underlay_address, {}};
+    local_ = io::LocalContext{host_.underlay_address.ipv4().value_or(wire::Ipv4Address{}), {}};
     spdlog::info("node {}: fabric generation {} from {} ({} nodes, {} VPCs, {} endpoints)", snapshot.local().name,
                  snapshot.generation(), options_.config_path, snapshot.nodes().size(), snapshot.vpcs().size(),
                  snapshot.endpoints().size());
@@ -148,7 +148,7 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     // Next hops first, so the peer entries are written with their MACs (an adopted peer entry
     // keeps forwarding throughout).
     const std::vector<dataplane::NextHop> hops = next_hops_.update(snapshot, kStartupResolveTimeout);
-    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
+    for (const auto& hop : hops) local_.learn_next_hop(hop.node_address, hop.mac);
     const io::SyncCounts written = sync_->reconcile(io::plan_full(snapshot, local_));
     spdlog::info("fabric maps: {}", written.summary());
     apply_next_hops(hops);
@@ -215,12 +215,12 @@ std::uint32_t Daemon::random_handoff_cookie() {
     return cookie;
 }
 
-// The fast path serves an untagged underlay (the tc programs write untagged outer headers) on a
-// node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline. On a NAT
+// The fast path serves an untagged IPv4 underlay (the tc programs write untagged IPv4 outer
+// headers) on a node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline. On a NAT
 // gateway with the fast path on, the kernel also translates the NAT's established flows.
 void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     const auto& local = snapshot.local();
-    fast_path_ = local.fastpath && local.underlay_vlan == 0;
+    fast_path_ = local.fastpath && local.underlay_vlan == 0 && !host_.underlay_address.is_ipv6();
     kernel_nat_ = fast_path_ && snapshot.serves_nat() && host_.uplink.has_value();
     write_fast_path_config();
     if (fast_path_)
@@ -228,7 +228,9 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
                      kernel_nat_ ? ", and so do the NAT's established flows" : "");
     else
         spdlog::info("kernel fast path off ({}): every tenant frame goes through the AF_XDP pipeline",
-                     !local.fastpath ? "[node] fastpath = false" : "a tagged underlay (underlay_vlan)");
+                     !local.fastpath                      ? "[node] fastpath = false"
+                     : host_.underlay_address.is_ipv6() ? "an IPv6 underlay"
+                                                        : "a tagged underlay (underlay_vlan)");
 }
 
 void Daemon::write_fast_path_config() {
@@ -236,7 +238,9 @@ void Daemon::write_fast_path_config() {
     andromeda_fp_config config{};
     config.enabled = fast_path_ ? 1 : 0;
     config.underlay_ifindex = host_.underlay.ifindex;
-    config.underlay_ip = htonl(host_.underlay_address.value());
+    // An IPv6 underlay's address has no place here: its fast path is off, and the prefilter
+    // leaves its overlay packets to the pipeline.
+    config.underlay_ip = htonl(host_.underlay_address.ipv4().value_or(wire::Ipv4Address{}).value());
     config.underlay_mtu = local.underlay_mtu;
     host_.underlay.mac.copy_to(config.underlay_mac);
     config.handoff_cookie = handoff_cookie_;
@@ -461,7 +465,7 @@ void Daemon::start_control() {
 void Daemon::apply_next_hops(const std::vector<dataplane::NextHop>& hops) {
     if (hops.empty()) return;
     // The fast path's peer entries first: it forwards to a peer only once its MAC is known.
-    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
+    for (const auto& hop : hops) local_.learn_next_hop(hop.node_address, hop.mac);
     sync_->apply(io::plan_peers(*store_.current(), local_));
     if (!pool_) return;
     const PausedWorkers paused(*pool_);

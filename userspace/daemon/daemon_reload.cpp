@@ -346,7 +346,7 @@ void Daemon::reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_
     //    otherwise cost every endpoint change its timeout (the periodic refresh retries it).
     const std::vector<dataplane::NextHop> hops =
         nodes_changed ? next_hops_.update(snapshot, kReloadResolveTimeout) : std::vector<dataplane::NextHop>{};
-    for (const auto& hop : hops) local_.next_hops[hop.node_address.value()] = hop.mac;
+    for (const auto& hop : hops) local_.learn_next_hop(hop.node_address, hop.mac);
     if (!hops.empty()) sync_->apply(io::plan_peers(snapshot, local_));
     replumb_workers(changes, hops, notes);
     // 4. Removed ports are set down and lose their programs and punt pair (no socket binds there

@@ -60,8 +60,9 @@ control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabri
 // in front of the AF_XDP pipeline, and why not where it does not.
 std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
     const auto& local = snapshot.local();
-    const char* node_off = !local.fastpath ? "fast path off: [node] fastpath = false"
-                                           : "fast path off: tagged underlay (underlay_vlan)";
+    const char* node_off = !local.fastpath                      ? "fast path off: [node] fastpath = false"
+                           : host_.underlay_address.is_ipv6() ? "fast path off: IPv6 underlay"
+                                                              : "fast path off: tagged underlay (underlay_vlan)";
     switch (port.role) {
         case dataplane::PortRole::underlay:
             return fast_path_ ? "fast path (tc decap) + pipeline" : fmt::format("pipeline ({})", node_off);

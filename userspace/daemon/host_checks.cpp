@@ -24,7 +24,8 @@ const char* const kNamespaceHint =
     "check the name in the config, or start andromedad in the network namespace that holds it "
     "(nsenter --net=/run/netns/<ns> andromedad ...)";
 
-std::string join_addresses(const std::vector<wire::Ipv4Address>& addresses) {
+template <typename Address>
+std::string join_addresses(const std::vector<Address>& addresses) {
     std::string out;
     for (const auto& a : addresses) out += (out.empty() ? "" : ", ") + a.to_string();
     return out.empty() ? "none" : out;
@@ -59,12 +60,25 @@ std::optional<wire::Ipv4Address> address_of(const std::string& key, const io::In
     return present.front();
 }
 
+// An IPv6 underlay address must be the interface's, or the kernel answers no Neighbor
+// Solicitation for it (with underlay_vlan it lives on a VLAN the kernel has no device for).
+void ipv6_address_present(const wire::Ipv6Address& configured, const io::InterfaceInfo& link, std::uint16_t vlan,
+                          HostCheck& check) {
+    if (vlan != 0) return;
+    const auto present = io::interface_ipv6_addresses(link.ifindex);
+    if (std::find(present.begin(), present.end(), configured) != present.end()) return;
+    check.warnings.push_back(fmt::format(
+        "[node] address: {} is not an address of {} (it has: {}); the kernel will not answer Neighbor Solicitations "
+        "for it, so peers may not reach this node; add it (ip -6 addr add {}/64 dev {} nodad) or fix the config",
+        configured.to_string(), link.name, join_addresses(present), configured.to_string(), link.name));
+}
+
 void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::InterfaceInfo& link, HostCheck& check) {
     if (link.mtu < local.underlay_mtu)
         check.errors.push_back(fmt::format(
             "[node] underlay_mtu: {} has MTU {} but underlay_mtu is {}: full-size overlay packets would not fit; "
             "set underlay_mtu = {} (VPC MTUs at most {}) or raise the interface MTU (ip link set {} mtu {})",
-            link.name, link.mtu, local.underlay_mtu, link.mtu, link.mtu - fabric::kOverlayOverhead, link.name,
+            link.name, link.mtu, local.underlay_mtu, link.mtu, link.mtu - fabric::overlay_overhead(local.address && local.address->is_ipv6()), link.name,
             local.underlay_mtu));
     if (local.underlay_mtu + kEthernetAndTag > max_afxdp_frame())
         check.errors.push_back(fmt::format(
@@ -148,16 +162,22 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
     const fabric::LocalNodeSettings& local = snapshot.local();
     HostFacts facts;
     const auto underlay = find_or_report("[node] underlay", local.underlay, check);
-    std::optional<wire::Ipv4Address> address;
+    std::optional<wire::IpAddress> address;
     if (underlay) {
         facts.underlay = *underlay;
+        check_underlay_mtu(local, *underlay, check);
+    }
+    if (underlay && local.address && local.address->is_ipv6()) {
+        address = local.address;
+        ipv6_address_present(*local.address->ipv6(), *underlay, local.underlay_vlan, check);
+    } else if (underlay) {
+        const std::optional<wire::Ipv4Address> v4 = local.address ? local.address->ipv4() : std::nullopt;
         // With underlay_vlan the address lives on VLAN underlay_vlan, where the kernel has no
         // device: it is not the interface's, and peers reach it through their pinned MACs.
-        if (local.underlay_vlan != 0 && local.address)
-            address = local.address;
-        else
-            address = address_of("[node] address", *underlay, local.address, check);
-        check_underlay_mtu(local, *underlay, check);
+        if (local.underlay_vlan != 0 && v4)
+            address = *v4;
+        else if (const auto found = address_of("[node] address", *underlay, v4, check))
+            address = *found;
     }
     if (local.uplink) {
         facts.uplink = find_or_report("[node.uplink] interface", local.uplink->interface, check);

@@ -22,7 +22,7 @@ public:
 
 struct HostFacts {
     io::InterfaceInfo underlay;
-    wire::Ipv4Address underlay_address;  // [node] address, or the interface's primary one
+    wire::IpAddress underlay_address;  // [node] address (IPv4 or IPv6), or the interface's primary IPv4 one
     std::optional<io::InterfaceInfo> uplink;
     std::optional<wire::Ipv4Address> uplink_address;
 };

@@ -8,6 +8,26 @@
 
 namespace andromeda::daemon {
 
+namespace {
+
+struct ResolvedHop {
+    std::string next_hop;
+    wire::MacAddress mac;
+    bool resolved_now = false;
+};
+
+// ARP towards an IPv4 peer, Neighbor Discovery towards an IPv6 one.
+ResolvedHop resolve_hop(const wire::IpAddress& peer, std::chrono::milliseconds timeout) {
+    if (const auto v6 = peer.ipv6()) {
+        const io::NextHop6 hop = io::resolve_next_hop(*v6, timeout);
+        return {hop.next_hop.to_string(), hop.mac, hop.resolved_now};
+    }
+    const io::NextHop hop = io::resolve_next_hop(*peer.ipv4(), timeout);
+    return {hop.next_hop.to_string(), hop.mac, hop.resolved_now};
+}
+
+}  // namespace
+
 const char* to_string(NextHopSource source) noexcept {
     switch (source) {
         case NextHopSource::pinned: return "pinned";
@@ -59,12 +79,12 @@ std::vector<dataplane::NextHop> NextHopTable::refresh(std::chrono::milliseconds 
 
 bool NextHopTable::resolve(PeerNextHop& peer, std::chrono::milliseconds timeout) {
     try {
-        const io::NextHop hop = io::resolve_next_hop(peer.address, timeout);
+        const ResolvedHop hop = resolve_hop(peer.address, timeout);
         const bool changed = peer.mac != hop.mac;
         if (changed || peer.source != NextHopSource::neighbour) {
             ++resolutions_;
             spdlog::info("peer {} ({}): next hop {} is at {}{}", peer.node, peer.address.to_string(),
-                         hop.next_hop.to_string(), hop.mac.to_string(),
+                         hop.next_hop, hop.mac.to_string(),
                          hop.resolved_now ? " (the kernel resolved it now)" : "");
         }
         peer.mac = hop.mac;
@@ -82,7 +102,7 @@ bool NextHopTable::resolve(PeerNextHop& peer, std::chrono::milliseconds timeout)
     }
 }
 
-const PeerNextHop* NextHopTable::find(wire::Ipv4Address address) const noexcept {
+const PeerNextHop* NextHopTable::find(const wire::IpAddress& address) const noexcept {
     const auto it = std::find_if(peers_.begin(), peers_.end(), [&](const PeerNextHop& p) { return p.address == address; });
     return it == peers_.end() ? nullptr : &*it;
 }

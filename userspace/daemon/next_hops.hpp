@@ -22,7 +22,7 @@ enum class NextHopSource : std::uint8_t { pinned, neighbour, unresolved };
 
 struct PeerNextHop {
     std::string node;
-    wire::Ipv4Address address;
+    wire::IpAddress address;  // its underlay address, of the underlay's family
     std::optional<wire::MacAddress> mac;  // the MAC in use (kept when a refresh fails)
     NextHopSource source = NextHopSource::unresolved;
     std::string problem;  // the last resolution failure, empty when fine
@@ -38,7 +38,7 @@ public:
     std::vector<dataplane::NextHop> refresh(std::chrono::milliseconds timeout, std::chrono::milliseconds budget);
 
     [[nodiscard]] const std::vector<PeerNextHop>& peers() const noexcept { return peers_; }
-    [[nodiscard]] const PeerNextHop* find(wire::Ipv4Address address) const noexcept;
+    [[nodiscard]] const PeerNextHop* find(const wire::IpAddress& address) const noexcept;
     [[nodiscard]] std::size_t unresolved() const noexcept;
     [[nodiscard]] std::uint64_t resolutions() const noexcept { return resolutions_; }
     [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }

@@ -250,7 +250,7 @@ void WorkerPool::remove_port(std::uint32_t ifindex) {
     bind_ports();
 }
 
-void WorkerPool::set_next_hop(wire::Ipv4Address node, const wire::MacAddress& mac) {
+void WorkerPool::set_next_hop(const wire::IpAddress& node, const wire::MacAddress& mac) {
     require_paused(running_, "set_next_hop");
     for (auto& w : workers_) w.handler->pipeline().set_next_hop(node, mac);
 }

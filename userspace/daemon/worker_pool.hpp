@@ -85,7 +85,7 @@ public:
     // While paused. add_port throws io::IoError, leaving nothing of the port behind.
     void add_port(const OwnedPort& port);
     void remove_port(std::uint32_t ifindex);
-    void set_next_hop(wire::Ipv4Address node, const wire::MacAddress& mac);
+    void set_next_hop(const wire::IpAddress& node, const wire::MacAddress& mac);
     void set_uplink_next_hop(const wire::MacAddress& mac);
 
     [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }

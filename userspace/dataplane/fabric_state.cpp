@@ -13,7 +13,7 @@ namespace andromeda::dataplane::detail {
 void FabricState::rebuild(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     const auto& local = snapshot.local();
     local_address_ = config.underlay_address ? config.underlay_address : snapshot.local_node().address;
-    local_address_word_ = local_address_ ? word_of(*local_address_) : 0;
+    local_address_word_ = local_address_ && local_address_->ipv4() ? word_of(*local_address_->ipv4()) : 0;
     underlay_mtu_ = config.underlay_mtu.value_or(local.underlay_mtu);
     underlay_vlan_ = config.underlay_vlan.value_or(local.underlay_vlan);
     decap_.kind = local.encap;
@@ -97,8 +97,9 @@ void FabricState::build_routes(const fabric::FabricSnapshot& snapshot) {
         route.is_local = e.is_local;
         route.peer_key = 0;
         if (e.node_index != fabric::kLocalNodeIndex && e.node_index < snapshot.nodes().size()) {
-            if (const auto& node_address = snapshot.nodes()[e.node_index].address)
-                route.peer_key = kPeerKeyTag | word_of(*node_address);
+            // IPv4 only: the delivering express lane, the one reader, is off over IPv6.
+            if (const auto& node_address = snapshot.nodes()[e.node_index].address; node_address && node_address->ipv4())
+                route.peer_key = kPeerKeyTag | word_of(*node_address->ipv4());
         }
         // The encapsulating express lane takes any route with an `outer`. None for an address
         // the general path treats first as something else (the VPC's gateway, answered there;
@@ -143,14 +144,15 @@ void FabricState::prepare_express_lanes(const PipelineConfig& config) {
         const VpcState& vpc = vpcs_[port.vpc_index];
         if (vpc.firewall) continue;  // the general path judges every packet
         // A multicast gateway MAC (a misconfiguration) must meet the general path's check. The
-        // express lane writes untagged outer headers only: with a VLAN, the general path encapsulates.
-        if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0)
+        // express lane writes untagged IPv4 outer headers only: with a VLAN or over IPv6, the
+        // general path encapsulates.
+        if (underlay_port_ != kNoPort && !vpc.gateway.mac.is_multicast() && underlay_vlan_ == 0 && !ipv6_underlay())
             port.express = ExpressLane::encapsulate;
         port.vni_bits = overlay::OuterTemplate::vni_bits(vpc.vpc->vni);
         port.endpoint_ip = word_of(port.endpoint->ip);
         port.macs = MacPair::of(vpc.gateway.mac, port.endpoint->mac);
         // Also bounded so that no accepted frame exceeds what an outer IPv4 length can describe.
-        port.untagged_mtu = std::min<std::uint32_t>(andromeda_inner_ip_mtu(vpc.inner_mtu, underlay_mtu_, 14),
+        port.untagged_mtu = std::min<std::uint32_t>(andromeda_inner_ip_mtu(vpc.inner_mtu, encap_mtu(underlay_mtu_), 14),
                                                    overlay::kMaxInnerFrameSize - 14);
         port.direct_routes = vpc.first_routes;
         port.direct_network = vpc.first_network;
@@ -160,15 +162,16 @@ void FabricState::prepare_express_lanes(const PipelineConfig& config) {
 
 void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const PipelineConfig& config) {
     // IP IDs continue across rebuilds so a reload does not restart every peer's ID sequence.
-    std::unordered_map<std::uint32_t, std::uint16_t> next_ids;
+    std::unordered_map<std::uint32_t, std::uint16_t> next_ids;  // IPv4 peers: IPv6 has no ID
     for (const auto& t : templates_)
-        if (t) next_ids[t->config().dst_ip.value()] = t->next_ip_id();
+        if (t && !t->ipv6()) next_ids[t->config().dst_ip.value()] = t->next_ip_id();
     templates_.clear();
     templates_.resize(snapshot.nodes().size());
     if (!local_address_) return;
     for (std::size_t i = 0; i < snapshot.nodes().size(); ++i) {
         const fabric::Node& node = snapshot.nodes()[i];
-        if (node.is_local || !node.address) continue;
+        // A peer of the other family cannot be reached (validation refuses such a fabric).
+        if (node.is_local || !node.address || node.address->is_ipv6() != local_address_->is_ipv6()) continue;
         std::optional<wire::MacAddress> mac = node.mac;
         for (const NextHop& hop : config.next_hops)
             if (hop.node_address == *node.address) mac = hop.mac;
@@ -177,13 +180,19 @@ void FabricState::build_templates(const fabric::FabricSnapshot& snapshot, const 
         c.kind = decap_.kind;
         c.src_mac = config.underlay_mac;
         c.dst_mac = *mac;
-        c.src_ip = *local_address_;
-        c.dst_ip = *node.address;
+        if (local_address_->is_ipv6()) {
+            c.ipv6 = true;
+            c.src_ip6 = *local_address_->ipv6();
+            c.dst_ip6 = *node.address->ipv6();
+        } else {
+            c.src_ip = *local_address_->ipv4();
+            c.dst_ip = *node.address->ipv4();
+        }
         c.udp_port = decap_.udp_port;
         c.udp_checksum = config.outer_udp_checksum;
         c.vlan_id = underlay_vlan_;
         templates_[i].emplace(c);
-        if (const auto it = next_ids.find(node.address->value()); it != next_ids.end())
+        if (const auto it = c.ipv6 ? next_ids.end() : next_ids.find(c.dst_ip.value()); it != next_ids.end())
             templates_[i]->set_next_ip_id(it->second);
     }
 }

@@ -186,13 +186,19 @@ public:
         return vpc_by_vni_key_.find(key);
     }
 
-    [[nodiscard]] const std::optional<wire::Ipv4Address>& local_address() const noexcept { return local_address_; }
-    // The local address as it reads off the wire (network order), 0 when unknown.
+    [[nodiscard]] const std::optional<wire::IpAddress>& local_address() const noexcept { return local_address_; }
+    [[nodiscard]] bool ipv6_underlay() const noexcept { return local_address_ && local_address_->is_ipv6(); }
+    // The local IPv4 address as it reads off the wire (network order), 0 when unknown or IPv6.
     [[nodiscard]] std::uint32_t local_address_word() const noexcept { return local_address_word_; }
     // The overlay port and a zero checksum as a UDP header holds them, under
     // detail::kUdpPortAndChecksumMask.
     [[nodiscard]] std::uint64_t overlay_udp_word() const noexcept { return overlay_udp_word_; }
     [[nodiscard]] std::uint32_t underlay_mtu() const noexcept { return underlay_mtu_; }
+    // What andromeda_inner_ip_mtu(), which counts IPv4 outer headers, is given for `mtu` of the
+    // underlay: over IPv6, the 20 bytes its outer header takes beyond IPv4's are taken off first.
+    [[nodiscard]] std::uint32_t encap_mtu(std::uint32_t mtu) const noexcept {
+        return ipv6_underlay() ? mtu - (fabric::kOverlayOverhead6 - fabric::kOverlayOverhead) : mtu;
+    }
     // The 802.1Q VID outer frames carry (every template is tagged with it), 0: untagged.
     [[nodiscard]] std::uint16_t underlay_vlan() const noexcept { return underlay_vlan_; }
     [[nodiscard]] const overlay::DecapConfig& decap_config() const noexcept { return decap_; }
@@ -225,7 +231,7 @@ private:
     std::vector<std::optional<overlay::OuterTemplate>> templates_;
     std::vector<VpcState> vpcs_;
     util::FlatTable<std::uint32_t, const VpcState*, util::Fibonacci32> vpc_by_vni_key_;  // keyed by OuterTemplate::vni_word(), into vpcs_
-    std::optional<wire::Ipv4Address> local_address_;
+    std::optional<wire::IpAddress> local_address_;
     std::uint32_t local_address_word_ = 0;
     std::uint64_t overlay_udp_word_ = 0;
     std::uint32_t underlay_mtu_ = 0;

@@ -245,15 +245,16 @@ std::uint64_t Pipeline::now_ns() const {
 }
 
 std::uint32_t Pipeline::learned_underlay_mtu(std::uint32_t node_index) const {
-    const std::uint32_t configured = state_.underlay_mtu();
+    const std::uint32_t configured = state_.encap_mtu(state_.underlay_mtu());
     if (node_index >= fabric_->nodes().size()) return configured;
-    const std::optional<wire::Ipv4Address>& address = fabric_->nodes()[node_index].address;
-    if (!address) return configured;
-    const std::uint32_t learned = path_mtu_->mtu(*address, now_ns());
+    const std::optional<wire::IpAddress>& address = fabric_->nodes()[node_index].address;
+    // Path MTUs are learned over an IPv4 underlay only (ICMP "fragmentation needed").
+    if (!address || !address->ipv4()) return configured;
+    const std::uint32_t learned = path_mtu_->mtu(*address->ipv4(), now_ns());
     return learned != 0 && learned < configured ? learned : configured;
 }
 
-void Pipeline::set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac) {
+void Pipeline::set_next_hop(const wire::IpAddress& node_address, const wire::MacAddress& mac) {
     auto it = std::find_if(config_.next_hops.begin(), config_.next_hops.end(),
                            [&](const NextHop& hop) { return hop.node_address == node_address; });
     if (it != config_.next_hops.end())

@@ -140,7 +140,7 @@ public:
     [[nodiscard]] const std::shared_ptr<PeerPathMtu>& peer_path_mtu() const noexcept { return path_mtu_; }
 
     // The daemon learned (netlink) or changed a peer's next-hop MAC / the port table.
-    void set_next_hop(wire::Ipv4Address node_address, const wire::MacAddress& mac);
+    void set_next_hop(const wire::IpAddress& node_address, const wire::MacAddress& mac);
     void set_ports(std::vector<PortBinding> ports);
 
     [[nodiscard]] const PipelineConfig& config() const noexcept { return config_; }

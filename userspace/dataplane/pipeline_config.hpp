@@ -43,13 +43,13 @@ struct PortBinding {
 
 // The underlay MAC of a peer node's next hop (its own NIC on a flat underlay).
 struct NextHop {
-    wire::Ipv4Address node_address;
+    wire::IpAddress node_address;
     wire::MacAddress mac;
 };
 
 struct PipelineConfig {
     wire::MacAddress underlay_mac;                       // this host's underlay NIC
-    std::optional<wire::Ipv4Address> underlay_address;  // default: the fabric's local node address
+    std::optional<wire::IpAddress> underlay_address;  // default: the fabric's local node address
     std::optional<std::uint32_t> underlay_mtu;          // default: node.toml's underlay_mtu
     std::optional<std::uint16_t> underlay_vlan;         // default: node.toml's underlay_vlan (0: untagged)
     std::vector<NextHop> next_hops;                     // default per peer: its pinned `mac`, if any

@@ -32,7 +32,7 @@ void Pipeline::flood_from_tenant(const fabric::Endpoint& sender, const detail::V
                                  Action& a) {
     const auto ethernet_length = static_cast<std::uint32_t>(ethernet.header_length());
     // Nothing tells a multicast sender its packet was too big (RFC 1812 4.3.2.7): dropped.
-    if (ip_length > andromeda_inner_ip_mtu(vpc.inner_mtu, state_.underlay_mtu(), ethernet_length))
+    if (ip_length > andromeda_inner_ip_mtu(vpc.inner_mtu, state_.encap_mtu(state_.underlay_mtu()), ethernet_length))
         return a.drop(DropReason::too_big_no_icmp);
     flood(sender, vpc, 0, ethernet_length + static_cast<std::uint32_t>(ip_length), input.port, true, a);
     if (a.kind == ActionKind::flood) {

@@ -171,7 +171,7 @@ void Pipeline::decide_tenant_ipv6(const fabric::Endpoint& endpoint, const detail
     const auto ip = wire::Ipv6View::parse(ethernet.payload());
     if (!ip) return a.drop(DropReason::malformed_ipv6);
     if (!vpc.ipv6) {
-        const std::uint32_t mtu = inner_ip_mtu(state_.underlay_mtu(), vpc.inner_mtu,
+        const std::uint32_t mtu = inner_ip_mtu(state_.encap_mtu(state_.underlay_mtu()), vpc.inner_mtu,
                                                static_cast<std::uint32_t>(ethernet.header_length()));
         if (ip->packet().size() <= mtu) return a.drop(DropReason::ipv6_not_routed);
         return packet_too_big(vpc, endpoint, *ip, mtu, input, a);
@@ -292,7 +292,8 @@ overlay::OuterTemplate* Pipeline::overlay_towards(std::uint32_t node_index, cons
         a.drop(unreachable);
         return nullptr;
     }
-    const std::uint32_t underlay_mtu = path_mtu_->empty() ? state_.underlay_mtu() : learned_underlay_mtu(node_index);
+    const std::uint32_t underlay_mtu =
+        path_mtu_->empty() ? state_.encap_mtu(state_.underlay_mtu()) : learned_underlay_mtu(node_index);
     mtu = inner_ip_mtu(underlay_mtu, vpc.inner_mtu, ethernet_length);
     return outer;
 }

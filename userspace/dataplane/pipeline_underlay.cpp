@@ -17,6 +17,7 @@ DropReason drop_reason_of(overlay::DecapError error) noexcept {
     switch (error) {
         case overlay::DecapError::not_ipv4:
         case overlay::DecapError::not_udp:
+        case overlay::DecapError::ipv6_extension_header:  // the prefilter steers only UDP right after IPv6
         case overlay::DecapError::wrong_udp_port: return DropReason::underlay_not_overlay;
         default: return DropReason::malformed_overlay;
     }
@@ -37,8 +38,11 @@ void Pipeline::decide_underlay(const Input& input, Action& a) {
     if (packet.outer_vlan_id != 0 && packet.outer_vlan_id != state_.underlay_vlan() && state_.underlay_vlan() != 0)
         return a.drop(DropReason::wrong_underlay_vlan);
     if (!state_.local_address()) return a.drop(DropReason::no_underlay_address);
-    if (packet.outer_dst_ip != *state_.local_address()) return a.drop(DropReason::not_for_this_node);
-    const fabric::Node* peer = fabric_->find_node_by_address(packet.outer_src_ip);
+    // A packet of the other family is not for this node: its address is of the underlay's.
+    if (packet.outer_ipv6 ? *state_.local_address() != packet.outer_dst_ip6 : *state_.local_address() != packet.outer_dst_ip)
+        return a.drop(DropReason::not_for_this_node);
+    const fabric::Node* peer = packet.outer_ipv6 ? fabric_->find_node_by_address(packet.outer_src_ip6)
+                                                 : fabric_->find_node_by_address(packet.outer_src_ip);
     if (peer == nullptr || peer->is_local) return a.drop(DropReason::unknown_peer);
     if (packet.flags != 0) return a.drop(DropReason::overlay_control_unsupported);
     if (packet.hop_limit == 0) return a.drop(DropReason::overlay_hop_limit_exceeded);
@@ -197,11 +201,12 @@ void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::ui
 // for every worker and, through the daemon, the fast path. Anything else is the host's traffic
 // the prefilter should have passed.
 void Pipeline::read_underlay_icmp(const Input& input, Action& a) {
-    const std::optional<wire::Ipv4Address>& local = state_.local_address();
+    // Over IPv6 the prefilter leaves ICMPv6 to the host: no path MTU is learned from it yet.
+    const std::optional<wire::IpAddress>& local = state_.local_address();
     const overlay::DecapConfig& decap = state_.decap_config();
     const std::uint16_t port = decap.udp_port != 0 ? decap.udp_port : overlay::default_udp_port(decap.kind);
     const OuterFragNeededReport report =
-        local ? parse_outer_frag_needed(input.bytes, *local, port) : OuterFragNeededReport{};
+        local && local->ipv4() ? parse_outer_frag_needed(input.bytes, *local->ipv4(), port) : OuterFragNeededReport{};
     if (report.kind == OuterFragNeeded::not_frag_needed) {
         ++counters_.decap_errors.not_udp;
         return a.drop(DropReason::underlay_not_overlay);

@@ -85,7 +85,7 @@ private:
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
             local.underlay = interface(*table, "node", "underlay", true).value_or("");
-            local.address = fields_.ipv4(*table, "node", "address", false, &src.address);
+            local.address = fields_.underlay_address(*table, "node", "address", false, &src.address);
             decode_encap(*table);
             local.vxlan_port = static_cast<std::uint16_t>(
                 fields_.integer(*table, "node", "vxlan_port", false, {1, 65535, kDefaultVxlanPort, "a UDP port"}).value_or(kDefaultVxlanPort));
@@ -328,7 +328,7 @@ private:
         fields_.reject_unknown_keys(table, path, {"name", "address", "mac"});
         NodeSource src{table.line, 0, 0, path};
         auto peer_name = name(table, path, "name", "name = \"node2\"", &src.name);
-        auto address = fields_.ipv4(table, path, "address", true, &src.address);
+        auto address = fields_.underlay_address(table, path, "address", true, &src.address);
         auto mac = fields_.mac(table, path, "mac", false);
         if (!peer_name) return;  // nothing can refer to it; its own errors are reported
         out_.config.nodes.push_back({*peer_name, address, mac, false});
@@ -563,7 +563,9 @@ private:
     }
 
     void decode_mtu(const TomlNode& table, const std::string& path, Vpc& vpc, VpcSource& src) {
-        const std::uint32_t usable = out_.config.local.underlay_mtu - kOverlayOverhead;
+        // [node] and [[nodes]] come first, so the underlay's family is known here.
+        const std::uint32_t overhead = overlay_overhead(ipv6_underlay(out_.config.nodes));
+        const std::uint32_t usable = out_.config.local.underlay_mtu - overhead;
         vpc.mtu = usable;
         auto mtu = fields_.integer(table, path, "mtu", false, {0, 65535, usable, "an MTU"}, &src.mtu);
         if (!mtu) return;
@@ -572,7 +574,7 @@ private:
             fields_.error(src.mtu, path + ".mtu",
                           "mtu " + std::to_string(*mtu) + " does not fit the overlay: underlay_mtu " +
                               std::to_string(out_.config.local.underlay_mtu) + " minus " +
-                              std::to_string(kOverlayOverhead) + " bytes of encapsulation leaves " +
+                              std::to_string(overhead) + " bytes of encapsulation leaves " +
                               std::to_string(usable),
                           "use at most " + std::to_string(usable) + ", or raise [node] underlay_mtu");
         } else if (*mtu < static_cast<std::int64_t>(kMinVpcMtu)) {

@@ -147,6 +147,36 @@ std::optional<Ipv4Address> FieldReader::ipv4(const TomlNode& table, const std::s
     return address;
 }
 
+std::optional<wire::IpAddress> FieldReader::underlay_address(const TomlNode& table, const std::string& path,
+                                                             std::string_view key, bool required, std::uint32_t* line) {
+    const std::string example = std::string(key) + " = \"192.0.2.10\" (or an IPv6 address)";
+    const TomlNode* value = member(table, path, key, Kind::string, required, example);
+    if (value == nullptr) return std::nullopt;
+    if (line != nullptr) *line = value->line;
+    const auto address = wire::IpAddress::parse(value->text);
+    if (!address) {
+        error(value->line, join_path(path, key), quoted(value->text) + " is not an IPv4 or IPv6 address",
+              "expected a dotted quad such as \"192.0.2.10\" or an IPv6 address such as \"2001:db8::10\"");
+        return std::nullopt;
+    }
+    if (const auto v6 = address->ipv6()) {
+        const auto& b = v6->bytes();
+        const char* why = b[0] == 0xff                             ? "a multicast address"
+                          : (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) ? "a link-local address (it needs a zone)"
+                          : *v6 == wire::Ipv6Address{}              ? "the unspecified address"
+                          : (std::all_of(b.begin(), b.begin() + 10, [](std::uint8_t x) { return x == 0; }) &&
+                             b[10] == 0xff && b[11] == 0xff)
+                              ? "an IPv4-mapped address"
+                              : nullptr;
+        if (why != nullptr) {
+            error(value->line, join_path(path, key), quoted(value->text) + " is " + why + ", not a unicast underlay address",
+                  "use the node's global or unique-local IPv6 address, or its IPv4 address");
+            return std::nullopt;
+        }
+    }
+    return address;
+}
+
 bool FieldReader::boolean(const TomlNode& table, const std::string& path, std::string_view key, bool fallback) {
     const std::string example = std::string(key) + " = " + (fallback ? "true" : "false");
     const TomlNode* value = member(table, path, key, Kind::boolean, false, example);

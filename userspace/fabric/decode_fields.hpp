@@ -43,6 +43,9 @@ public:
                                         bool required, const IntegerRange& range, std::uint32_t* line = nullptr);
     std::optional<Ipv4Address> ipv4(const TomlNode& table, const std::string& path, std::string_view key,
                                     bool required, std::uint32_t* line = nullptr);
+    // A node's underlay address: IPv4, or a unicast IPv6 address that needs no zone.
+    std::optional<wire::IpAddress> underlay_address(const TomlNode& table, const std::string& path, std::string_view key,
+                                                    bool required, std::uint32_t* line = nullptr);
     // `key = true|false`; `fallback` when absent (or of the wrong kind, which is reported).
     bool boolean(const TomlNode& table, const std::string& path, std::string_view key, bool fallback);
     std::optional<MacAddress> mac(const TomlNode& table, const std::string& path, std::string_view key,

@@ -2,6 +2,7 @@
 // Built once per load by the loader and then only read; the snapshot indexes these vectors.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,8 +31,14 @@ inline constexpr std::uint16_t kAndromedaUdpPort = overlay::kAndromedaUdpPort;
 inline constexpr std::uint16_t kDefaultVxlanPort = overlay::kVxlanUdpPort;
 // Outer Ethernet + IPv4 + UDP + 8-byte overlay header; the same for both encapsulations.
 inline constexpr std::uint32_t kOverlayOverhead = overlay::kOuterHeadersSize;
+// Over an IPv6 underlay: IPv6's 40-byte header instead of IPv4's 20.
+inline constexpr std::uint32_t kOverlayOverhead6 = kOverlayOverhead + 20;
+[[nodiscard]] constexpr std::uint32_t overlay_overhead(bool ipv6_underlay) noexcept {
+    return ipv6_underlay ? kOverlayOverhead6 : kOverlayOverhead;
+}
 inline constexpr std::uint32_t kDefaultUnderlayMtu = 1500;
 inline constexpr std::uint32_t kMinUnderlayMtu = 626;
+inline constexpr std::uint32_t kMinIpv6UnderlayMtu = 1280;  // RFC 8200 section 5
 inline constexpr std::uint32_t kMaxUnderlayMtu = 9216;
 inline constexpr std::uint16_t kMinUnderlayVlan = 1;     // 802.1Q: VID 0 means "priority tag only"
 inline constexpr std::uint16_t kMaxUnderlayVlan = 4094;  // and 4095 is reserved
@@ -119,7 +126,7 @@ struct DnsUpstreamAddress {
 struct LocalNodeSettings {
     std::string name;
     std::string underlay;                // underlay interface name
-    std::optional<Ipv4Address> address;  // unset: the daemon uses the underlay interface's
+    std::optional<wire::IpAddress> address;  // IPv4 or IPv6; unset: the daemon uses the underlay interface's
     Encap encap = Encap::andromeda;
     std::uint16_t vxlan_port = kDefaultVxlanPort;
     std::uint32_t underlay_mtu = kDefaultUnderlayMtu;
@@ -161,12 +168,17 @@ struct LocalNodeSettings {
 // One host of the underlay, this node included (is_local).
 struct Node {
     std::string name;
-    std::optional<Ipv4Address> address;  // unset only for the local node without an address
+    std::optional<wire::IpAddress> address;  // IPv4 or IPv6 (one family per fabric); unset only for the local node without an address
     std::optional<MacAddress> mac;       // pinned next-hop MAC, for underlays without ARP
     bool is_local = false;
 
     friend bool operator==(const Node&, const Node&) = default;
 };
+
+// A fabric's underlay is of one family (validation refuses a mix): IPv6 when any node's address is.
+[[nodiscard]] inline bool ipv6_underlay(const std::vector<Node>& nodes) noexcept {
+    return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.address && n.address->is_ipv6(); });
+}
 
 struct NatForward {
     NatProtocol protocol = NatProtocol::tcp;

@@ -95,7 +95,7 @@ void FabricSnapshot::index_nodes_and_vpcs() {
     node_by_address_.reset(nodes_.size());
     for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
         if (find_node(nodes_[i].name) == nullptr) node_by_name_.insert_another(hash_name(nodes_[i].name), i);
-        if (const auto& a = nodes_[i].address) node_by_address_.insert(a->value(), i);
+        if (const auto& a = nodes_[i].address) node_by_address_.insert_another(a->hash(), i);
     }
 }
 

@@ -133,8 +133,9 @@ public:
     }
     [[nodiscard]] const Vpc* find_vpc(std::uint32_t vni) const noexcept { return at(vpcs_, vpc_by_vni_.find(vni)); }
     [[nodiscard]] const Node* find_node(std::string_view name) const noexcept;
-    [[nodiscard]] const Node* find_node_by_address(Ipv4Address address) const noexcept {
-        return at(nodes_, node_by_address_.find(address.value()));
+    // By underlay address, of either family (an IPv4 address hashes to itself).
+    [[nodiscard]] const Node* find_node_by_address(const wire::IpAddress& address) const noexcept {
+        return at(nodes_, node_by_address_.find(address.hash(), [&](std::uint32_t i) { return nodes_[i].address == address; }));
     }
 
     [[nodiscard]] const Vpc& vpc_of(const Endpoint& e) const noexcept { return vpcs_[e.vpc_index]; }

@@ -35,6 +35,7 @@ public:
         check_local();
         merge_local_node_entries();
         index_nodes();
+        check_underlay_family();
         check_underlay_vlan();
         check_vpcs();
         check_endpoints();
@@ -73,7 +74,7 @@ private:
     }
 
     void index_nodes() {
-        std::unordered_map<std::uint32_t, std::uint32_t> by_address;
+        std::unordered_map<wire::IpAddress, std::uint32_t> by_address;
         for (std::uint32_t i = 0; i < config_.nodes.size(); ++i) {
             const Node& node = config_.nodes[i];
             const NodeSource& src = source_.nodes[i];
@@ -85,13 +86,48 @@ private:
                               "node names must be unique");
             }
             if (!node.address) continue;
-            if (auto [it, fresh] = by_address.try_emplace(node.address->value(), i); !fresh) {
+            if (auto [it, fresh] = by_address.try_emplace(*node.address, i); !fresh) {
                 fields_.error(src.address, src.path + ".address",
                               node.address->to_string() + " is already the address of node " +
                                   quoted(config_.nodes[it->second].name) + line_note(source_.nodes[it->second].address),
                               "every node needs its own underlay address");
             }
         }
+    }
+
+    // One family per underlay: a node reaches a peer only over its own family, and the outer
+    // headers (so the VPCs' MTUs) are sized by it. An IPv6 underlay names this node's address (the
+    // daemon takes only an IPv4 one from the interface) and carries at least IPv6's minimum MTU.
+    void check_underlay_family() {
+        std::optional<std::size_t> first;  // the first node with an address
+        for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+            const Node& node = config_.nodes[i];
+            if (!node.address) continue;
+            if (!first) {
+                first = i;
+                continue;
+            }
+            const Node& other = config_.nodes[*first];
+            if (node.address->is_ipv6() == other.address->is_ipv6()) continue;
+            const auto family = [](const Node& n) { return n.address->is_ipv6() ? "IPv6" : "IPv4"; };
+            fields_.error(source_.nodes[i].address, source_.nodes[i].path + ".address",
+                          "node " + quoted(node.name) + " has an " + family(node) + " underlay address (" +
+                              node.address->to_string() + ") but node " + quoted(other.name) + " an " + family(other) +
+                              " one (" + other.address->to_string() + ")" + line_note(source_.nodes[*first].address),
+                          "an underlay is one family: give every node an address of the same family");
+        }
+        if (!ipv6_underlay(config_.nodes)) return;
+        if (!config_.local.address)
+            fields_.error(source_.local.table, "node.address",
+                          "this node has no underlay address, and the underlay is IPv6 (the daemon takes only an "
+                          "IPv4 address from the interface)",
+                          "set [node] address = \"...\" to this node's IPv6 address on " +
+                              (config_.local.underlay.empty() ? std::string("the underlay") : config_.local.underlay));
+        if (config_.local.underlay_mtu < kMinIpv6UnderlayMtu)
+            fields_.error(source_.local.underlay_mtu, "node.underlay_mtu",
+                          "underlay_mtu " + std::to_string(config_.local.underlay_mtu) + " is below IPv6's minimum link MTU",
+                          "an IPv6 underlay carries at least " + std::to_string(kMinIpv6UnderlayMtu) +
+                              " bytes (RFC 8200 section 5): raise underlay_mtu");
     }
 
     // With [node] underlay_vlan andromedad tags its frames itself on the parent interface, where

@@ -185,7 +185,7 @@ json ports_json(const std::vector<Port>& ports, const fabric::FabricSnapshot& fa
 
 wire::MacAddress stand_in_mac(const fabric::Node& node) {
     if (node.mac) return *node.mac;
-    const std::uint32_t a = node.address ? node.address->value() : 0;
+    const std::uint32_t a = node.address ? static_cast<std::uint32_t>(node.address->hash()) : 0;  // an IPv4 address itself
     return wire::MacAddress{{0x02, 0x00, static_cast<std::uint8_t>(a >> 24), static_cast<std::uint8_t>(a >> 16),
                              static_cast<std::uint8_t>(a >> 8), static_cast<std::uint8_t>(a)}};
 }

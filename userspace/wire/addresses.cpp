@@ -112,6 +112,21 @@ std::string Ipv6Address::to_string() const {
     return buf;
 }
 
+std::optional<IpAddress> IpAddress::parse(std::string_view text) {
+    if (const auto v4 = Ipv4Address::parse(text)) return IpAddress(*v4);
+    // inet_pton would also take a dotted quad's lookalikes only in IPv6 form (with colons).
+    if (text.find(':') == std::string_view::npos) return std::nullopt;
+    if (const auto v6 = Ipv6Address::parse(text)) return IpAddress(*v6);
+    return std::nullopt;
+}
+
+std::size_t IpAddress::hash() const noexcept {
+    if (!is_ipv6_) return v4_.value();
+    std::uint64_t halves[2];
+    std::memcpy(halves, v6_.bytes().data(), sizeof halves);
+    return static_cast<std::size_t>((halves[0] * 0x9e3779b97f4a7c15ULL) ^ halves[1]);
+}
+
 Ipv4Prefix::Ipv4Prefix(Ipv4Address network, std::uint8_t length) noexcept
     : network_(Ipv4Address(network.value() & (length == 0 ? 0 : ~0U << (32 - length)))), length_(length) {}
 

@@ -96,6 +96,38 @@ private:
     std::array<std::uint8_t, 16> bytes_{};
 };
 
+// An address of either family: what a node's underlay address is (an IPv4 or an IPv6 underlay).
+// Converts implicitly from both, so code that only ever meets IPv4 reads as before.
+class IpAddress {
+public:
+    constexpr IpAddress() = default;  // 0.0.0.0
+    constexpr IpAddress(Ipv4Address v4) noexcept : v4_(v4) {}  // NOLINT(google-explicit-constructor)
+    constexpr IpAddress(const Ipv6Address& v6) noexcept : v6_(v6), is_ipv6_(true) {}  // NOLINT
+    // A dotted quad or an IPv6 address as Ipv6Address::parse takes it; nullopt on anything else.
+    static std::optional<IpAddress> parse(std::string_view text);
+
+    [[nodiscard]] constexpr bool is_ipv6() const noexcept { return is_ipv6_; }
+    [[nodiscard]] constexpr std::optional<Ipv4Address> ipv4() const noexcept {
+        return is_ipv6_ ? std::nullopt : std::optional<Ipv4Address>(v4_);
+    }
+    [[nodiscard]] constexpr std::optional<Ipv6Address> ipv6() const noexcept {
+        return is_ipv6_ ? std::optional<Ipv6Address>(v6_) : std::nullopt;
+    }
+    [[nodiscard]] std::string to_string() const { return is_ipv6_ ? v6_.to_string() : v4_.to_string(); }
+    [[nodiscard]] std::size_t hash() const noexcept;
+
+    friend constexpr bool operator==(const IpAddress& a, const IpAddress& b) noexcept {
+        return a.is_ipv6_ == b.is_ipv6_ && (a.is_ipv6_ ? a.v6_ == b.v6_ : a.v4_ == b.v4_);
+    }
+    friend constexpr bool operator==(const IpAddress& a, const Ipv4Address& b) noexcept { return !a.is_ipv6_ && a.v4_ == b; }
+    friend constexpr bool operator==(const IpAddress& a, const Ipv6Address& b) noexcept { return a.is_ipv6_ && a.v6_ == b; }
+
+private:
+    Ipv4Address v4_{};
+    Ipv6Address v6_{};
+    bool is_ipv6_ = false;
+};
+
 // An IPv4 prefix such as 10.0.0.0/24. parse() rejects host bits set below the prefix length so a
 // typo like 10.0.0.1/24 is caught rather than silently widened.
 class Ipv4Prefix {
@@ -123,6 +155,10 @@ private:
 template <>
 struct std::hash<andromeda::wire::Ipv4Address> {
     std::size_t operator()(const andromeda::wire::Ipv4Address& a) const noexcept { return a.value(); }
+};
+template <>
+struct std::hash<andromeda::wire::IpAddress> {
+    std::size_t operator()(const andromeda::wire::IpAddress& a) const noexcept { return a.hash(); }
 };
 template <>
 struct std::hash<andromeda::wire::MacAddress> {

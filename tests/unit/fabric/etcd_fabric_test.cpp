@@ -225,6 +225,28 @@ TEST(EtcdFabric, ADaemonsOwnUnderlayMacIsNotTakenForTheNextHop) {
     EXPECT_TRUE(found);
 }
 
+// Nodes of an IPv6 underlay register IPv6 addresses; a node entry of the other family is left
+// out with the reason, the rest of the fabric built.
+TEST(EtcdFabric, NodesOfAnIpv6UnderlayAndAnEntryOfTheOtherFamilyLeftOut) {
+    auto kvs = import_of(kFabric);
+    const std::string root = kLayout.root();
+    kvs[root + "nodes/node1"] = R"({"address": "fd00:1::1"})";
+    kvs[root + "nodes/node2"] = R"({"address": "fd00:1::2", "encap": "andromeda"})";
+    kvs[root + "nodes/node3"] = R"({"address": "192.168.1.3"})";
+    std::string local = kLocal;
+    local.replace(local.find("192.168.1.1"), 11, "fd00:1::1");
+    const EtcdFabric built = build_etcd_fabric(local, "node.toml", kvs, kLayout);
+    ASSERT_TRUE(built.loaded.ok()) << to_string(built.loaded.errors);
+    ASSERT_EQ(built.rejected.size(), 1u) << reasons(built);
+    EXPECT_EQ(built.rejected[0].key, root + "nodes/node3");
+    EXPECT_NE(built.rejected[0].reason.find("an underlay is one family"), std::string::npos) << built.rejected[0].reason;
+    const Node* node2 = built.loaded.snapshot->find_node("node2");
+    ASSERT_NE(node2, nullptr);
+    EXPECT_EQ(node2->address, wire::IpAddress(*wire::Ipv6Address::parse("fd00:1::2")));
+    EXPECT_EQ(built.loaded.snapshot->find_node_by_address(*wire::Ipv6Address::parse("fd00:1::2")), node2);
+    EXPECT_EQ(built.loaded.snapshot->vpcs()[0].mtu, 1430u);
+}
+
 TEST(EtcdFabric, NodeTomlsOwnErrorsStopEverything) {
     const auto kvs = import_of(kFabric);
     const std::string with_vpc = kLocal + "\n[[vpc]]\nname = \"x\"\nvni = 1\ncidr = \"10.1.0.0/24\"\ngateway = \"10.1.0.1\"\n";

@@ -166,8 +166,66 @@ TEST(FabricValidation, WorkersAreBounded) {
 
 TEST(FabricValidation, BadIpv4Address) {
     expect_error(replace_once(kBaseFabric, "192.168.1.2", "192.168.1.300"),
-                 "t.toml:8: nodes[0].address: \"192.168.1.300\" is not an IPv4 address; expected a dotted quad such "
-                 "as \"10.0.0.10\"");
+                 "t.toml:8: nodes[0].address: \"192.168.1.300\" is not an IPv4 or IPv6 address; expected a dotted quad "
+                 "such as \"192.0.2.10\" or an IPv6 address such as \"2001:db8::10\"");
+}
+
+// The base fabric with both nodes on an IPv6 underlay.
+std::string ipv6_underlay(std::string text) {
+    text = replace_once(text, "\"192.168.1.1\"", "\"fd00:1::1\"");
+    return replace_once(text, "\"192.168.1.2\"", "\"fd00:1::2\"");
+}
+
+TEST(FabricValidation, AnIpv6UnderlayIsValidAndSizesTheVpcMtuForItsLongerHeader) {
+    const LoadResult result = load_fabric_string(ipv6_underlay(kBaseFabric), "t.toml");
+    ASSERT_TRUE(result.ok()) << (result.errors.empty() ? "" : result.errors.front().to_string());
+    const auto& nodes = result.snapshot->nodes();
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(nodes[0].address, wire::IpAddress(*wire::Ipv6Address::parse("fd00:1::1")));
+    EXPECT_EQ(nodes[1].address, wire::IpAddress(*wire::Ipv6Address::parse("fd00:1::2")));
+    EXPECT_EQ(result.snapshot->find_node_by_address(*wire::Ipv6Address::parse("fd00:1::2")), &nodes[1]);
+    EXPECT_EQ(result.snapshot->find_node_by_address(*wire::Ipv6Address::parse("fd00:1::3")), nullptr);
+    EXPECT_EQ(result.snapshot->find_node_by_address(*wire::Ipv4Address::parse("192.168.1.2")), nullptr);
+    EXPECT_EQ(result.snapshot->vpcs()[0].mtu, 1500u - 70u);  // IPv4: 1450
+    // The VPC MTU's bound is the IPv6 one too.
+    const std::string at = "vni = 100\n";
+    expect_error(ipv6_underlay(replace_once(kBaseFabric, at, at + "mtu = 1450\n")),
+                 "t.toml:13: vpc[0].mtu: mtu 1450 does not fit the overlay: underlay_mtu 1500 minus 70 bytes of "
+                 "encapsulation leaves 1430; use at most 1430, or raise [node] underlay_mtu");
+}
+
+TEST(FabricValidation, AnUnderlayIsOneFamily) {
+    expect_error(replace_once(kBaseFabric, "\"192.168.1.2\"", "\"fd00:1::2\""),
+                 "t.toml:8: nodes[0].address: node \"node2\" has an IPv6 underlay address (fd00:1::2) but node "
+                 "\"node1\" an IPv4 one (192.168.1.1) (line 4); an underlay is one family: give every node an address "
+                 "of the same family");
+}
+
+TEST(FabricValidation, AnIpv6UnderlayNamesThisNodesAddressAndCarriesIpv6sMinimumMtu) {
+    expect_error(replace_once(ipv6_underlay(kBaseFabric), "address = \"fd00:1::1\"\n", ""),
+                 "t.toml:1: node.address: this node has no underlay address, and the underlay is IPv6 (the daemon "
+                 "takes only an IPv4 address from the interface); set [node] address = \"...\" to this node's IPv6 "
+                 "address on eth1");
+    const std::string at = "underlay = \"eth1\"\n";
+    expect_error(ipv6_underlay(replace_once(kBaseFabric, at, at + "underlay_mtu = 1279\n")),
+                 "t.toml:4: node.underlay_mtu: underlay_mtu 1279 is below IPv6's minimum link MTU; an IPv6 underlay "
+                 "carries at least 1280 bytes (RFC 8200 section 5): raise underlay_mtu");
+}
+
+TEST(FabricValidation, AnIpv6UnderlayAddressIsUnicastAndNeedsNoZone) {
+    for (const auto& [address, what] : std::vector<std::pair<std::string, std::string>>{
+             {"fe80::2", "a link-local address (it needs a zone)"},
+             {"ff02::2", "a multicast address"},
+             {"::", "the unspecified address"},
+             {"::ffff:192.168.1.2", "an IPv4-mapped address"}}) {
+        expect_error(replace_once(ipv6_underlay(kBaseFabric), "fd00:1::2", address),
+                     "t.toml:8: nodes[0].address: \"" + address + "\" is " + what +
+                         ", not a unicast underlay address; use the node's global or unique-local IPv6 address, or its "
+                         "IPv4 address");
+    }
+    expect_error(ipv6_underlay(kBaseFabric) + "\n[[nodes]]\nname = \"node3\"\naddress = \"fd00:1:0::2\"\n",
+                 "t.toml:24: nodes[1].address: fd00:1::2 is already the address of node \"node2\" (line 8); every "
+                 "node needs its own underlay address");
 }
 
 TEST(FabricValidation, BadMacAddress) {

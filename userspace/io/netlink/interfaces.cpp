@@ -112,23 +112,38 @@ bool set_link_up(std::uint32_t ifindex, bool up) {
     return true;
 }
 
-std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex) {
+namespace {
+
+// RTM_GETADDR for one family: each address's IFA_LOCAL (IFA_ADDRESS when absent) of `size`
+// bytes, primary ones first (IPv6 has no secondaries).
+template <typename Address, int kFamily, std::size_t kSize>
+std::vector<Address> interface_addresses(std::uint32_t ifindex) {
     ifaddrmsg ifa{};
-    ifa.ifa_family = AF_INET;
+    ifa.ifa_family = kFamily;
     NetlinkRequest request(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
-    std::vector<wire::Ipv4Address> primary, secondary;
+    std::vector<Address> primary, secondary;
     RtnetlinkSocket netlink;
     const int rc = netlink.transact(request, [&](const nlmsghdr& m) {
         const auto& a = fixed_header<ifaddrmsg>(m);
-        if (m.nlmsg_type != RTM_NEWADDR || a.ifa_index != ifindex || a.ifa_family != AF_INET) return;
+        if (m.nlmsg_type != RTM_NEWADDR || a.ifa_index != ifindex || a.ifa_family != kFamily) return;
         const auto attrs = attributes_after<ifaddrmsg>(m);
-        const auto local = attrs.bytes(IFA_LOCAL).size() == 4 ? attrs.bytes(IFA_LOCAL) : attrs.bytes(IFA_ADDRESS);
-        if (local.size() != 4) return;
-        ((a.ifa_flags & IFA_F_SECONDARY) ? secondary : primary).push_back(wire::Ipv4Address::from_bytes(local.data()));
+        const auto local = attrs.bytes(IFA_LOCAL).size() == kSize ? attrs.bytes(IFA_LOCAL) : attrs.bytes(IFA_ADDRESS);
+        if (local.size() != kSize) return;
+        ((a.ifa_flags & IFA_F_SECONDARY) ? secondary : primary).push_back(Address::from_bytes(local.data()));
     });
     if (rc != 0) throw IoError("netlink RTM_GETADDR", -rc);
     primary.insert(primary.end(), secondary.begin(), secondary.end());
     return primary;
+}
+
+}  // namespace
+
+std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex) {
+    return interface_addresses<wire::Ipv4Address, AF_INET, 4>(ifindex);
+}
+
+std::vector<wire::Ipv6Address> interface_ipv6_addresses(std::uint32_t ifindex) {
+    return interface_addresses<wire::Ipv6Address, AF_INET6, 16>(ifindex);
 }
 
 std::uint32_t rx_queue_count(std::string_view ifname) {

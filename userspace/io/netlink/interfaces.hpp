@@ -47,6 +47,8 @@ bool set_link_up(std::uint32_t ifindex, bool up);
 
 // The interface's IPv4 addresses (RTM_GETADDR), primary first.
 [[nodiscard]] std::vector<wire::Ipv4Address> interface_ipv4_addresses(std::uint32_t ifindex);
+// Its IPv6 addresses (link-local ones included).
+[[nodiscard]] std::vector<wire::Ipv6Address> interface_ipv6_addresses(std::uint32_t ifindex);
 
 // ETHTOOL_GCHANNELS: rx + combined channels; 1 when the driver does not implement it.
 [[nodiscard]] std::uint32_t rx_queue_count(std::string_view ifname);

@@ -26,7 +26,7 @@ MapEntryCounts planned_entries(const fabric::FabricSnapshot& snapshot) {
     MapEntryCounts n;
     std::unordered_set<std::uint32_t> peer_addresses;
     for (const fabric::Node& node : snapshot.nodes())
-        if (!node.is_local && node.address) peer_addresses.insert(node.address->value());
+        if (!node.is_local && node.address && node.address->ipv4()) peer_addresses.insert(node.address->ipv4()->value());
     n.peers = peer_addresses.size();
     std::unordered_set<std::uint32_t> vnis;
     std::unordered_set<std::uint32_t> nat_addresses;

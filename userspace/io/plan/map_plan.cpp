@@ -19,16 +19,19 @@ using fabric::Vpc;
 
 __be32 be32(wire::Ipv4Address a) noexcept { return htonl(a.value()); }
 
-bool is_peer(const Node& n) noexcept { return !n.is_local && n.address.has_value(); }
+// The kernel fast path carries an IPv4 underlay only (a node of an IPv6 underlay runs without
+// it): a node is a peer of its maps by an IPv4 address.
+std::optional<wire::Ipv4Address> ipv4_of(const Node& n) noexcept { return n.address ? n.address->ipv4() : std::nullopt; }
+bool is_peer(const Node& n) noexcept { return !n.is_local && ipv4_of(n).has_value(); }
 
 std::pair<__be32, andromeda_peer> peer_entry(const Node& n, const LocalContext& local) {
     andromeda_peer peer{};
     peer.node_id = stable_id(n.name);
-    if (const auto it = local.next_hops.find(n.address->value()); it != local.next_hops.end()) {
+    if (const auto it = local.next_hops.find(ipv4_of(n)->value()); it != local.next_hops.end()) {
         it->second.copy_to(peer.mac);
         peer.mac_known = 1;
     }
-    return {be32(*n.address), peer};
+    return {be32(*ipv4_of(n)), peer};
 }
 
 using PolicyGenerations = std::unordered_map<std::uint32_t, std::uint32_t>;
@@ -56,8 +59,8 @@ std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v,
             if (node->is_local) {
                 vni.nat_node_ip = be32(local.underlay_address);
                 vni.flags |= ANDROMEDA_VNI_F_NAT_HERE;
-            } else if (node->address) {
-                vni.nat_node_ip = be32(*node->address);
+            } else if (const auto ip = ipv4_of(*node)) {
+                vni.nat_node_ip = be32(*ip);
             }
         }
     }
@@ -90,7 +93,7 @@ andromeda_fabric_key fabric_key(const Endpoint& e) noexcept { return {e.vni, be3
 std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const Node& node, const Endpoint& e,
                                                                      const LocalContext& local) {
     andromeda_fabric_entry entry{};
-    const wire::Ipv4Address node_ip = e.is_local ? local.underlay_address : node.address.value_or(wire::Ipv4Address{});
+    const wire::Ipv4Address node_ip = e.is_local ? local.underlay_address : ipv4_of(node).value_or(wire::Ipv4Address{});
     entry.node_ip = be32(node_ip);
     e.mac.copy_to(entry.mac);
     entry.local = e.is_local ? 1 : 0;
@@ -146,10 +149,10 @@ void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, con
     for (const Node& n : diff.nodes_added)
         if (is_peer(n)) plan.peers.upserts.push_back(peer_entry(n, local));
     for (const Node& n : diff.nodes_removed)
-        if (is_peer(n)) plan.peers.erases.push_back(be32(*n.address));
+        if (is_peer(n)) plan.peers.erases.push_back(be32(*ipv4_of(n)));
     for (const auto& [before, now] : diff.nodes_changed) {
         const bool moved = before.address != now.address;
-        if (is_peer(before) && (moved || !is_peer(now))) plan.peers.erases.push_back(be32(*before.address));
+        if (is_peer(before) && (moved || !is_peer(now))) plan.peers.erases.push_back(be32(*ipv4_of(before)));
         if (is_peer(now)) plan.peers.upserts.push_back(peer_entry(now, local));
         if (!moved) continue;
         for (const Endpoint& e : after.endpoints())

@@ -24,6 +24,11 @@ struct LocalContext {
     // the kernel fast path writes it as the outer destination. A peer missing here gets
     // mac_known = 0, and the fast path punts its traffic to the pipeline.
     std::map<std::uint32_t, wire::MacAddress> next_hops;
+
+    // Records a peer's next-hop MAC; only an IPv4 peer's, the fast path's only kind.
+    void learn_next_hop(const wire::IpAddress& peer, const wire::MacAddress& mac) {
+        if (const auto v4 = peer.ipv4()) next_hops[v4->value()] = mac;
+    }
 };
 
 template <class Key, class Value>

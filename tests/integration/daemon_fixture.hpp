@@ -149,6 +149,25 @@ protected:
                nodes_[1].name + "\"\nport = \"tap-blue-30\"\n";
     }
 
+    // Node i's address on an IPv6 underlay (move_underlay_to_ipv6).
+    static std::string underlay6(int i) { return "fd00:1::" + std::to_string(i + 1); }
+
+    // Moves the underlay to IPv6: each host's eth1 (and only it) gets IPv6 and fd00:1::<n>/64, and
+    // both configs name those addresses instead of 192.168.1.<n>. Call once the configs are written.
+    void move_underlay_to_ipv6() {
+        // No MLD querier on the test bed's bridge: Neighbor Solicitations are flooded, not snooped.
+        topo_.find("underlay")->run({"ip", "link", "set", "br0", "type", "bridge", "mcast_snooping", "0"});
+        for (int i = 0; i < 2; ++i) {
+            Netns& host = *nodes_[i].host;
+            host.run({"sysctl", "-q", "-w", "net.ipv6.conf.eth1.accept_dad=0", "net.ipv6.conf.eth1.disable_ipv6=0"});
+            host.run({"ip", "-6", "addr", "add", underlay6(i) + "/64", "dev", "eth1", "nodad"});
+            std::string text = read_text(nodes_[i].config);
+            for (int n = 0; n < 2; ++n)
+                replace_all(text, "\"192.168.1." + std::to_string(n + 1) + "\"", "\"" + underlay6(n) + "\"");
+            std::ofstream(nodes_[i].config) << text;
+        }
+    }
+
     // Written with this run's path (fast_path_mode.hpp; fast_path() of the fixture).
     std::string write_config(int i, const std::string& text, const std::string& tag = "") {
         const std::string path = "/tmp/" + topo_.prefix() + "node" + std::to_string(i + 1) + tag + ".toml";

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <tuple>
 #include <string>
 
 #include "daemon_fixture.hpp"
@@ -191,6 +192,52 @@ TEST_F(DualStack, SecurityGroupsJudgeIpv6LikeIpv4) {
     EXPECT_TRUE(contains(flows, "-> [" + kT20Shown + "]:5001")) << flows;
     EXPECT_TRUE(contains(flows, "icmpv6")) << flows;
     EXPECT_TRUE(contains(ctl(1, {"policy"}).output, "ingress allow icmpv6 type 128 from fd00:0:0:1::/64"));
+}
+
+// The same tenants over an IPv6 underlay (docs/wire-format.md, "IPv6 underlay"): both nodes
+// have IPv6 [node] addresses and resolve each other by Neighbor Discovery; the outer headers
+// are IPv6, so the VPC's MTU defaults to the underlay's 1500 less 70 bytes, which the RA tells the
+// tenants. The pipeline carries every packet: the kernel fast path serves IPv4 underlays only.
+class DualStackOverIpv6Underlay : public DualStack {
+protected:
+    void SetUp() override {
+        DualStack::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        move_underlay_to_ipv6();
+    }
+};
+
+TEST_F(DualStackOverIpv6Underlay, TenantsPingAndMoveDataInBothFamilies) {
+    ASSERT_TRUE(start_and_autoconfigure()) << t10_->try_run({"ip", "-6", "addr"}).output << logs();
+    EXPECT_EQ(t10_->run({"cat", "/proc/sys/net/ipv6/conf/eth0/mtu"}), "1430\n");
+    EXPECT_TRUE(contains(ctl(0, {"status"}).output, "fast path off: IPv6 underlay")) << ctl(0, {"status"}).output;
+    const std::string nodes = ctl(0, {"fabric"}).output;
+    EXPECT_TRUE(contains(nodes, underlay6(1))) << nodes;
+
+    for (const std::string& to : {std::string("10.0.0.20"), kT20}) {
+        const auto ping = t10_->try_run({"ping", "-c", "3", "-i", "0.2", "-W", "2", to}, 15s);
+        EXPECT_TRUE(ping.ok() && contains(ping.output, " 0% packet loss")) << to << ": " << ping.output << logs();
+    }
+    EXPECT_TRUE(t20_->try_run({"ping", "-c", "3", "-i", "0.2", "-W", "2", kT10}, 15s).ok()) << logs();
+    // 8 MB each way over TCP: IPv4 from t10, IPv6 from t20; counted on arrival.
+    for (const auto& [from, to, address, port] :
+         {std::tuple{t10_, t20_, std::string("10.0.0.20"), 5001}, std::tuple{t20_, t10_, kT10, 5002}}) {
+        Netns* const sender = from;  // a lambda may not capture a structured binding (clang)
+        Netns* const receiver = to;
+        const std::string p = std::to_string(port);
+        Process& server = topo_.spawn(*receiver, {"sh", "-c", "timeout 30 nc -l " + address + " " + p + " | wc -c"});
+        ASSERT_TRUE(eventually([&] { return contains(receiver->run({"ss", "-Hltn"}), ":" + p); }, 10s));
+        const auto sent = sender->try_run({"sh", "-c", "head -c 8388608 /dev/urandom | nc -N -w 5 " + address + " " + p}, 60s);
+        EXPECT_TRUE(sent.ok()) << sent.output << logs();
+        EXPECT_EQ(server.wait(20s), 0);
+        EXPECT_TRUE(contains(server.output(), "8388608")) << address << ": " << server.output();
+    }
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_GT(counter(i, "dataplane", "encapsulated"), 1000u) << logs();
+        EXPECT_GT(counter(i, "dataplane", "delivered_from_fabric"), 1000u) << logs();
+        EXPECT_EQ(counter(i, "dataplane", "drop_unknown_peer"), 0u);
+        EXPECT_EQ(counter(i, "dataplane", "decap_bad_udp_checksum"), 0u);
+    }
 }
 
 }  // namespace

@@ -21,6 +21,11 @@
 #   --ipv6        instead, IPv6 tenants (issue 30): the VPC dual-stack, its tenants by SLAAC,
 #                 beside the kernel's VXLAN carrying the same IPv6 tenants: TCP 1 and 4 streams
 #                 and ping RTT over IPv6 (default --out bench/results/e2e-ipv6.json)
+#   --ipv6-underlay  the underlay IPv6 (fd00:1::/64; with --ipv6, IPv6 tenants over it):
+#                 Andromeda's pipeline (its kernel fast path carries an IPv4 underlay only)
+#                 beside the kernel's VXLAN over IPv6: TCP 1 and 4 streams and ping RTT
+#                 (default --out bench/results/e2e-ipv6-underlay.json, or
+#                 e2e-ipv6-over-ipv6-underlay.json with --ipv6)
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
@@ -41,14 +46,21 @@ while [ $# -gt 0 ]; do
       ARGS+=(--only andromeda,andromeda-policy-10,andromeda-policy,andromeda-policy-1000,kernel-vxlan --tests pps,tcp,crr)
       SECURITY_GROUPS=1 ;;
     --ipv6) ARGS+=(--ipv6 --only andromeda,andromeda-slow,kernel-vxlan --tests tcp,ping); IPV6=1 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --ipv6-underlay) IPV6_UNDERLAY=1 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
+# Last, so that its --only wins over --ipv6's: without a fast path "andromeda" would measure the
+# same pipeline again.
+if [ -n "${IPV6_UNDERLAY:-}" ]; then ARGS+=(--ipv6-underlay --only andromeda-slow,kernel-vxlan --tests tcp,ping); fi
+
 if [ -z "$OUT" ]; then
-  if [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json
+  if [ -n "${IPV6_UNDERLAY:-}" ] && [ -n "${IPV6:-}" ]; then OUT=bench/results/e2e-ipv6-over-ipv6-underlay.json
+  elif [ -n "${IPV6_UNDERLAY:-}" ]; then OUT=bench/results/e2e-ipv6-underlay.json
+  elif [ -n "${NORTH_SOUTH:-}" ]; then OUT=bench/results/e2e-north-south.json
   elif [ -n "${SECURITY_GROUPS:-}" ]; then OUT=bench/results/e2e-security-groups.json
   elif [ -n "${IPV6:-}" ]; then OUT=bench/results/e2e-ipv6.json
   else OUT=bench/results/e2e.json; fi

@@ -52,6 +52,9 @@ struct Settings {
     // The tenants dual-stack (issue 30): TCP and ping over IPv6, between fd00::1:0:ff:fe00:10 and
     // :20 (Andromeda: SLAAC from the gateway's RA; the kernel's VXLAN: the same addresses, static).
     bool ipv6 = false;
+    // The underlay IPv6 (fd00:1::1 and ::2, MTU 1570 so tenants keep 1500): Andromeda's pipeline
+    // (its kernel fast path is IPv4-underlay only) against the kernel's VXLAN over IPv6.
+    bool ipv6_underlay = false;
     [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
     [[nodiscard]] std::vector<std::string> prefix() const {
         return realtime ? std::vector<std::string>{"chrt", "-f", "20"} : std::vector<std::string>{};
@@ -189,9 +192,9 @@ struct EastWest {
     Netns* t10 = nullptr;
     Netns* t20 = nullptr;
 };
-inline EastWest add_east_west(andromeda::testing::Topology& topo) {
+inline EastWest add_east_west(andromeda::testing::Topology& topo, unsigned underlay_mtu = 1550) {
     andromeda::testing::VethOptions underlay;
-    underlay.mtu = 1550;
+    underlay.mtu = underlay_mtu;
     const auto hosts = topo.add_hosts_on_bridge(2, "eth1", "192.168.1", underlay);
     EastWest e;
     e.hosts[0] = hosts[0];
@@ -203,11 +206,12 @@ inline EastWest add_east_west(andromeda::testing::Topology& topo) {
 
 // configs/node<i+1>.toml for a run: both nodes renamed to `names` (unique per run), the underlay
 // at 1550 (tenants keep 1500), and `node_lines` added to [node].
-inline std::string bench_node_config(int i, const std::string (&names)[2], const std::string& node_lines) {
+inline std::string bench_node_config(int i, const std::string (&names)[2], const std::string& node_lines,
+                                     unsigned underlay_mtu = 1550) {
     std::string text = read_file(std::string(ANDROMEDA_SOURCE_DIR) + "/configs/node" + std::to_string(i + 1) + ".toml");
     if (text.empty()) throw std::runtime_error("cannot read configs/node" + std::to_string(i + 1) + ".toml");
     for (int n = 0; n < 2; ++n) replace_all(text, "\"node" + std::to_string(n + 1) + "\"", "\"" + names[n] + "\"");
-    replace_all(text, "[node]\n", "[node]\nunderlay_mtu = 1550\n" + node_lines);
+    replace_all(text, "[node]\n", "[node]\nunderlay_mtu = " + std::to_string(underlay_mtu) + "\n" + node_lines);
     return text;
 }
 

@@ -99,11 +99,12 @@ std::map<std::string, ProgramTotals> andromeda_program_totals() {
 class Testbed {
 public:
     Testbed(const std::string& impl, const Settings& settings) : impl_(impl), settings_(settings) {
-        const EastWest bed = add_east_west(topo_);
+        const EastWest bed = add_east_west(topo_, underlay_mtu());
         hosts_[0] = bed.hosts[0];
         hosts_[1] = bed.hosts[1];
         t10_ = bed.t10;
         t20_ = bed.t20;
+        if (settings.ipv6_underlay) move_underlay_to_ipv6();
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "andromeda-slow-workers") start_andromeda(false, "workers = 2\n");
         else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_rules(100));
@@ -347,11 +348,31 @@ private:
         log(impl + ": IPv6 up, t10 reaches " + dst_ip_);
     }
 
+    // 1550 (1570 over IPv6, 20 bytes more of outer header): tenants keep 1500 either way.
+    [[nodiscard]] unsigned underlay_mtu() const noexcept { return settings_.ipv6_underlay ? 1570 : 1550; }
+    // Node i's underlay address.
+    [[nodiscard]] std::string underlay_address(int i) const {
+        return (settings_.ipv6_underlay ? "fd00:1::" : "192.168.1.") + std::to_string(i + 1);
+    }
+
+    // --ipv6-underlay: IPv6 on the hosts' eth1 alone, with fd00:1::1 and ::2 (no DAD, and no MLD
+    // snooping on the bridge, which has no querier).
+    void move_underlay_to_ipv6() {
+        topo_.find("underlay")->run({"ip", "link", "set", "br0", "type", "bridge", "mcast_snooping", "0"});
+        for (int i = 0; i < 2; ++i) {
+            hosts_[i]->run({"sysctl", "-q", "-w", "net.ipv6.conf.eth1.accept_dad=0", "net.ipv6.conf.eth1.disable_ipv6=0"});
+            hosts_[i]->run({"ip", "-6", "addr", "add", underlay_address(i) + "/64", "dev", "eth1", "nodad"});
+        }
+    }
+
     void start_andromeda(bool fast_path, const std::string& node_extra = "", const std::string& groups = "") {
         std::string names[2];
         for (int i = 0; i < 2; ++i) names[i] = "t" + std::to_string(getpid()) + "-e2e" + std::to_string(i + 1);
         for (int i = 0; i < 2; ++i) {
-            std::string text = bench_node_config(i, names, (fast_path ? "" : "fastpath = false\n") + node_extra);
+            std::string text =
+                bench_node_config(i, names, (fast_path ? "" : "fastpath = false\n") + node_extra, underlay_mtu());
+            for (int n = 0; n < 2; ++n)
+                replace_all(text, "\"192.168.1." + std::to_string(n + 1) + "\"", "\"" + underlay_address(n) + "\"");
             if (settings_.ipv6) {  // dual stack: the VPC's prefix, each endpoint's address by EUI-64
                 replace_all(text, "gateway = \"10.0.0.1\"", "gateway = \"10.0.0.1\"\nipv6_prefix = \"fd00:0:0:1::/64\"");
                 replace_all(text, "[[vpc.endpoint]]\n", "[[vpc.endpoint]]\nipv6 = \"eui64\"\n");
@@ -371,8 +392,8 @@ private:
     }
 
     void build_kernel_vxlan() {
-        add_kernel_vxlan(*hosts_[0], "192.168.1.1", "192.168.1.2", {"tap-blue-10"}, {"02:00:00:00:00:20"});
-        add_kernel_vxlan(*hosts_[1], "192.168.1.2", "192.168.1.1", {"tap-blue-20"}, {"02:00:00:00:00:10"});
+        add_kernel_vxlan(*hosts_[0], underlay_address(0), underlay_address(1), {"tap-blue-10"}, {"02:00:00:00:00:20"});
+        add_kernel_vxlan(*hosts_[1], underlay_address(1), underlay_address(0), {"tap-blue-20"}, {"02:00:00:00:00:10"});
     }
 
     // The ceiling (bench/e2e/forward.bpf.c): on each host, a tc program on the tenant port sends
@@ -485,7 +506,7 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
                  "                             ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
-                 "                     [--check] [--ipv6]\n";
+                 "                     [--check] [--ipv6] [--ipv6-underlay]\n";
     std::exit(2);
 }
 
@@ -517,6 +538,7 @@ int main(int argc, char** argv) {
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
         else if (a == "--ipv6") s.ipv6 = true;
+        else if (a == "--ipv6-underlay") s.ipv6_underlay = true;
         else if (a == "--check") check = true;
         else if (a == "--daemon") kDaemon = value();
         else usage();
@@ -599,6 +621,7 @@ int main(int argc, char** argv) {
     if (!connections.empty()) result["connections"] = aggregate(connections, {"impl"}, {"per_second", "p50_us", "p99_us"});
     if (!ping.empty()) result["ping"] = aggregate(ping, {"impl"}, {"p50_us", "p99_us", "mean_us"});
     result["ipv6"] = s.ipv6;
+    result["ipv6_underlay"] = s.ipv6_underlay;
     result["spread"] = "each figure is the median over runs; <field>_min and <field>_max give the range";
     std::istringstream load(read_file("/proc/loadavg"));
     double l1 = 0;

@@ -1,7 +1,10 @@
 // The XDP prefilter run through BPF_PROG_TEST_RUN: tables of {description, port role, input
-// packet, expected verdict, expected counter}, checked against the per-CPU stats map, in three
-// setups: the Andromeda encapsulation with no AF_XDP socket bound, VXLAN, and an AF_XDP socket
-// bound where steered traffic goes.
+// packet, expected verdict, expected counter}, checked against the per-CPU stats map (that counter
+// and rx_packets up by one, every other one unchanged), in three setups: the Andromeda
+// encapsulation with no AF_XDP socket bound, VXLAN, and an AF_XDP socket bound where steered
+// traffic goes; each on an IPv4 underlay (the node's address in andromeda_fp_config) and on an
+// IPv6 one (underlay_ip 0 there, as andromedad writes it), where IPv6 UDP to the overlay port is
+// the pipeline's and every other IPv6 packet the host's.
 //
 // The test process moves into a network namespace of its own first, so the ifindex it hands
 // the kernel (the namespace's loopback) and the AF_XDP socket it binds belong to no one else.
@@ -29,6 +32,7 @@
 #include "andromeda_xdp.skel.h"
 #include "io/bpf/xdp_stats.hpp"
 #include "support/frame_builder.hpp"
+#include "support/icmpv6_frame_builder.hpp"
 #include "support/root.hpp"
 #include "support/xdp_skeleton.hpp"
 
@@ -46,6 +50,9 @@ constexpr std::uint32_t kVni = 100;
 constexpr std::uint8_t kSlot = 3;
 constexpr Mac kTenantMac = {2, 0, 0, 0, 0, 0x0a};
 constexpr Mac kOtherMac = {2, 0, 0, 0, 0, 0x0b};
+// The IPv6 underlay's peer and this node.
+constexpr ts::Ipv6Address kPeerIp6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};   // fd00:1::1
+constexpr ts::Ipv6Address kLocalIp6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};  // fd00:1::2
 
 using andromeda::testing::enter_private_netns;
 using andromeda::testing::Skel;
@@ -69,7 +76,9 @@ void set_port(const andromeda_xdp* skel, std::uint32_t role) {
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_ports), &kLoopbackIfindex, &port, BPF_ANY), 0);
 }
 
-void add_fabric(const andromeda_xdp* skel) {
+// `underlay_ip` (host order) is the node's address as andromedad writes it into the fast path's
+// config: an IPv4 underlay's, or 0 on an IPv6 underlay.
+void add_fabric(const andromeda_xdp* skel, std::uint32_t underlay_ip) {
     const __be32 peer = htonl(kPeerIp);
     andromeda_peer p{};
     p.node_id = 7;
@@ -83,7 +92,7 @@ void add_fabric(const andromeda_xdp* skel) {
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_nat_addrs), &nat, &nat_vni, BPF_ANY), 0);
     // The node's address, as andromedad writes it whether or not the fast path is on.
     andromeda_fp_config config{};
-    config.underlay_ip = htonl(kLocalIp);
+    config.underlay_ip = htonl(underlay_ip);
     config.underlay_mtu = 1500;
     const std::uint32_t zero = 0;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_fp_config), &zero, &config, BPF_ANY), 0);
@@ -104,6 +113,54 @@ Bytes underlay_udp(std::uint16_t dport, std::uint32_t src = kPeerIp, std::uint32
     s.vni = kVni;
     s.inner = Bytes(14 + 20, 0);
     return ts::overlay_frame(s);
+}
+
+enum class Ipv6Extension { none, hop_by_hop, fragment };
+
+// underlay_udp()'s UDP datagram over an IPv6 underlay, kPeerIp6 -> kLocalIp6, with its checksum
+// (RFC 8200 8.1); `extension` (naming UDP as its next header) between the IPv6 and UDP headers.
+Bytes underlay6_udp(std::uint16_t dport, ts::OverlayKind kind = ts::OverlayKind::andromeda,
+                    Ipv6Extension extension = Ipv6Extension::none) {
+    const Bytes v4 = underlay_udp(dport, kPeerIp, kLocalIp, kind);
+    Bytes udp(v4.begin() + 14 + 20, v4.end());
+    Bytes ext;
+    std::uint8_t next_header = ts::protocol::kUdp;
+    if (extension == Ipv6Extension::hop_by_hop) {
+        ext = {ts::protocol::kUdp, 0, 1, 4, 0, 0, 0, 0};  // 8 bytes: a PadN option of 4
+        next_header = 0;
+    } else if (extension == Ipv6Extension::fragment) {
+        ext = {ts::protocol::kUdp, 0, 0, 0, 0x12, 0x34, 0x56, 0x78};  // an atomic fragment: offset 0, M clear
+        next_header = 44;
+    }
+    Bytes f(v4.begin(), v4.begin() + 14);  // the MACs, and the ethertype rewritten
+    ts::put16(&f[12], 0x86dd);
+    f.resize(14 + 40, 0);
+    std::uint8_t* ip = f.data() + 14;
+    ip[0] = 0x60;
+    ts::put16(ip + 4, static_cast<std::uint16_t>(ext.size() + udp.size()));
+    ip[6] = next_header;
+    ip[7] = 64;
+    std::copy(kPeerIp6.begin(), kPeerIp6.end(), ip + 8);
+    std::copy(kLocalIp6.begin(), kLocalIp6.end(), ip + 24);
+    const std::uint32_t pseudo = ts::ones_sum(ip + 8, 32) + ts::protocol::kUdp + static_cast<std::uint32_t>(udp.size());
+    ts::put16(&udp[6], 0);
+    const std::uint16_t check = ts::checksum_of(ts::ones_sum(udp.data(), udp.size(), pseudo));
+    ts::put16(&udp[6], check == 0 ? 0xffff : check);
+    f.insert(f.end(), ext.begin(), ext.end());
+    f.insert(f.end(), udp.begin(), udp.end());
+    return f;
+}
+
+// A peer's Neighbor Solicitation for this node's IPv6 address, to its solicited-node group.
+Bytes neighbor_solicitation() {
+    ts::Icmpv6Frame s;
+    s.src_mac = {2, 0, 0, 0, 0xa1, 1};
+    s.dst_mac = ts::multicast_mac(ts::solicited_node(kLocalIp6));
+    s.src = kPeerIp6;
+    s.dst = ts::solicited_node(kLocalIp6);
+    s.type = ts::icmpv6::kNeighborSolicitation;
+    s.body = ts::ns_body(kLocalIp6, ts::link_layer_option(1, s.src_mac));
+    return ts::icmpv6_frame(s);
 }
 
 // A tenant's UDP frame to 8.8.8.8 from `src_mac`.
@@ -181,6 +238,15 @@ std::vector<Fixture> andromeda_fixtures() {
         {"underlay: fragmentation needed with its quote cut short passes", ANDROMEDA_PORT_UNDERLAY,
          ts::resized(icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), 14 + 20 + 8 + 24), XDP_PASS,
          &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 UDP to the overlay port is the host's on an IPv4 underlay", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: tagged IPv6 UDP to the overlay port is the host's on an IPv4 underlay", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(underlay6_udp(ANDROMEDA_OVERLAY_PORT), 0x8100, 10), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 overlay cut short is the host's on an IPv4 underlay", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(underlay6_udp(ANDROMEDA_OVERLAY_PORT), 14 + 40 + 8 + 8 + 13), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: a Neighbor Solicitation passes", ANDROMEDA_PORT_UNDERLAY, neighbor_solicitation(), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
         {"tenant: spoofed source MAC is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kOtherMac), XDP_DROP,
          &andromeda_xdp_stats::drop_spoofed_mac},
         {"tenant: own MAC, no socket bound, is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kTenantMac), XDP_DROP,
@@ -208,6 +274,72 @@ std::vector<Fixture> vxlan_fixtures() {
         {"fragmentation needed about a packet to the Andromeda port is the host's in VXLAN mode",
          ANDROMEDA_PORT_UNDERLAY, icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), XDP_PASS,
          &andromeda_xdp_stats::pass_host},
+        {"VXLAN over IPv6 is the host's on an IPv4 underlay", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_VXLAN_PORT, ts::OverlayKind::vxlan), XDP_PASS, &andromeda_xdp_stats::pass_host},
+    };
+}
+
+// An IPv6 underlay (underlay_ip 0), the Andromeda encapsulation, no AF_XDP socket bound: IPv6 UDP
+// straight to the overlay port, tagged or not, reaches the socket lookup whatever its header says
+// (the pipeline judges that); every other IPv6 packet, and IPv4 host traffic, is the host's.
+std::vector<Fixture> ipv6_underlay_fixtures() {
+    const Bytes overlay = underlay6_udp(ANDROMEDA_OVERLAY_PORT);
+    constexpr std::size_t kHeaders = 14 + 40 + 8 + 8 + 14;  // up to the inner Ethernet header, whole
+    return {
+        {"underlay: IPv6 overlay packet with no socket bound is dropped", ANDROMEDA_PORT_UNDERLAY, overlay, XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: IPv6 overlay in an 802.1Q tag is recognised", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(overlay, 0x8100, 10), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: IPv6 overlay in an 802.1ad + 802.1Q pair is recognised", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(ts::tagged(overlay, 0x8100, 10), 0x88a8, 20), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: IPv6 overlay with just its inner Ethernet header reaches the socket lookup",
+         ANDROMEDA_PORT_UNDERLAY, ts::resized(overlay, kHeaders), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: IPv6 overlay one byte short of its inner Ethernet header is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(overlay, kHeaders - 1), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"underlay: IPv6 overlay without its overlay header is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(overlay, 14 + 40 + 8 + 4), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"underlay: tagged IPv6 overlay cut short is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(ts::resized(overlay, kHeaders - 1), 0x8100, 10), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"underlay: IPv6 cut inside its UDP header passes", ANDROMEDA_PORT_UNDERLAY, ts::resized(overlay, 14 + 40 + 4),
+         XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 header cut short passes", ANDROMEDA_PORT_UNDERLAY, ts::resized(overlay, 14 + 20), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 UDP to another port passes", ANDROMEDA_PORT_UNDERLAY, underlay6_udp(22), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 UDP to the VXLAN port is the host's in Andromeda mode", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_VXLAN_PORT, ts::OverlayKind::vxlan), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 UDP from the overlay port to another passes", ANDROMEDA_PORT_UNDERLAY,
+         ts::with_be16(ts::with_be16(overlay, 14 + 40, ANDROMEDA_OVERLAY_PORT), 14 + 40 + 2, 50000), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: a hop-by-hop header before UDP to the overlay port passes", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_OVERLAY_PORT, ts::OverlayKind::andromeda, Ipv6Extension::hop_by_hop), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: a fragment header before UDP to the overlay port passes", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_OVERLAY_PORT, ts::OverlayKind::andromeda, Ipv6Extension::fragment), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: a Neighbor Solicitation passes", ANDROMEDA_PORT_UNDERLAY, neighbor_solicitation(), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: a tagged Neighbor Solicitation passes", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(neighbor_solicitation(), 0x8100, 10), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv4 host UDP still passes", ANDROMEDA_PORT_UNDERLAY, underlay_udp(22), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
+        {"underlay: ARP still passes", ANDROMEDA_PORT_UNDERLAY,
+         ts::arp_request(Mac{2, 0, 0, 0, 0xa1, 1}, kPeerIp, kLocalIp), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"uplink: IPv6 UDP to the overlay port passes (only the underlay steers it)", ANDROMEDA_PORT_UPLINK, overlay,
+         XDP_PASS, &andromeda_xdp_stats::pass_host},
+    };
+}
+
+// VXLAN over an IPv6 underlay: the VXLAN port is the overlay's, the Andromeda port the host's.
+std::vector<Fixture> vxlan_ipv6_underlay_fixtures() {
+    return {
+        {"VXLAN over IPv6 reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_VXLAN_PORT, ts::OverlayKind::vxlan), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"VXLAN over IPv6 cut short is dropped", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(underlay6_udp(ANDROMEDA_VXLAN_PORT, ts::OverlayKind::vxlan), 14 + 40 + 8 + 8 + 13), XDP_DROP,
+         &andromeda_xdp_stats::drop_truncated},
+        {"the Andromeda port over IPv6 is host traffic in VXLAN mode", ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host},
     };
 }
 
@@ -224,6 +356,30 @@ std::vector<Fixture> bound_socket_fixtures() {
         {"underlay: fragmentation needed about our outer packet is redirected", ANDROMEDA_PORT_UNDERLAY,
          icmp_about(underlay_udp(ANDROMEDA_OVERLAY_PORT, kLocalIp, kPeerIp)), XDP_REDIRECT,
          &andromeda_xdp_stats::redirect_icmp},
+        {"underlay: IPv6 UDP to the overlay port passes on an IPv4 underlay, a socket bound or not",
+         ANDROMEDA_PORT_UNDERLAY, underlay6_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host},
+    };
+}
+
+// An IPv6 underlay with an AF_XDP socket bound: its overlay packets are redirected and counted as
+// overlay, the rest stays the host's.
+std::vector<Fixture> bound_socket_ipv6_underlay_fixtures() {
+    const Bytes overlay = underlay6_udp(ANDROMEDA_OVERLAY_PORT);
+    return {
+        {"underlay: IPv6 overlay packet is redirected", ANDROMEDA_PORT_UNDERLAY, overlay, XDP_REDIRECT,
+         &andromeda_xdp_stats::redirect_overlay},
+        {"underlay: tagged IPv6 overlay packet is redirected", ANDROMEDA_PORT_UNDERLAY, ts::tagged(overlay, 0x8100, 10),
+         XDP_REDIRECT, &andromeda_xdp_stats::redirect_overlay},
+        {"underlay: IPv6 overlay cut short is dropped, a socket bound or not", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(overlay, 14 + 40 + 8 + 8 + 13), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
+        {"underlay: a Neighbor Solicitation passes, a socket bound or not", ANDROMEDA_PORT_UNDERLAY,
+         neighbor_solicitation(), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: IPv6 UDP to another port passes, a socket bound or not", ANDROMEDA_PORT_UNDERLAY, underlay6_udp(22),
+         XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: a hop-by-hop header before UDP to the overlay port passes, a socket bound or not",
+         ANDROMEDA_PORT_UNDERLAY,
+         underlay6_udp(ANDROMEDA_OVERLAY_PORT, ts::OverlayKind::andromeda, Ipv6Extension::hop_by_hop), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
     };
 }
 
@@ -279,6 +435,7 @@ struct PrefilterSetup {
     std::uint16_t overlay_port;
     std::uint32_t encap;
     bool socket_bound;
+    std::uint32_t underlay_ip;  // the node's IPv4 address (host order); 0: an IPv6 underlay
     std::vector<Fixture> (*fixtures)();
 };
 
@@ -296,7 +453,8 @@ protected:
         return andromeda::io::read_xdp_stats(bpf_map__fd(skel->maps.andromeda_stats)).totals();
     }
 
-    // One fixture: the port's role in the map, the verdict, and its counter and rx_packets up by one.
+    // One fixture: the port's role in the map, the verdict, its counter and rx_packets up by one and
+    // every other counter unchanged.
     static void check(const andromeda_xdp* skel, const Fixture& f) {
         if (f.role != 0)
             set_port(skel, f.role);
@@ -314,8 +472,11 @@ protected:
             << f.description << ": " << std::strerror(errno);
         const auto after = stats(skel);
         EXPECT_EQ(opts.retval, f.verdict) << f.description;
-        EXPECT_EQ(after.*(f.counter), before.*(f.counter) + 1) << f.description;
-        EXPECT_EQ(after.rx_packets, before.rx_packets + 1) << f.description;
+        for (const auto& field : andromeda::io::kXdpCounterFields) {
+            const bool counted = field.member == f.counter || field.member == &andromeda_xdp_stats::rx_packets;
+            EXPECT_EQ(after.*(field.member), before.*(field.member) + (counted ? 1 : 0))
+                << f.description << ": " << field.name;
+        }
     }
 
     static inline bool in_netns_ = false;
@@ -325,7 +486,7 @@ TEST_P(XdpPrefilter, EveryFixtureReachesItsVerdictAndCounter) {
     const PrefilterSetup& setup = GetParam();
     auto skel = load(setup.overlay_port, setup.encap);
     ASSERT_TRUE(skel) << "loading andromeda_xdp.bpf.o failed";
-    add_fabric(skel.get());
+    add_fabric(skel.get(), setup.underlay_ip);
     std::unique_ptr<BoundSocket> socket;
     if (setup.socket_bound) {
         socket = std::make_unique<BoundSocket>(skel.get());
@@ -336,10 +497,18 @@ TEST_P(XdpPrefilter, EveryFixtureReachesItsVerdictAndCounter) {
 
 INSTANTIATE_TEST_SUITE_P(
     Setups, XdpPrefilter,
-    ::testing::Values(
-        PrefilterSetup{"andromeda", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, false, andromeda_fixtures},
-        PrefilterSetup{"vxlan", ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN, false, vxlan_fixtures},
-        PrefilterSetup{"socket_bound", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, true, bound_socket_fixtures}),
+    ::testing::Values(PrefilterSetup{"andromeda", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, false, kLocalIp,
+                                     andromeda_fixtures},
+                      PrefilterSetup{"vxlan", ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN, false, kLocalIp,
+                                     vxlan_fixtures},
+                      PrefilterSetup{"socket_bound", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, true, kLocalIp,
+                                     bound_socket_fixtures},
+                      PrefilterSetup{"andromeda_ipv6_underlay", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA,
+                                     false, 0, ipv6_underlay_fixtures},
+                      PrefilterSetup{"vxlan_ipv6_underlay", ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN, false, 0,
+                                     vxlan_ipv6_underlay_fixtures},
+                      PrefilterSetup{"socket_bound_ipv6_underlay", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA,
+                                     true, 0, bound_socket_ipv6_underlay_fixtures}),
     [](const ::testing::TestParamInfo<PrefilterSetup>& param) { return std::string(param.param.name); });
 
 }  // namespace

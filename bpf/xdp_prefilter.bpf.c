@@ -91,7 +91,8 @@ static __always_inline int prefilter_icmp(struct xdp_md *ctx, const struct andro
 }
 
 /* An overlay packet over an IPv6 underlay, which the daemon announces with no IPv4 address in
- * the fast path's config: the kernel fast path carries an IPv4 underlay only, so it goes to the
+ * the fast path's config (once written: until then the map's entry is all zeros, underlay_mtu
+ * included, and nothing is known): the kernel fast path carries an IPv4 underlay only, so it goes to the
  * pipeline, which judges the rest (its sender among the fabric's nodes, its UDP checksum). Every
  * other IPv6 packet, Neighbor Discovery among them, is the host's; so is all of it on an IPv4
  * underlay, where the host may have its own tunnels over IPv6. */
@@ -104,7 +105,7 @@ static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const str
 	struct udphdr *udp;
 	struct ipv6hdr *ip;
 
-	if (!cfg || cfg->underlay_ip || eth_pull_tagged(&c) != bpf_htons(ETH_P_IPV6))
+	if (!cfg || !cfg->underlay_mtu || cfg->underlay_ip || eth_pull_tagged(&c) != bpf_htons(ETH_P_IPV6))
 		return PASS_HOST(s);
 	ip = ipv6_pull(&c);
 	if (!ip || ip->nexthdr != IPPROTO_UDP)

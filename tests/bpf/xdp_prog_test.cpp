@@ -78,7 +78,7 @@ void set_port(const andromeda_xdp* skel, std::uint32_t role) {
 
 // `underlay_ip` (host order) is the node's address as andromedad writes it into the fast path's
 // config: an IPv4 underlay's, or 0 on an IPv6 underlay.
-void add_fabric(const andromeda_xdp* skel, std::uint32_t underlay_ip) {
+void add_fabric(const andromeda_xdp* skel, std::uint32_t underlay_ip, bool write_config = true) {
     const __be32 peer = htonl(kPeerIp);
     andromeda_peer p{};
     p.node_id = 7;
@@ -91,6 +91,7 @@ void add_fabric(const andromeda_xdp* skel, std::uint32_t underlay_ip) {
     const std::uint32_t nat_vni = kVni;
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel->maps.andromeda_nat_addrs), &nat, &nat_vni, BPF_ANY), 0);
     // The node's address, as andromedad writes it whether or not the fast path is on.
+    if (!write_config) return;
     andromeda_fp_config config{};
     config.underlay_ip = htonl(underlay_ip);
     config.underlay_mtu = 1500;
@@ -331,6 +332,13 @@ std::vector<Fixture> ipv6_underlay_fixtures() {
 }
 
 // VXLAN over an IPv6 underlay: the VXLAN port is the overlay's, the Andromeda port the host's.
+// Before andromedad has written the fast path's config (the map's all-zero entry, underlay_mtu 0),
+// nothing says the underlay is IPv6: an IPv6 overlay packet is the host's, as on an IPv4 underlay.
+std::vector<Fixture> unconfigured_fixtures() {
+    return {{"underlay: IPv6 UDP to the overlay port before the config is written passes", ANDROMEDA_PORT_UNDERLAY,
+             underlay6_udp(ANDROMEDA_OVERLAY_PORT), XDP_PASS, &andromeda_xdp_stats::pass_host}};
+}
+
 std::vector<Fixture> vxlan_ipv6_underlay_fixtures() {
     return {
         {"VXLAN over IPv6 reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY,
@@ -437,6 +445,7 @@ struct PrefilterSetup {
     bool socket_bound;
     std::uint32_t underlay_ip;  // the node's IPv4 address (host order); 0: an IPv6 underlay
     std::vector<Fixture> (*fixtures)();
+    bool config_written = true;  // false: the config map still holds its all-zero entry
 };
 
 void PrintTo(const PrefilterSetup& setup, std::ostream* out) { *out << setup.name; }
@@ -486,7 +495,7 @@ TEST_P(XdpPrefilter, EveryFixtureReachesItsVerdictAndCounter) {
     const PrefilterSetup& setup = GetParam();
     auto skel = load(setup.overlay_port, setup.encap);
     ASSERT_TRUE(skel) << "loading andromeda_xdp.bpf.o failed";
-    add_fabric(skel.get(), setup.underlay_ip);
+    add_fabric(skel.get(), setup.underlay_ip, setup.config_written);
     std::unique_ptr<BoundSocket> socket;
     if (setup.socket_bound) {
         socket = std::make_unique<BoundSocket>(skel.get());
@@ -508,7 +517,9 @@ INSTANTIATE_TEST_SUITE_P(
                       PrefilterSetup{"vxlan_ipv6_underlay", ANDROMEDA_VXLAN_PORT, ANDROMEDA_ENCAP_VXLAN, false, 0,
                                      vxlan_ipv6_underlay_fixtures},
                       PrefilterSetup{"socket_bound_ipv6_underlay", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA,
-                                     true, 0, bound_socket_ipv6_underlay_fixtures}),
+                                     true, 0, bound_socket_ipv6_underlay_fixtures},
+                      PrefilterSetup{"unconfigured", ANDROMEDA_OVERLAY_PORT, ANDROMEDA_ENCAP_ANDROMEDA, true, 0,
+                                     unconfigured_fixtures, false}),
     [](const ::testing::TestParamInfo<PrefilterSetup>& param) { return std::string(param.param.name); });
 
 }  // namespace

@@ -6,8 +6,8 @@
 // pipeline and mirrored by the daemon into the fast path's andromeda_peer_mtu map. Both paths then
 // size tenant packets towards that peer by it and answer the tenant with PMTUD errors.
 //
-// The underlay is IPv4 (fabric nodes have IPv4 addresses), so ICMPv6 Packet Too Big never
-// concerns an outer packet.
+// IPv4 underlays only: over an IPv6 underlay the prefilter leaves ICMPv6 Packet Too Big to the
+// host and nothing is learned (docs/ipv6.md, "IPv6 underlay"); the configured underlay_mtu holds.
 #pragma once
 
 #include <array>

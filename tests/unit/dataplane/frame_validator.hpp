@@ -1,7 +1,8 @@
 // An independent checker for frames the pipeline emits: every header parses, every length field
 // agrees with the bytes present (no trailing padding: the pipeline trims it), every IPv4 header
-// checksum verifies, and transport checksums (UDP, TCP, ICMP, ICMPv6) verify. Overlay packets are
-// checked layer by layer down into their inner frame. Returns the problems found, none = valid.
+// checksum verifies, and transport checksums (UDP, TCP, ICMP, ICMPv6) verify. Overlay packets, over
+// an IPv4 or an IPv6 underlay, are checked layer by layer down into their inner frame. Returns the
+// problems found, none = valid.
 #pragma once
 
 #include <string>
@@ -102,9 +103,8 @@ private:
 
     void check_udp4(const wire::Ipv4View& ip, const std::string& where) {
         const auto l4 = ip.payload();
-        const std::uint16_t port = l4.size() >= 4 ? wire::load_be16(&l4[2]) : 0;
         // An outer header is the pipeline's own work; a tenant's UDP is the tenant's.
-        const bool is_overlay = depth_ == 0 && (port == options_.andromeda_port || port == options_.vxlan_port);
+        const bool is_overlay = is_overlay_port(l4);
         if (!is_overlay && !options_.sender_content) return;
         const auto udp = wire::UdpView::parse(l4);
         if (!udp) return fail(where, "does not parse");
@@ -116,9 +116,14 @@ private:
     }
 
     void check_overlay(const wire::Ipv4View& ip, const wire::UdpView& udp, const std::string& where) {
-        if (depth_ > 0) return fail(where, "overlay inside overlay");
         if (!ip.dont_fragment()) fail(where, "outer DF clear");
         if (ip.is_fragment()) fail(where, "outer packet fragmented");
+        check_overlay_payload(udp, where);
+    }
+
+    // What an overlay packet carries after its outer IP header, over either family.
+    void check_overlay_payload(const wire::UdpView& udp, const std::string& where) {
+        if (depth_ > 0) return fail(where, "overlay inside overlay");
         if (udp.source_port() < 0xC000) fail(where, "UDP source port outside 49152-65535");
         const auto payload = udp.payload();
         if (payload.size() < overlay::kOverlayHeaderSize + wire::kEthernetHeaderLength)
@@ -147,10 +152,32 @@ private:
             // The sender's, like ICMPv4's: a flooded or routed frame carries it untouched.
             if (options_.sender_content && !icmp->checksum_valid(ip->source(), ip->final_destination()))
                 fail(where, "icmpv6 checksum");
-        } else if (ip->upper_layer_protocol() == wire::ip_protocol::kUdp && options_.sender_content) {
+        } else if (ip->upper_layer_protocol() == wire::ip_protocol::kUdp) {
+            if (is_overlay_port(l4)) return check_udp6_overlay(*ip, where + "udp: ");
+            if (!options_.sender_content) return;
             const auto udp = wire::UdpView::parse(l4);
             if (!udp || !udp->checksum_valid(ip->source(), ip->final_destination())) fail(where, "udp checksum");
         }
+    }
+
+    // UDP to an overlay port in an outermost frame: an outer header, the pipeline's own work.
+    bool is_overlay_port(wire::ByteSpan l4) const {
+        const std::uint16_t port = l4.size() >= 4 ? wire::load_be16(&l4[2]) : 0;
+        return depth_ == 0 && (port == options_.andromeda_port || port == options_.vxlan_port);
+    }
+
+    // An overlay packet over an IPv6 underlay (docs/wire-format.md, "IPv6 underlay"): UDP right
+    // after the fixed header, its length the payload length, its checksum mandatory (never 0)
+    // and verifying over the IPv6 pseudo-header, whatever the sender's content.
+    void check_udp6_overlay(const wire::Ipv6View& ip, const std::string& where) {
+        if (ip.extension_header_count() != 0) fail(where, "extension header before the outer UDP");
+        const auto l4 = ip.upper_layer_payload();
+        const auto udp = wire::UdpView::parse(l4);
+        if (!udp) return fail(where, "does not parse");
+        if (udp->length() != l4.size()) fail(where, "length disagrees with IP");
+        if (udp->checksum() == 0) fail(where, "checksum 0 over IPv6");
+        else if (!udp->checksum_valid(ip.source(), ip.destination())) fail(where, "checksum");
+        check_overlay_payload(*udp, where + "overlay: ");
     }
 
     ValidatorOptions options_;

@@ -7,7 +7,8 @@
 //   green  VNI 200 10.0.0.0/24    .10 on node1, .20 on node2: same addresses as blue, other tenant
 //   red    VNI 300 172.16.0.0/24  NAT at node2; .10 on node1, .20 on node2
 //   orange VNI 400 192.168.50.0/24 NAT at node1 (which has an uplink); .10 node1, .20 node2
-// dual_stack_fabric() adds fd00:0:0:1::/64 to blue and green (issue 30).
+// dual_stack_fabric() adds fd00:0:0:1::/64 to blue and green (issue 30); with_ipv6_underlay() moves
+// any of these fabrics onto an IPv6 underlay (the nodes at fd00:1::1, ::2, ::3).
 #pragma once
 
 #include <algorithm>
@@ -47,6 +48,9 @@ inline const wire::MacAddress kOrange10Mac = mac("02:00:00:32:00:0a");
 inline const wire::Ipv4Address kNode1Ip = ipv4("192.168.1.1");
 inline const wire::Ipv4Address kNode2Ip = ipv4("192.168.1.2");
 inline const wire::Ipv4Address kNode3Ip = ipv4("192.168.1.3");
+inline const wire::Ipv6Address kNode1Ip6 = ipv6("fd00:1::1");
+inline const wire::Ipv6Address kNode2Ip6 = ipv6("fd00:1::2");
+inline const wire::Ipv6Address kNode3Ip6 = ipv6("fd00:1::3");
 
 // `local` becomes [node]; `extra_node` is appended to the [node] table (e.g. encap = "vxlan").
 inline std::string fabric_text(const std::string& local, const std::string& extra_node = "") {
@@ -185,6 +189,18 @@ inline std::string dual_stack_vxlan_fabric(const std::string& local) {
     return text;
 }
 
+// `text` (fabric_text or a variant of it) over an IPv6 underlay: every node's address, in [node]
+// and [[nodes]], replaced by its IPv6 one. The VPCs' MTUs then default to underlay_mtu - 70.
+inline std::string with_ipv6_underlay(std::string text) {
+    for (const auto& [v4, v6] : {std::pair{"\"192.168.1.1\"", "\"fd00:1::1\""}, std::pair{"\"192.168.1.2\"", "\"fd00:1::2\""},
+                                 std::pair{"\"192.168.1.3\"", "\"fd00:1::3\""}}) {
+        const std::string from = v4;
+        for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1))
+            text.replace(at, from.size(), v6);
+    }
+    return text;
+}
+
 inline dataplane::PipelineConfig node_config(const std::string& local) {
     dataplane::PipelineConfig c;
     const bool node1 = local == "node1";
@@ -200,6 +216,14 @@ inline dataplane::PipelineConfig node_config(const std::string& local) {
                {kRed10Port, PortRole::tenant, node1 ? "tap-red-10" : "tap-red-20"},
                {kOrange10Port, PortRole::tenant, node1 ? "tap-orange-10" : "tap-orange-20"},
                {kUnboundPort, PortRole::tenant, "tap-nobody"}};
+    return c;
+}
+
+// node_config for an IPv6 underlay: the peer's next hop by its IPv6 address.
+inline dataplane::PipelineConfig ipv6_node_config(const std::string& local) {
+    dataplane::PipelineConfig c = node_config(local);
+    const bool node1 = local == "node1";
+    c.next_hops = {{node1 ? kNode2Ip6 : kNode1Ip6, node1 ? kNode2Mac : kNode1Mac}};
     return c;
 }
 

@@ -109,6 +109,26 @@ inline void expect_ipv6_overlay(const Bytes& sent, const Bytes& inner, std::uint
     EXPECT_EQ(Bytes(header + 8, sent.data() + sent.size()), inner);
 }
 
+// `inner` for `vni` as node2 sends it over the IPv6 underlay with `kind`: an outer IPv6 template
+// from `from` to `to` (node2 to node1 by default).
+inline Bytes overlay_packet6(const Bytes& inner, overlay::EncapKind kind, const wire::Ipv6Address& from = kNode2Ip6,
+                             const wire::Ipv6Address& to = kNode1Ip6, std::uint32_t vni = 100) {
+    overlay::OuterTemplateConfig c;
+    c.kind = kind;
+    c.src_mac = kNode2Mac;
+    c.dst_mac = kNode1Mac;
+    c.ipv6 = true;
+    c.src_ip6 = from;
+    c.dst_ip6 = to;
+    overlay::OuterTemplate t(c);
+    Bytes out(inner.size() + 70);
+    overlay::OverlayFields fields;
+    fields.vni = vni;
+    fields.flow_hash = 0x1234;
+    out.resize(t.encapsulate(inner, out, fields));
+    return out;
+}
+
 // node1 of the IPv6-underlay world with Andromeda's encapsulation or VXLAN (the test parameter).
 class Ipv6UnderlayTest : public ::testing::TestWithParam<overlay::EncapKind> {
 protected:
@@ -160,23 +180,10 @@ protected:
         return sent.result.verdict == verdict && sent.frames.size() == 1 ? sent.frames[0] : Bytes{};
     }
 
-    // `inner` as a peer sends it over the IPv6 underlay: an outer IPv6 template from `from` to `to`.
+    // `inner` as a peer sends it over the IPv6 underlay (overlay_packet6), with this test's kind.
     static Bytes from_peer(const Bytes& inner, const wire::Ipv6Address& from = kNode2Ip6,
                            const wire::Ipv6Address& to = kNode1Ip6, std::uint32_t vni = 100) {
-        overlay::OuterTemplateConfig c;
-        c.kind = kind();
-        c.src_mac = kNode2Mac;
-        c.dst_mac = kNode1Mac;
-        c.ipv6 = true;
-        c.src_ip6 = from;
-        c.dst_ip6 = to;
-        overlay::OuterTemplate t(c);
-        Bytes out(inner.size() + 70);
-        overlay::OverlayFields fields;
-        fields.vni = vni;
-        fields.flow_hash = 0x1234;
-        out.resize(t.encapsulate(inner, out, fields));
-        return out;
+        return overlay_packet6(inner, kind(), from, to, vni);
     }
 
     // `frame` from `port` through node1 over the IPv4 underlay of the same world: the first emission.

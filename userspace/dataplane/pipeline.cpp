@@ -78,8 +78,10 @@ bool Pipeline::express_encapsulate(const detail::PortState& port, const Input& i
         // copy measured 5 % slower shifted so (pipeline_bench, UMEM-aligned chunks).
         if (length > wire::kInlineCopyMax) out.offset += (0u - (out.offset + kOuter)) & 15;
         if (out.offset > out.size || out.capacity() < length + kOuter) return false;
-        outer->encapsulate_untagged(input.bytes.first(length), {out.data(), out.capacity()}, header, flow_hash);
+        // The MAC before the outer headers: an outer UDP checksum, when enabled, covers it.
+        wire::copy_frame(out.data() + kOuter, input.bytes.data(), length);
         std::memcpy(out.data() + kOuter, target_mac, 6);
+        outer->prepend_outer(out.data() + kOuter, length, header, flow_hash);
         out.length = length + kOuter;
         sink.emit_spare(state_.underlay_port(), out);
         if (in != nullptr) ++counters_.in_place_fallback_copies;

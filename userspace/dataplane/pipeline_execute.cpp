@@ -79,11 +79,15 @@ void Pipeline::execute_encap(const Action& action, const Input& input, FrameSink
     } else {
         if (sink.free_spares() == 0) return dropped(result, DropReason::no_tx_buffer);
         PacketBuffer out = sink.peek_spare();
-        const std::size_t length = action.outer->encapsulate(
-            input.bytes.subspan(action.frame_offset, action.frame_length), {out.data(), out.capacity()}, action.overlay);
-        if (length == 0) return dropped(result, DropReason::tx_buffer_too_small);
+        if (out.capacity() < outer_size + action.frame_length) return dropped(result, DropReason::tx_buffer_too_small);
+        // Copied in, the MAC rewritten, then the outer headers: their UDP checksum (always over
+        // IPv6) covers the inner frame as it is sent.
+        wire::copy_frame(out.data() + outer_size, input.bytes.data() + action.frame_offset, action.frame_length);
         if (action.rewrite_destination_mac) action.destination_mac->copy_to(out.data() + outer_size);
-        out.length = static_cast<std::uint32_t>(length);
+        const wire::MutableByteSpan outer = action.outer->encapsulate_in_place({out.data(), out.capacity()}, outer_size,
+                                                                               action.frame_length, action.overlay);
+        if (outer.empty()) return dropped(result, DropReason::tx_buffer_too_small);
+        out.length = static_cast<std::uint32_t>(outer.size());
         sink.emit_spare(action.port, out);
         if (in != nullptr) ++counters_.in_place_fallback_copies;
     }

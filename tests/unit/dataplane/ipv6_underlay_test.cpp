@@ -6,8 +6,8 @@
 // family and a zero checksum; next hops are found by the peer's IPv6 address. The MTU and the other
 // paths that encapsulate are in ipv6_underlay_paths_test.cpp.
 //
-// Encapsulation runs in place (the daemon's way) except in the DISABLED_ tests at the end: the copy
-// variant checksums the inner frame before it rewrites the inner destination MAC (see there).
+// Encapsulation runs in place (the daemon's way), and by copy in the tests at the end, which
+// caught the copy variant checksumming the inner frame before it rewrote the destination MAC.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -100,7 +100,7 @@ TEST_P(Ipv6UnderlayTest, TheExpressLanesOnGiveTheBytesAndCountsOfTheGeneralPathA
     std::size_t outer_ipv6 = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const auto& [port, frame] = inputs[i];
-        // The copy variant is compared too (the same bytes either way), checked in the DISABLED_ tests.
+        // The copy variant is compared too (the same bytes either way), checked in the copy tests below.
         for (const bool copy : {false, true}) {
             SCOPED_TRACE("input " + std::to_string(i) + (copy ? " copied" : " in place"));
             const Sent x = send(port, frame, copy, &express);
@@ -324,14 +324,12 @@ protected:
 
 TEST_P(Ipv6UnderlayTwoNodesTest, TheyCarryTheirTenantsBothWays) { exchange(false); }
 
-// KNOWN BUG, disabled until fixed (run with --gtest_also_run_disabled_tests): the copy variant of
-// the general path's encapsulation (Pipeline::execute_encap's spare-buffer branch: process(), an
-// in-place input without 70 bytes of headroom, route_from_nat) has OuterTemplate::encapsulate
-// compute the outer UDP checksum over the inner frame and only then rewrites the inner destination
-// MAC (gateway MAC -> the endpoint's), so the checksum is off by that difference. Over IPv6 the
-// checksum is always computed: every such packet is dropped by the peer (bad_udp_checksum; Linux
-// drops it too). The in-place branch rewrites the MAC first and is right.
-TEST_P(Ipv6UnderlayTest, DISABLED_TheCopyVariantsChecksumTheInnerFrameAsSent) {
+// The copy variant of the general path's encapsulation (Pipeline::execute_encap's spare-buffer
+// branch: process(), an in-place input without 70 bytes of headroom, route_from_nat) rewrites the
+// inner destination MAC (gateway MAC -> the endpoint's) before the outer UDP checksum is computed
+// over the inner frame, as the in-place branch does. It once did so after, and over IPv6, where the
+// checksum is always there, the peer (Linux too) dropped every such packet as bad_udp_checksum.
+TEST_P(Ipv6UnderlayTest, TheCopyVariantsChecksumTheInnerFrameAsSent) {
     const Bytes frame = ipv4_frame(blue10_to("10.0.0.20"));
     const Bytes expected = one(kBlue10Port, frame, Verdict::forward);  // in place
     // process(): a copy into a spare buffer.
@@ -370,14 +368,14 @@ TEST_P(Ipv6UnderlayTest, DISABLED_TheCopyVariantsChecksumTheInnerFrameAsSent) {
     EXPECT_EQ(frame_problems(out_.frame(0)), std::vector<std::string>{});
 }
 
-// The same bug end to end: node2 drops what node1's copy variant sends (malformed_overlay, its
-// decap_bad_udp_checksum counted).
-TEST_P(Ipv6UnderlayTwoNodesTest, DISABLED_TheyCarryTheirTenantsBothWaysFromTheCopyVariant) { exchange(true); }
+// The same end to end: node2 takes what node1's copy variant sends (it dropped it as
+// malformed_overlay, decap_bad_udp_checksum, while the checksum was of the unrewritten frame).
+TEST_P(Ipv6UnderlayTwoNodesTest, TheyCarryTheirTenantsBothWaysFromTheCopyVariant) { exchange(true); }
 
-// The same bug over IPv4 with PipelineConfig::outer_udp_checksum (off by default): the general
-// path's copy and the encapsulating express lane's copy (Pipeline::express_encapsulate, which
-// writes the target MAC after encapsulate_untagged) send a UDP checksum of the unrewritten frame.
-TEST(Ipv4UnderlayOuterUdpChecksum, DISABLED_TheCopyVariantsChecksumTheInnerFrameAsSent) {
+// The same over IPv4 with PipelineConfig::outer_udp_checksum (off by default): the general path's
+// copy and the encapsulating express lane's copy (Pipeline::express_encapsulate) checksum the
+// frame as sent, its destination MAC rewritten.
+TEST(Ipv4UnderlayOuterUdpChecksum, TheCopyVariantsChecksumTheInnerFrameAsSent) {
     const auto fabric = load_fabric(fabric_text("node1"));
     for (const bool express : {true, false}) {
         dataplane::PipelineConfig c = node_config("node1");

@@ -5,14 +5,19 @@
 // (tests/unit/dataplane/frame_validator.hpp), keep verdicts and emissions consistent, and all
 // three must emit the same bytes and count the same.
 //
-// Input: byte 0 < 0x80 picks the port (index into kPorts), the rest is the frame.
+// Input: byte 0 < 0x80 picks the port (its low 6 bits: index into kPorts), the rest is the frame.
 //        byte 0 >= 0x80: a sequence of records [selector][length, big-endian u16][frame]; a
-//        selector of 0xff switches the fabric snapshot, 0xfe advances the clock one second,
+//        selector of 0xff switches the fabric snapshot (Andromeda's encapsulation or VXLAN),
+//        0xfe advances the clock one second, 0xfd moves the fabric to the other underlay family,
 //        any other picks the port as above.
+//        Either way bit 0x40 of byte 0 starts on the IPv6 underlay (pipeline_world.hpp's
+//        with_ipv6_underlay: outer IPv6 packets, which the validator checks as it does IPv4's).
 // Seeds: tests/fuzz/corpus/pipeline, written by dataplane_property_test's DISABLED_WriteFuzzSeeds
 // and (ipv6-*: ND, RS, echo, routed and overlay IPv6; ARP and ND from a VXLAN peer's tenant on the
 // VXLAN fabric) dataplane_ipv6_path_test's DISABLED_WriteIpv6FuzzSeeds; vxlan-flood-*: a tenant's
-// IPv4 broadcast and IPv6 multicast, and a peer's broadcast, on the VXLAN fabric (scapy, by hand).
+// IPv4 broadcast and IPv6 multicast, and a peer's broadcast, on the VXLAN fabric (scapy, by hand);
+// ipv6-underlay-*: outer IPv6 overlay packets and tenant traffic over the IPv6 underlay,
+// dataplane_ipv6_underlay_paths_test's DISABLED_WriteIpv6UnderlayFuzzSeeds.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -43,19 +48,23 @@ std::shared_ptr<const fabric::FabricSnapshot> load_or_die(const std::string& tex
     return snapshot;
 }
 
-const fabric::FabricSnapshot& snapshot(int which) {
-    // Both dual-stack (blue and green share an IPv6 prefix); the VXLAN one answers its peers'
+const fabric::FabricSnapshot& snapshot(int which, bool ipv6_underlay) {
+    // All dual-stack (blue and green share an IPv6 prefix); the VXLAN ones answer their peers'
     // tenants' ARP and Neighbor Solicitations over the overlay.
     static const auto andromeda_fabric = load_or_die(dual_stack_fabric("node1"), 1);
     static const auto vxlan_fabric = load_or_die(dual_stack_vxlan_fabric("node1"), 2);
+    static const auto andromeda_fabric6 = load_or_die(with_ipv6_underlay(dual_stack_fabric("node1")), 3);
+    static const auto vxlan_fabric6 = load_or_die(with_ipv6_underlay(dual_stack_vxlan_fabric("node1")), 4);
+    if (ipv6_underlay) return which == 0 ? *andromeda_fabric6 : *vxlan_fabric6;
     return which == 0 ? *andromeda_fabric : *vxlan_fabric;
 }
 
 // A fresh world (fresh pipelines, clock and counters) per input keeps every run reproducible
 // from its input alone.
 struct World {
-    World() {
+    explicit World(bool ipv6) : ipv6_underlay(ipv6) {
         auto config = node_config("node1");
+        config.next_hops.push_back({kNode2Ip6, kNode2Mac});  // for the IPv6 underlay's snapshots
         config.clock = [this] { return now; };
         copy = std::make_unique<dataplane::Pipeline>(config);
         in_place = std::make_unique<dataplane::Pipeline>(config);
@@ -64,6 +73,7 @@ struct World {
     }
     std::uint64_t now = 1;
     int fabric = 0;
+    bool ipv6_underlay = false;
     std::unique_ptr<dataplane::Pipeline> copy, in_place, general;
     SinkStorage& copy_out = sink(0);
     SinkStorage& in_place_out = sink(1);
@@ -102,7 +112,7 @@ std::vector<Bytes> checked_emissions(PortId port, wire::ByteSpan frame, const da
 }
 
 void run_frame(World& world, PortId port, wire::ByteSpan frame) {
-    const auto& fabric = snapshot(world.fabric);
+    const auto& fabric = snapshot(world.fabric, world.ipv6_underlay);
     const auto a = world.copy->process(port, frame, fabric, world.copy_out.fresh());
     ChunkFrame chunk(Bytes(frame.begin(), frame.end()));
     const auto b = world.in_place->process_in_place(port, chunk.buffer, fabric, world.in_place_out.fresh());
@@ -121,9 +131,9 @@ void run_frame(World& world, PortId port, wire::ByteSpan frame) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0 || size > 20000) return 0;
-    World world;
+    World world((data[0] & 0x40) != 0);
     if (data[0] < 0x80) {
-        run_frame(world, kPorts[data[0] % std::size(kPorts)], wire::ByteSpan(data + 1, size - 1));
+        run_frame(world, kPorts[(data[0] & 0x3f) % std::size(kPorts)], wire::ByteSpan(data + 1, size - 1));
         return 0;
     }
     for (std::size_t at = 1; at < size;) {
@@ -134,6 +144,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         if (selector == 0xfe) {
             world.now += 1'000'000'000;
+            continue;
+        }
+        if (selector == 0xfd) {
+            world.ipv6_underlay = !world.ipv6_underlay;
             continue;
         }
         if (at + 2 > size) break;

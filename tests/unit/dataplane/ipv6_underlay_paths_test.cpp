@@ -283,9 +283,6 @@ INSTANTIATE_TEST_SUITE_P(Vxlan, Ipv6UnderlayVxlanTest, ::testing::Values(overlay
 // Regenerates pipeline_fuzz's seeds for the IPv6 underlay (tests/fuzz/pipeline_fuzz.cpp: bit 0x40 of
 // byte 0 starts on it, selector 0xfd switches family, 0xff the encapsulation):
 //   dataplane_ipv6_underlay_paths_test --gtest_also_run_disabled_tests --gtest_filter='*WriteIpv6UnderlayFuzzSeeds*'
-// ipv6-underlay-tenant and ipv6-underlay-sequence stay out of the corpus until the copy variant's
-// outer UDP checksum is fixed (ipv6_underlay_test.cpp's DISABLED_TheCopyVariantsChecksumTheInnerFrameAsSent):
-// pipeline_fuzz's copy pipeline sends their tenant frames with a wrong one, which its validator refuses.
 TEST(Ipv6UnderlayFuzzSeeds, DISABLED_WriteIpv6UnderlayFuzzSeeds) {
     const std::filesystem::path dir = std::filesystem::path(ANDROMEDA_SOURCE_DIR) / "tests/fuzz/corpus/pipeline";
     std::filesystem::create_directories(dir);

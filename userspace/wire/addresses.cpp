@@ -114,7 +114,7 @@ std::string Ipv6Address::to_string() const {
 
 std::optional<IpAddress> IpAddress::parse(std::string_view text) {
     if (const auto v4 = Ipv4Address::parse(text)) return IpAddress(*v4);
-    // inet_pton would also take a dotted quad's lookalikes only in IPv6 form (with colons).
+    // Not a dotted quad and no colon: no address of either family (inet_pton need not be asked).
     if (text.find(':') == std::string_view::npos) return std::nullopt;
     if (const auto v6 = Ipv6Address::parse(text)) return IpAddress(*v6);
     return std::nullopt;

@@ -37,6 +37,32 @@ TEST(Ipv6Address, RoundTrips) {
     EXPECT_FALSE(Ipv6Address::parse("fe80:::1"));
 }
 
+// A node's underlay address: either family, equal only within one, hashing an IPv4 address to itself.
+TEST(IpAddress, ParsesEitherFamilyAndComparesWithinOne) {
+    const auto v4 = IpAddress::parse("192.168.1.1");
+    const auto v6 = IpAddress::parse("fd00:1::1");
+    ASSERT_TRUE(v4 && v6);
+    EXPECT_FALSE(v4->is_ipv6());
+    EXPECT_EQ(v4->ipv4(), Ipv4Address(0xc0a80101));
+    EXPECT_EQ(v4->ipv6(), std::nullopt);
+    EXPECT_EQ(v4->hash(), 0xc0a80101u);
+    EXPECT_TRUE(v6->is_ipv6());
+    EXPECT_EQ(v6->ipv6(), Ipv6Address::parse("fd00:1:0::1"));
+    EXPECT_EQ(v6->ipv4(), std::nullopt);
+    EXPECT_EQ(v6->to_string(), "fd00:1::1");
+    EXPECT_EQ(v4->to_string(), "192.168.1.1");
+    EXPECT_EQ(*v4, Ipv4Address(0xc0a80101));
+    EXPECT_EQ(*v6, *Ipv6Address::parse("fd00:1::1"));
+    // The same bits in the other family are another address: ::c0a8:101 is not 192.168.1.1.
+    const auto compat = IpAddress::parse("::192.168.1.1");
+    ASSERT_TRUE(compat);
+    EXPECT_NE(*compat, *v4);
+    EXPECT_NE(IpAddress(), IpAddress(Ipv6Address{}));
+    EXPECT_EQ(IpAddress::parse("fd00:1::1")->hash(), v6->hash());
+    for (const char* bad : {"", "192.168.1", "192.168.1.256", "host1", "fe80::1%eth1", "fd00::1/64", "1.2.3.4:80"})
+        EXPECT_EQ(IpAddress::parse(bad), std::nullopt) << bad;
+}
+
 TEST(Ipv4Prefix, ContainsAndOverlaps) {
     const auto p = Ipv4Prefix::parse("10.0.0.0/24");
     ASSERT_TRUE(p);

@@ -74,12 +74,12 @@ void ipv6_address_present(const wire::Ipv6Address& configured, const io::Interfa
 }
 
 void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::InterfaceInfo& link, HostCheck& check) {
+    const std::uint32_t overhead = fabric::overlay_overhead(local.address && local.address->is_ipv6());
     if (link.mtu < local.underlay_mtu)
         check.errors.push_back(fmt::format(
             "[node] underlay_mtu: {} has MTU {} but underlay_mtu is {}: full-size overlay packets would not fit; "
             "set underlay_mtu = {} (VPC MTUs at most {}) or raise the interface MTU (ip link set {} mtu {})",
-            link.name, link.mtu, local.underlay_mtu, link.mtu, link.mtu - fabric::overlay_overhead(local.address && local.address->is_ipv6()), link.name,
-            local.underlay_mtu));
+            link.name, link.mtu, local.underlay_mtu, link.mtu, link.mtu - overhead, link.name, local.underlay_mtu));
     if (local.underlay_mtu + kEthernetAndTag > max_afxdp_frame())
         check.errors.push_back(fmt::format(
             "[node] underlay_mtu: {} is too large for AF_XDP without multi-buffer (frames of at most {} bytes); "

@@ -243,5 +243,29 @@ TEST_F(DualStackOverIpv6Underlay, TenantsPingAndMoveDataInBothFamilies) {
     }
 }
 
+// andromedad --check on an IPv6 underlay: fine as set up; an IPv6 [node] address that is not
+// eth1's is a warning that says how to add it; an underlay_mtu above the interface's an error
+// whose VPC MTU counts IPv6's 70 bytes of outer headers.
+TEST_F(DualStackOverIpv6Underlay, TheHostCheckKnowsTheIpv6Underlay) {
+    const auto ok = nodes_[0].host->try_run({kDaemon, "-c", nodes_[0].config, "--check"});
+    EXPECT_TRUE(ok.ok() && contains(ok.output, "OK") && contains(ok.output, underlay6(0))) << ok.output;
+
+    std::string text = read_text(nodes_[0].config);
+    replace_all(text, "address = \"" + underlay6(0) + "\"\n", "address = \"fd00:1::9\"\n");
+    const auto absent = nodes_[0].host->try_run({kDaemon, "-c", write_config(0, text, "-absent"), "--check"});
+    EXPECT_TRUE(absent.ok()) << absent.output;
+    EXPECT_TRUE(contains(absent.output, "fd00:1::9 is not an address of eth1") &&
+                contains(absent.output, "ip -6 addr add fd00:1::9/64 dev eth1 nodad"))
+        << absent.output;
+
+    text = read_text(nodes_[0].config);
+    replace_all(text, "[node]\n", "[node]\nunderlay_mtu = 1600\n");
+    const auto wide = nodes_[0].host->try_run({kDaemon, "-c", write_config(0, text, "-wide"), "--check"});
+    EXPECT_EQ(wide.exit_code, 1) << wide.output;
+    EXPECT_TRUE(contains(wide.output, "eth1 has MTU 1500 but underlay_mtu is 1600") &&
+                contains(wide.output, "VPC MTUs at most 1430"))
+        << wide.output;
+}
+
 }  // namespace
 }  // namespace andromeda::testing

@@ -250,8 +250,16 @@ TEST_F(DualStackOverIpv6Underlay, TheHostCheckKnowsTheIpv6Underlay) {
     const auto ok = nodes_[0].host->try_run({kDaemon, "-c", nodes_[0].config, "--check"});
     EXPECT_TRUE(ok.ok() && contains(ok.output, "OK") && contains(ok.output, underlay6(0))) << ok.output;
 
+    // [node] without its address: node1's [[nodes]] entry names it (one peer list fits every host).
     std::string text = read_text(nodes_[0].config);
-    replace_all(text, "address = \"" + underlay6(0) + "\"\n", "address = \"fd00:1::9\"\n");
+    const std::string own = "address = \"" + underlay6(0) + "\"\n";
+    ASSERT_NE(text.find(own), text.rfind(own)) << "both [node] and [[nodes]] name it";
+    text.erase(text.find(own), own.size());
+    const auto listed = nodes_[0].host->try_run({kDaemon, "-c", write_config(0, text, "-listed"), "--check"});
+    EXPECT_TRUE(listed.ok() && contains(listed.output, "OK") && contains(listed.output, underlay6(0))) << listed.output;
+
+    text = read_text(nodes_[0].config);
+    replace_all(text, own, "address = \"fd00:1::9\"\n");
     const auto absent = nodes_[0].host->try_run({kDaemon, "-c", write_config(0, text, "-absent"), "--check"});
     EXPECT_TRUE(absent.ok()) << absent.output;
     EXPECT_TRUE(contains(absent.output, "fd00:1::9 is not an address of eth1") &&

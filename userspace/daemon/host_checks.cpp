@@ -73,8 +73,9 @@ void ipv6_address_present(const wire::Ipv6Address& configured, const io::Interfa
         configured.to_string(), link.name, join_addresses(present), configured.to_string(), link.name));
 }
 
-void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::InterfaceInfo& link, HostCheck& check) {
-    const std::uint32_t overhead = fabric::overlay_overhead(local.address && local.address->is_ipv6());
+void check_underlay_mtu(const fabric::LocalNodeSettings& local, const io::InterfaceInfo& link, bool ipv6,
+                        HostCheck& check) {
+    const std::uint32_t overhead = fabric::overlay_overhead(ipv6);
     if (link.mtu < local.underlay_mtu)
         check.errors.push_back(fmt::format(
             "[node] underlay_mtu: {} has MTU {} but underlay_mtu is {}: full-size overlay packets would not fit; "
@@ -165,11 +166,14 @@ HostCheck check_host(const fabric::FabricSnapshot& snapshot) {
     std::optional<wire::IpAddress> address;
     if (underlay) {
         facts.underlay = *underlay;
-        check_underlay_mtu(local, *underlay, check);
+        check_underlay_mtu(local, *underlay, fabric::ipv6_underlay(snapshot.nodes()), check);
     }
-    if (underlay && local.address && local.address->is_ipv6()) {
-        address = local.address;
-        ipv6_address_present(*local.address->ipv6(), *underlay, local.underlay_vlan, check);
+    // An IPv6 address may come from this node's [[nodes]] entry (the fabric's local node), one
+    // peer list fitting every host; an IPv4 one, when [node] has none, from the interface.
+    const std::optional<wire::IpAddress>& listed = snapshot.local_node().address;
+    if (underlay && listed && listed->is_ipv6()) {
+        address = listed;
+        ipv6_address_present(*listed->ipv6(), *underlay, local.underlay_vlan, check);
     } else if (underlay) {
         const std::optional<wire::Ipv4Address> v4 = local.address ? local.address->ipv4() : std::nullopt;
         // With underlay_vlan the address lives on VLAN underlay_vlan, where the kernel has no

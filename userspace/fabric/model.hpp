@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -176,7 +177,7 @@ struct Node {
 };
 
 // A fabric's underlay is of one family (validation refuses a mix): IPv6 when any node's address is.
-[[nodiscard]] inline bool ipv6_underlay(const std::vector<Node>& nodes) noexcept {
+[[nodiscard]] inline bool ipv6_underlay(std::span<const Node> nodes) noexcept {
     return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.address && n.address->is_ipv6(); });
 }
 

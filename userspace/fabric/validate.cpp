@@ -96,8 +96,9 @@ private:
     }
 
     // One family per underlay: a node reaches a peer only over its own family, and the outer
-    // headers (so the VPCs' MTUs) are sized by it. An IPv6 underlay names this node's address (the
-    // daemon takes only an IPv4 one from the interface) and carries at least IPv6's minimum MTU.
+    // headers (so the VPCs' MTUs) are sized by it. An IPv6 underlay names this node's address, in
+    // [node] or in its [[nodes]] entry (the daemon takes only an IPv4 one from the interface), and
+    // carries at least IPv6's minimum MTU.
     void check_underlay_family() {
         std::optional<std::size_t> first;  // the first node with an address
         for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
@@ -117,7 +118,8 @@ private:
                           "an underlay is one family: give every node an address of the same family");
         }
         if (!ipv6_underlay(config_.nodes)) return;
-        if (!config_.local.address)
+        // This node's address: [node]'s, or its [[nodes]] entry's (merged into nodes[0] above).
+        if (!config_.nodes[kLocalNodeIndex].address)
             fields_.error(source_.local.table, "node.address",
                           "this node has no underlay address, and the underlay is IPv6 (the daemon takes only an "
                           "IPv4 address from the interface)",

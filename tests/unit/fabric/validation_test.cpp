@@ -206,6 +206,13 @@ TEST(FabricValidation, AnIpv6UnderlayNamesThisNodesAddressAndCarriesIpv6sMinimum
                  "t.toml:1: node.address: this node has no underlay address, and the underlay is IPv6 (the daemon "
                  "takes only an IPv4 address from the interface); set [node] address = \"...\" to this node's IPv6 "
                  "address on eth1");
+    // Its [[nodes]] entry names it as well as [node] does: one peer list fits every host.
+    const LoadResult listed = load_fabric_string(
+        replace_once(ipv6_underlay(kBaseFabric), "address = \"fd00:1::1\"\n", "") +
+            "\n[[nodes]]\nname = \"node1\"\naddress = \"fd00:1::1\"\n",
+        "t.toml");
+    ASSERT_TRUE(listed.ok()) << (listed.errors.empty() ? "" : listed.errors.front().to_string());
+    EXPECT_EQ(listed.snapshot->local_node().address, wire::IpAddress(*wire::Ipv6Address::parse("fd00:1::1")));
     const std::string at = "underlay = \"eth1\"\n";
     expect_error(ipv6_underlay(replace_once(kBaseFabric, at, at + "underlay_mtu = 1279\n")),
                  "t.toml:4: node.underlay_mtu: underlay_mtu 1279 is below IPv6's minimum link MTU; an IPv6 underlay "

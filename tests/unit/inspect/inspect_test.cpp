@@ -2,6 +2,7 @@
 // field knows its bytes, bad checksums, VXLAN, truncation and unknown versions are named, and no
 // input crashes it.
 #include "inspect/inspect.hpp"
+#include "support/sanitizer_scale.hpp"
 
 #include <gtest/gtest.h>
 
@@ -114,7 +115,7 @@ TEST(Inspect, HexParsing) {
 TEST(Inspect, RandomBytesAndTruncationsNeverCrash) {
     std::mt19937 rng(2);
     const auto example = example_overlay_packet();
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < andromeda::test::sanitizer_scaled(20000); ++i) {
         std::vector<std::uint8_t> bytes;
         if (i % 2 == 0) {
             bytes.resize(rng() % 200);

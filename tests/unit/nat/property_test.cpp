@@ -11,6 +11,7 @@
 #include <random>
 
 #include "nat_test_packets.hpp"
+#include "support/sanitizer_scale.hpp"
 
 namespace andromeda::nat {
 namespace {
@@ -194,7 +195,7 @@ TEST(NatProperty, RandomAndMutatedBytesNeverCrashOrLeak) {
     RandomTraffic traffic(99);
     NatEngine nat(small_settings(512, 2));
     nat.set_rules(one_vpc_rules(1, ip("198.51.100.1"), 1024, 65535, {{Protocol::tcp, 80, ip("10.0.0.1"), 80}}));
-    for (int i = 0; i < 200'000; ++i) {
+    for (int i = 0; i < andromeda::test::sanitizer_scaled(200'000); ++i) {
         Bytes p;
         if (i % 2 == 0) {
             p.resize(traffic.pick(0, 120));

@@ -10,6 +10,7 @@
 #include "inspect/inspect.hpp"
 #include "playground/playground.hpp"
 #include "unit/playground/requests.hpp"
+#include "support/sanitizer_scale.hpp"
 
 namespace andromeda::playground {
 namespace {
@@ -217,7 +218,7 @@ TEST(Playground, RandomFramesOnEveryPortGiveWellFormedAnswers) {
     for (const auto& p : described.at("ports")) ports.push_back(p.at("name"));
     ASSERT_GE(ports.size(), 4u);
     const auto base = inspect::example_overlay_packet();
-    for (int round = 0; round < 400; ++round) {
+    for (int round = 0; round < andromeda::test::sanitizer_scaled(400); ++round) {
         std::vector<std::uint8_t> frame = base;
         if (round % 2 == 0) frame.erase(frame.begin(), frame.begin() + 50);  // the inner frame alone
         for (int flips = rng() % 6; flips > 0; --flips) frame[rng() % frame.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);

@@ -93,9 +93,10 @@ static __always_inline int prefilter_icmp(struct xdp_md *ctx, const struct andro
 /* An overlay packet over an IPv6 underlay, which the daemon announces with no IPv4 address in
  * the fast path's config (once written: until then the map's entry is all zeros, underlay_mtu
  * included, and nothing is known): the kernel fast path carries an IPv4 underlay only, so it goes to the
- * pipeline, which judges the rest (its sender among the fabric's nodes, its UDP checksum). Every
- * other IPv6 packet, Neighbor Discovery among them, is the host's; so is all of it on an IPv4
- * underlay, where the host may have its own tunnels over IPv6. */
+ * pipeline, which judges the rest (its sender among the fabric's nodes, its UDP checksum). So does
+ * ICMPv6 Packet Too Big quoting UDP to the overlay port, for the path MTU. Every other IPv6
+ * packet, Neighbor Discovery among them, is the host's; so is all of it on an IPv4 underlay, where
+ * the host may have its own tunnels over IPv6. */
 static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const struct andromeda_port *port,
 						   struct andromeda_xdp_stats *s)
 {
@@ -108,7 +109,12 @@ static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const str
 	if (!cfg || !cfg->underlay_mtu || cfg->underlay_ip || eth_pull_tagged(&c) != bpf_htons(ETH_P_IPV6))
 		return PASS_HOST(s);
 	ip = ipv6_pull(&c);
-	if (!ip || ip->nexthdr != IPPROTO_UDP)
+	if (!ip)
+		return PASS_HOST(s);
+	/* Packet Too Big about our outer packets: the daemon learns the path MTU from it. */
+	if (ip->nexthdr == IPPROTO_ICMPV6 && !(port->flags & ANDROMEDA_PORT_F_PUNTED))
+		return icmp6_about_an_outer_packet(&c) ? TO_SOCKET(ctx, port, s, icmp) : PASS_HOST(s);
+	if (ip->nexthdr != IPPROTO_UDP)
 		return PASS_HOST(s);
 	udp = cursor_pull(&c, sizeof(*udp));
 	if (!udp || udp->dest != bpf_htons(overlay_port))

@@ -106,7 +106,7 @@
 	X(inner_not_ipv4, 438, "inner frame is neither IPv4 nor IPv6 of a dual-stack VPC (ARP and ND are answered locally, never tunnelled; with VXLAN a peer's tenant's ARP request is answered over the overlay)") \
 	X(fabric_spoofed_source, 439, "inner source is not an endpoint of the VPC on the sending node") \
 	X(not_local_endpoint, 440, "inner destination is not an endpoint of the VPC on this node") \
-	X(underlay_icmp_read, 442, "ICMP fragmentation needed about an outer packet, read for the path MTU (underlay_pmtu_learned / _ignored)") \
+	X(underlay_icmp_read, 442, "ICMP fragmentation needed or ICMPv6 Packet Too Big about an outer packet, read for the path MTU (underlay_pmtu_learned / _ignored)") \
 	/* uplink port */ \
 	X(uplink_without_nat, 441, "uplink frame but this node is no VPC's NAT gateway") \
 	/* tenant ports, again */ \

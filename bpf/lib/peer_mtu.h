@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -54,6 +55,29 @@ static __always_inline int icmp_about_our_outer_packet(struct cursor *c, __be32 
 	quoted = cursor_pull(c, sizeof(*quoted));
 	if (!quoted || quoted->version != 4 || quoted->ihl != 5 || quoted->protocol != IPPROTO_UDP ||
 	    quoted->saddr != local_ip)
+		return 0;
+	udp = cursor_pull(c, sizeof(*udp));
+	return udp && udp->dest == bpf_htons(overlay_port);
+}
+
+/* ICMPv6 Packet Too Big (RFC 4443 section 3.2), what routers on an IPv6 underlay send instead. */
+#define ICMPV6_TYPE_PACKET_TOO_BIG 2
+
+/* Whether the ICMPv6 message at cursor `c` (right after a fixed IPv6 header) is a Packet Too Big
+ * about an outer packet to the overlay port: the quoted IPv6 header is followed at once by UDP to
+ * that port. Over an IPv6 underlay the fast path's config holds no address of this node, so
+ * which source the quote has, like which peer and whether the MTU is believable, is the daemon's
+ * to judge (dataplane/underlay_pmtu.hpp); a host of its own sends no UDP to the overlay port. */
+static __always_inline int icmp6_about_an_outer_packet(struct cursor *c)
+{
+	__u8 *icmp = cursor_pull(c, ICMP_HEADER_LEN);
+	struct ipv6hdr *quoted;
+	struct udphdr *udp;
+
+	if (!icmp || icmp[0] != ICMPV6_TYPE_PACKET_TOO_BIG || icmp[1] != 0)
+		return 0;
+	quoted = cursor_pull(c, sizeof(*quoted));
+	if (!quoted || quoted->version != 6 || quoted->nexthdr != IPPROTO_UDP)
 		return 0;
 	udp = cursor_pull(c, sizeof(*udp));
 	return udp && udp->dest == bpf_htons(overlay_port);

@@ -1,5 +1,6 @@
 // ICMP on the underlay port, as the XDP prefilter hands "fragmentation needed" about our outer
-// packets to the pipeline: arbitrary bytes through parse_outer_frag_needed and a node1 pipeline of
+// packets to the pipeline: arbitrary bytes through parse_outer_frag_needed (and, as an IPv6
+// underlay's Packet Too Big, parse_outer_packet_too_big) and a node1 pipeline of
 // the test fabric (tests/unit/dataplane/pipeline_world.hpp), then a blue tenant frame to node2 of
 // the size byte 0 picks. Never a crash or an out-of-bounds read (ASan); a report called "ours"
 // holds a whole quote; whatever was learned is a plausible MTU towards a peer node; and no outer
@@ -44,6 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto report = dataplane::parse_outer_frag_needed(frame, kNode1Ip, 43481);
     if (report.kind == dataplane::OuterFragNeeded::ours && frame.size() < 14 + 20 + 8 + 20 + 8)
         violation("a report without a whole quote was called ours");
+    // The same bytes as an IPv6 underlay's Packet Too Big to node1's fd00:1::1.
+    const auto report6 = dataplane::parse_outer_packet_too_big(frame, kNode1Ip6, 43481);
+    if (report6.kind == dataplane::OuterFragNeeded::ours &&
+        (frame.size() < 14 + 40 + 8 + 40 + 8 || !report6.peer.is_ipv6()))
+        violation("a Packet Too Big without a whole quote was called ours");
 
     std::uint64_t now = 1'000'000'000;
     auto config = node_config("node1");

@@ -6,10 +6,16 @@
 // (the fast path's andromeda_peer_mtu, or the pipeline's own check) carries the traffic.
 //
 //   t10 ─ node1 eth1 192.168.1.1 ─ r1 ══ 1400 ══ r2 ─ 192.168.2.2 eth1 node2 ─ t20
+//
+// NarrowIpv6Underlay is the same over an IPv6 underlay (fd00:1::1 and fd00:2::2, the routers'
+// link fd00:99::/64): the routers answer with ICMPv6 Packet Too Big (RFC 8201), the pipeline
+// (which carries an IPv6 underlay) learns 1400, and the tenants get 1400 less 70 (1330).
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string_view>
 #include <thread>
+#include <tuple>
 
 #include "daemon_fixture.hpp"
 #include "inet_sockets.hpp"
@@ -19,7 +25,10 @@ namespace {
 
 class NarrowUnderlay : public TwoNodes {
 protected:
-    void SetUp() override {
+    void SetUp() override { build(false); }
+
+    // The routed underlay of the header's picture, over IPv4 or (`ipv6`) IPv6.
+    void build(bool ipv6) {
         ANDROMEDA_REQUIRE_ROOT();
         sweep_stale_control_sockets();
         io::testing::sweep_stale_test_pins();
@@ -32,19 +41,34 @@ protected:
         topo_.add_veth(h1, "eth1", r1, "a1", {});
         topo_.add_veth(r1, "n1", r2, "n2", narrow);
         topo_.add_veth(r2, "b2", h2, "eth1", {});
-        topo_.add_address(h1, "eth1", "192.168.1.1/24");
-        topo_.add_address(r1, "a1", "192.168.1.254/24");
-        topo_.add_address(r1, "n1", "10.99.0.1/30");
-        topo_.add_address(r2, "n2", "10.99.0.2/30");
-        topo_.add_address(r2, "b2", "192.168.2.254/24");
-        topo_.add_address(h2, "eth1", "192.168.2.2/24");
-        h1.run({"ip", "route", "add", "192.168.2.0/24", "via", "192.168.1.254"});
-        h2.run({"ip", "route", "add", "192.168.1.0/24", "via", "192.168.2.254"});
-        r1.run({"ip", "route", "add", "192.168.2.0/24", "via", "10.99.0.2"});
-        r2.run({"ip", "route", "add", "192.168.1.0/24", "via", "10.99.0.1"});
+        // {namespace, interface, IPv4 address, IPv6 address}
+        const std::tuple<Netns*, const char*, const char*, const char*> addresses[] = {
+            {&h1, "eth1", "192.168.1.1/24", "fd00:1::1/64"},  {&r1, "a1", "192.168.1.254/24", "fd00:1::fe/64"},
+            {&r1, "n1", "10.99.0.1/30", "fd00:99::1/64"},     {&r2, "n2", "10.99.0.2/30", "fd00:99::2/64"},
+            {&r2, "b2", "192.168.2.254/24", "fd00:2::fe/64"}, {&h2, "eth1", "192.168.2.2/24", "fd00:2::2/64"}};
+        for (const auto& [ns, ifname, v4, v6] : addresses) {
+            if (!ipv6) {
+                topo_.add_address(*ns, ifname, v4);
+                continue;
+            }
+            const std::string conf = std::string("net.ipv6.conf.") + ifname;
+            ns->run({"sysctl", "-qw", conf + ".disable_ipv6=0", conf + ".accept_dad=0"});
+            ns->run({"ip", "-6", "addr", "add", v6, "dev", ifname, "nodad"});
+        }
+        const std::string family = ipv6 ? "-6" : "-4";
+        const auto route = [&](Netns& ns, const char* v4, const char* v6) {
+            const std::string_view r = ipv6 ? v6 : v4;
+            const auto space = r.find(' ');
+            ns.run({"ip", family, "route", "add", std::string(r.substr(0, space)), "via", std::string(r.substr(space + 1))});
+        };
+        route(h1, "192.168.2.0/24 192.168.1.254", "fd00:2::/64 fd00:1::fe");
+        route(h2, "192.168.1.0/24 192.168.2.254", "fd00:1::/64 fd00:2::fe");
+        route(r1, "192.168.2.0/24 10.99.0.2", "fd00:2::/64 fd00:99::2");
+        route(r2, "192.168.1.0/24 10.99.0.1", "fd00:1::/64 fd00:99::1");
         for (Netns* r : {&r1, &r2}) {
-            r->run({"sysctl", "-qw", "net.ipv4.ip_forward=1"});
-            r->run({"sysctl", "-qw", "net.ipv4.icmp_ratelimit=0"});  // every too-big packet answered
+            r->run({"sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"});
+            // Every too-big packet answered.
+            r->run({"sysctl", "-qw", "net.ipv4.icmp_ratelimit=0", "net.ipv6.icmp.ratelimit=0"});
         }
         Netns* hosts[] = {&h1, &h2};
         for (int i = 0; i < 2; ++i) {
@@ -53,7 +77,8 @@ protected:
         }
         for (int i = 0; i < 2; ++i) {
             std::string text = base_config(i);
-            replace_all(text, "\"192.168.1.2\"", "\"192.168.2.2\"");
+            replace_all(text, "\"192.168.1.1\"", ipv6 ? "\"fd00:1::1\"" : "\"192.168.1.1\"");
+            replace_all(text, "\"192.168.1.2\"", ipv6 ? "\"fd00:2::2\"" : "\"192.168.2.2\"");
             nodes_[i].config = write_config(i, text);
         }
         t10_ = &add_tenant(h1, "tap-blue-10", "10");
@@ -120,6 +145,60 @@ TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) {
         EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
         EXPECT_GT(counter(0, "fastpath", "encap_gso_packets"), 0u);  // the rest went whole through the kernel
     }
+}
+
+class NarrowIpv6Underlay : public NarrowUnderlay {
+protected:
+    void SetUp() override { build(true); }
+};
+
+// Over an IPv6 underlay: the VPC's MTU is 1500 - 70 = 1430, so a 1430-byte DF ping leaves as a
+// 1500-byte outer packet, dies on the narrow link, and r1 answers node1 with Packet Too Big (mtu
+// 1400). The pipeline learns it for fd00:2::2; the next such ping gets "Frag needed" with 1330
+// from the gateway, and 1330 bytes go through.
+TEST_F(NarrowIpv6Underlay, DontFragmentPingLearnsThePathFromPacketTooBigAndGetsFragNeededWith1330) {
+    start_and_connect();
+    const auto lost = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1402", "-c", "1", "-W", "1", "10.0.0.20"}, 10s);
+    EXPECT_FALSE(lost.ok()) << lost.output;
+    ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "underlay_pmtu_learned") >= 1; }, 5s)) << logs();
+    EXPECT_EQ(counter(0, "dataplane", "underlay_pmtu_ignored"), 0u);
+    ASSERT_TRUE(eventually([&] { return contains(ctl(0, {"fabric"}).output, "1400 (learned"); }, 5s))
+        << ctl(0, {"fabric"}).output;
+    EXPECT_TRUE(eventually([&] {
+        return contains(nodes_[0].daemon->output(),
+                        "underlay path to fd00:2::2 carries at most 1400 bytes (ICMPv6 Packet Too Big; underlay_mtu 1500)");
+    }, 3s)) << logs();
+    const auto answered =
+        t10_->try_run({"ping", "-n", "-M", "do", "-s", "1402", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+    EXPECT_TRUE(contains(answered.output, "From 10.0.0.1 icmp_seq=1 Frag needed and DF set (mtu = 1330)"))
+        << answered.output << logs();
+    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1330"));
+    const auto fits = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1302", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+    EXPECT_TRUE(fits.ok()) << fits.output << logs();
+    const auto json = ctl_json(0, "fabric");
+    bool shown = false;
+    for (const auto& n : json["nodes"])
+        if (n.value("address", "") == "fd00:2::2") shown = n.value("path_mtu", 0u) == 1400u;
+    EXPECT_TRUE(shown) << json.dump();
+}
+
+// A bulk upload at the tenant's default offloads across the narrow IPv6 path: the first
+// full-sized segments die on the narrow link, the pipeline learns 1400 from Packet Too Big, the
+// tenant learns 1330 from the gateway, and 10 MB arrive byte-exact.
+TEST_F(NarrowIpv6Underlay, BulkTcpCrossesTheNarrowPathByteExact) {
+    start_and_connect();
+    const auto file = random_bytes(10u << 20, 33);
+    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
+    listener.listen_now();
+    Connection c = connect_through(*t10_, listener, "10.0.0.20", 5001);
+    ASSERT_TRUE(c.established()) << logs();
+    const Transfer moved = transfer(c.client, c.served, file, 40s);
+    EXPECT_TRUE(moved.sent);
+    ASSERT_EQ(moved.received.size(), file.size()) << logs();
+    EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
+    EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
+    EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
+    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1330"));
 }
 
 }  // namespace

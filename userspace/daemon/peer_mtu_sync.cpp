@@ -23,7 +23,11 @@ std::span<const std::byte> bytes_of(const T& value) {
 PeerMtuSyncCounts sync_peer_mtu(io::MapWriter& writer, const std::vector<dataplane::PeerPathMtu::Entry>& learned) {
     std::map<std::string, std::pair<andromeda_peer_mtu, const dataplane::PeerPathMtu::Entry*>> wanted;
     for (const auto& e : learned) {
-        const __be32 key = htonl(e.peer.value());
+        // The fast path's map is keyed by IPv4 addresses: over an IPv6 underlay the pipeline
+        // carries everything and sizes by the learned MTU itself.
+        const auto peer = e.peer.ipv4();
+        if (!peer) continue;
+        const __be32 key = htonl(peer->value());
         andromeda_peer_mtu value{};
         value.mtu = e.mtu;
         value.expires_ns = e.expires_ns;

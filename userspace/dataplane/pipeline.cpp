@@ -250,9 +250,10 @@ std::uint32_t Pipeline::learned_underlay_mtu(std::uint32_t node_index) const {
     const std::uint32_t configured = state_.encap_mtu(state_.underlay_mtu());
     if (node_index >= fabric_->nodes().size()) return configured;
     const std::optional<wire::IpAddress>& address = fabric_->nodes()[node_index].address;
-    // Path MTUs are learned over an IPv4 underlay only (ICMP "fragmentation needed").
-    if (!address || !address->ipv4()) return configured;
-    const std::uint32_t learned = path_mtu_->mtu(*address->ipv4(), now_ns());
+    if (!address) return configured;
+    // What was learned is the outer packets' path MTU: sized as configured's for IPv4 outer headers.
+    const std::uint32_t path = path_mtu_->mtu(*address, now_ns());
+    const std::uint32_t learned = path != 0 ? state_.encap_mtu(path) : 0;
     return learned != 0 && learned < configured ? learned : configured;
 }
 

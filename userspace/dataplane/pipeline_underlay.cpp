@@ -195,24 +195,28 @@ void Pipeline::decide_underlay_ipv6(const overlay::Decapsulated& packet, std::ui
     a.source_mac = &vpc.gateway.mac;
 }
 
-// What the XDP prefilter steers here besides overlay packets: "fragmentation needed" about one of
-// this node's outer packets. Believed only about our own packet to a peer node of the fabric and
-// with a plausible MTU below underlay_mtu; then that peer's path MTU is lowered (or refreshed)
-// for every worker and, through the daemon, the fast path. Anything else is the host's traffic
-// the prefilter should have passed.
+// What the XDP prefilter steers here besides overlay packets: "fragmentation needed" (ICMP) or
+// Packet Too Big (ICMPv6, over an IPv6 underlay) about one of this node's outer packets. Believed
+// only about our own packet to a peer node of the fabric and with a plausible MTU below
+// underlay_mtu; then that peer's path MTU is lowered (or refreshed) for every worker and, through
+// the daemon, the fast path (IPv4's). Anything else is the host's traffic the prefilter should
+// have passed.
 void Pipeline::read_underlay_icmp(const Input& input, Action& a) {
-    // Over IPv6 the prefilter leaves ICMPv6 to the host: no path MTU is learned from it yet.
     const std::optional<wire::IpAddress>& local = state_.local_address();
     const overlay::DecapConfig& decap = state_.decap_config();
     const std::uint16_t port = decap.udp_port != 0 ? decap.udp_port : overlay::default_udp_port(decap.kind);
-    const OuterFragNeededReport report =
-        local && local->ipv4() ? parse_outer_frag_needed(input.bytes, *local->ipv4(), port) : OuterFragNeededReport{};
+    OuterFragNeededReport report;
+    if (local && local->ipv4())
+        report = parse_outer_frag_needed(input.bytes, *local->ipv4(), port);
+    else if (local && local->ipv6())
+        report = parse_outer_packet_too_big(input.bytes, *local->ipv6(), port);
     if (report.kind == OuterFragNeeded::not_frag_needed) {
         ++counters_.decap_errors.not_udp;
         return a.drop(DropReason::underlay_not_overlay);
     }
     const fabric::Node* peer = report.kind == OuterFragNeeded::ours ? fabric_->find_node_by_address(report.peer) : nullptr;
-    if (peer != nullptr && !peer->is_local && plausible_path_mtu(report.mtu, state_.underlay_mtu()) &&
+    if (peer != nullptr && !peer->is_local &&
+        plausible_path_mtu(report.mtu, state_.underlay_mtu(), report.peer.is_ipv6()) &&
         path_mtu_->learn(report.peer, report.mtu, now_ns()))
         ++counters_.underlay_pmtu_learned;
     else

@@ -5,10 +5,13 @@
 // traffic towards a NAT node are all outer IPv6. And pipeline_fuzz's seeds for the IPv6 underlay.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "dataplane/underlay_pmtu.hpp"
 #include "gateway/icmp_error.hpp"
 #include "unit/dataplane/ipv6_underlay_world.hpp"
 #include "unit/dataplane/reassembly.hpp"
@@ -229,6 +232,134 @@ TEST_P(Ipv6UnderlayMtuTest, WithAVlanTheOuterHeadersAre74Bytes) {
     const FrameResult r = pipeline_.process(kUnderlayPort, packet, *tagged, out_.fresh());
     EXPECT_EQ(r.verdict, Verdict::deliver) << to_string(r.drop_reason);
 }
+
+// A router of the underlay at fd00:1::fe whose next link is narrower: ICMPv6 Packet Too Big to node1
+// about `offending` (an outer packet as node1 sent it, from its IPv6 header on), quoting as much as
+// fits in 1280 bytes (RFC 4443 section 3.2). `corrupt` breaks the checksum.
+Bytes packet_too_big(const Bytes& offending, std::uint32_t mtu, const wire::Ipv6Address& to = kNode1Ip6,
+                     bool corrupt = false) {
+    const wire::Ipv6Address router = ipv6("fd00:1::fe");
+    const std::size_t quote = std::min<std::size_t>(offending.size(), 1280 - 40 - 8);
+    Bytes icmp(8 + quote);
+    icmp[0] = 2;  // Packet Too Big, code 0
+    wire::store_be32(icmp.data() + 4, mtu);
+    std::copy_n(offending.begin(), quote, icmp.begin() + 8);
+    const std::uint64_t pseudo =
+        wire::pseudo_header_sum(router, to, wire::ip_protocol::kIcmpv6, static_cast<std::uint32_t>(icmp.size()));
+    wire::store_be16(icmp.data() + 2, wire::checksum_finish(wire::checksum_add(icmp, pseudo)));
+    if (corrupt) icmp[2] ^= 0x40;
+    Bytes frame(14 + 40);
+    std::copy_n(kNode1Mac.bytes().begin(), 6, frame.begin());
+    std::copy_n(kNode2Mac.bytes().begin(), 6, frame.begin() + 6);
+    wire::store_be16(frame.data() + 12, wire::ethertype::kIpv6);
+    wire::Ipv6Header h;
+    h.payload_length = static_cast<std::uint16_t>(icmp.size());
+    h.next_header = wire::ip_protocol::kIcmpv6;
+    h.source = router;
+    h.destination = to;
+    wire::write_ipv6_header(wire::MutableByteSpan(frame).subspan(14), h);
+    frame.insert(frame.end(), icmp.begin(), icmp.end());
+    return frame;
+}
+
+class Ipv6UnderlayPathMtuTest : public Ipv6UnderlayMtuTest {
+protected:
+    // The outer packet (IPv6 header on) that carries blue .10's 1430-byte packet to node2.
+    Bytes outer_to_node2() {
+        const Bytes sent = one(kBlue10Port, blue_to_node2(1430), Verdict::forward);
+        return Bytes(sent.begin() + 14, sent.end());
+    }
+    // `frame` on the underlay port: read for the path MTU, never forwarded.
+    void read_on_underlay(const Bytes& frame) {
+        const Sent sent = send(kUnderlayPort, frame);
+        EXPECT_EQ(sent.result.verdict, Verdict::drop);
+        EXPECT_EQ(sent.result.drop_reason, DropReason::underlay_icmp_read) << to_string(sent.result.drop_reason);
+        EXPECT_TRUE(sent.frames.empty());
+    }
+    // What every worker's pipeline has learned (the daemon's clock: the pipeline's default).
+    std::vector<dataplane::PeerPathMtu::Entry> learned() const {
+        const auto now = std::chrono::steady_clock::now().time_since_epoch();
+        return pipeline_.peer_path_mtu()->entries(
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+    }
+};
+
+// RFC 8201 over the underlay: a router's Packet Too Big about node1's outer packet to node2 lowers
+// node2's path to 1400, so blue's packets to node2 are sized by 1400 - 70 = 1330 (frag-needed for
+// DF IPv4, Packet Too Big for IPv6) while node3's path keeps 1430.
+TEST_P(Ipv6UnderlayPathMtuTest, APacketTooBigAboutOurOuterPacketLowersThatPeersPathTo1400Less70) {
+    const Bytes offending = outer_to_node2();
+    ASSERT_EQ(offending.size(), 1500u);
+    const auto report = dataplane::parse_outer_packet_too_big(packet_too_big(offending, 1400), kNode1Ip6,
+                                                              overlay::default_udp_port(kind()));
+    EXPECT_EQ(report.kind, dataplane::OuterFragNeeded::ours);
+    EXPECT_EQ(report.peer, kNode2Ip6);
+    EXPECT_EQ(report.mtu, 1400u);
+
+    read_on_underlay(packet_too_big(offending, 1400));
+    EXPECT_EQ(pipeline_.counters().underlay_pmtu_learned, 1u);
+    const auto entries = learned();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].peer, kNode2Ip6);
+    EXPECT_EQ(entries[0].mtu, 1400u);
+
+    expect_forwarded_whole(blue_to_node2(1330), 1400);
+    const Bytes big = blue_to_node2(1331);
+    EXPECT_EQ(run(kBlue10Port, big).verdict, Verdict::reply);
+    EXPECT_EQ(reported_mtu(big), 1330u);
+    expect_forwarded_whole(blue6_to_node2(1330), 1400);
+    const Bytes big6 = blue6_to_node2(1331);
+    EXPECT_EQ(run(kBlue10Port, big6).verdict, Verdict::reply);
+    EXPECT_EQ(reported_mtu(big6), 1330u);
+}
+
+// What is not believed: a broken checksum, a quote of someone else's packet, a report to another
+// address, an MTU below IPv6's 1280 or not below underlay_mtu, a peer outside the fabric, and a
+// truncated quote. Each is read (counted, never forwarded) and changes nothing.
+TEST_P(Ipv6UnderlayPathMtuTest, ReportsThatAreNotAboutOurPacketToAPeerChangeNothing) {
+    const Bytes offending = outer_to_node2();
+    Bytes from_someone_else = offending;
+    from_someone_else[8 + 15] ^= 1;  // the quoted source is not node1
+    Bytes to_a_stranger = offending;
+    to_a_stranger[24 + 15] = 0x77;   // fd00:1::77, no node of the fabric
+    const std::uint16_t port = overlay::default_udp_port(kind());
+    const struct {
+        const char* what;
+        Bytes frame;
+        dataplane::OuterFragNeeded kind;
+    } cases[] = {
+        {"bad checksum", packet_too_big(offending, 1400, kNode1Ip6, true), dataplane::OuterFragNeeded::bad_checksum},
+        {"not our packet", packet_too_big(from_someone_else, 1400), dataplane::OuterFragNeeded::not_our_packet},
+        {"below 1280", packet_too_big(offending, 1200), dataplane::OuterFragNeeded::ours},
+        {"not below underlay_mtu", packet_too_big(offending, 1500), dataplane::OuterFragNeeded::ours},
+        {"a stranger", packet_too_big(to_a_stranger, 1400), dataplane::OuterFragNeeded::ours},
+        {"a quote without UDP", packet_too_big(Bytes(offending.begin(), offending.begin() + 44), 1400),
+         dataplane::OuterFragNeeded::truncated},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        EXPECT_EQ(dataplane::parse_outer_packet_too_big(c.frame, kNode1Ip6, port).kind, c.kind);
+        read_on_underlay(c.frame);
+    }
+    EXPECT_EQ(pipeline_.counters().underlay_pmtu_learned, 0u);
+    EXPECT_EQ(pipeline_.counters().underlay_pmtu_ignored, std::size(cases));
+    EXPECT_TRUE(learned().empty());
+    expect_forwarded_whole(blue_to_node2(1430), 1500);
+    // Addressed to another node: not a Packet Too Big for this one (the host's, were it steered).
+    EXPECT_EQ(dataplane::parse_outer_packet_too_big(packet_too_big(offending, 1400, kNode2Ip6), kNode1Ip6, port).kind,
+              dataplane::OuterFragNeeded::not_frag_needed);
+    // Every truncation of a valid report is refused or read whole; none is read past its end.
+    const Bytes whole = packet_too_big(offending, 1400);
+    for (std::size_t n = 0; n < whole.size(); n += 7) {
+        const Bytes cut(whole.begin(), whole.begin() + static_cast<long>(n));
+        EXPECT_NE(dataplane::parse_outer_packet_too_big(cut, kNode1Ip6, port).kind, dataplane::OuterFragNeeded::ours)
+            << n << " bytes";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothEncapsulations, Ipv6UnderlayPathMtuTest,
+                         ::testing::Values(overlay::EncapKind::andromeda, overlay::EncapKind::vxlan),
+                         [](const auto& test_info) { return std::string(overlay::to_string(test_info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(BothEncapsulations, Ipv6UnderlayMtuTest,
                          ::testing::Values(overlay::EncapKind::andromeda, overlay::EncapKind::vxlan),

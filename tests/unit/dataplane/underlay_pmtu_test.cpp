@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "unit/dataplane/pipeline_fixture.hpp"
 
@@ -250,6 +253,68 @@ TEST(PeerPathMtuTest, FullTableRefusesNewPeersAndExpiryFreesSlots) {
     EXPECT_TRUE(table.learn(wire::Ipv4Address(0x0b000000), 1300, 5));
     EXPECT_EQ(table.mtu(wire::Ipv4Address(0x0b000000), 5), 1300u);
     EXPECT_EQ(table.mtu(wire::Ipv4Address(0x0a000001), 5), 0u);
+}
+
+// Either family in one table (an IPv6 underlay's peers are IPv6 addresses): IPv4 10.0.0.1 and IPv6
+// ::10.0.0.1 (the same low word) are different peers; an IPv6 MTU is lowered and refreshed, never
+// raised while it lasts, and ages out as IPv4's does.
+TEST(PeerPathMtuTest, KeysEitherFamilyAndTellsTheFamiliesApart) {
+    dataplane::PeerPathMtu table;
+    const wire::Ipv6Address node2 = ipv6("fd00:1::2");
+    const wire::Ipv6Address compatible = ipv6("::10.0.0.1");
+    EXPECT_FALSE(table.learn(ipv6("::"), 1400, 0)) << "the unspecified address is nobody";
+    EXPECT_TRUE(table.learn(ipv4("10.0.0.1"), 1400, 0));
+    EXPECT_EQ(table.mtu(compatible, 1), 0u);
+    EXPECT_TRUE(table.learn(compatible, 1300, 0));
+    EXPECT_TRUE(table.learn(node2, 1420, 0));
+    EXPECT_EQ(table.mtu(ipv4("10.0.0.1"), 1), 1400u);
+    EXPECT_EQ(table.mtu(compatible, 1), 1300u);
+    EXPECT_EQ(table.mtu(node2, 1), 1420u);
+    EXPECT_FALSE(table.learn(node2, 1450, 1)) << "never raised while it lasts";
+    EXPECT_TRUE(table.learn(node2, 1380, 2));
+    EXPECT_EQ(table.mtu(node2, 3), 1380u);
+    const auto entries = table.entries(3);
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[2].peer, wire::IpAddress(node2));
+    EXPECT_EQ(entries[2].expires_ns, 2 + dataplane::kPeerMtuLifetimeNs);
+    EXPECT_EQ(table.expire(dataplane::kPeerMtuLifetimeNs + 1), 2u) << "the two learned at 0";
+    EXPECT_EQ(table.mtu(node2, dataplane::kPeerMtuLifetimeNs + 1), 1380u);
+    EXPECT_EQ(table.mtu(compatible, dataplane::kPeerMtuLifetimeNs + 1), 0u);
+    // A freed slot takes a peer of the other family.
+    EXPECT_TRUE(table.learn(ipv4("10.0.0.2"), 1350, dataplane::kPeerMtuLifetimeNs + 1));
+    EXPECT_EQ(table.entries(dataplane::kPeerMtuLifetimeNs + 1).size(), 2u);
+}
+
+// Workers read while the daemon's worker learns and expires (the slots rewritten under them): a
+// reader gets 0 or an MTU that was learned for the very peer it asked about, never a mix of two
+// slots' values. (Under ThreadSanitizer in scripts/test.sh.)
+TEST(PeerPathMtuTest, ReadersNeverSeeAnotherPeersMtuWhileSlotsAreRewritten) {
+    dataplane::PeerPathMtu table;
+    const wire::IpAddress a = ipv6("fd00:1::a");
+    const wire::IpAddress b = ipv6("fd00:1::b");
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> wrong{0};
+    std::atomic<std::uint64_t> seen{0};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 2; ++r)
+        readers.emplace_back([&] {
+            while (!stop.load(std::memory_order_relaxed)) {
+                const std::uint32_t ma = table.mtu(a, 0);
+                const std::uint32_t mb = table.mtu(b, 0);
+                if ((ma != 0 && (ma < 1300 || ma >= 1350)) || (mb != 0 && (mb < 1400 || mb >= 1450))) ++wrong;
+                if (ma != 0 || mb != 0) ++seen;
+            }
+        });
+    for (int i = 0; i < 20000; ++i) {
+        // a's MTUs are 1300-1349 and b's 1400-1449; each expires and is learned again, so the
+        // two take each other's slot in turn.
+        table.learn(i % 2 ? a : b, static_cast<std::uint32_t>((i % 2 ? 1300 : 1400) + i % 50), 1);
+        if (i % 3 == 0) table.expire(dataplane::kPeerMtuLifetimeNs + 2);
+    }
+    stop = true;
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_GT(seen.load(), 0u) << "the readers saw entries at all";
 }
 
 // Random bytes, and every truncation and single-byte corruption of a real report: the parser never

@@ -41,7 +41,7 @@ step "dependencies"
 scripts/install-deps.sh
 
 CONCURRENCY_TESTS=(fabric_concurrency_test nat_concurrency_test daemon_control_test worker_published_test daemon_etcd_sync_test
-                   policy_firewall_test dns_service_test)
+                   policy_firewall_test dns_service_test dataplane_underlay_pmtu_test)
 # test binary:gtest filter, run against a TSan-instrumented andromedad (see the TSan step).
 DAEMON_TSAN_RUNS=(
   "daemon_lifecycle_test:TwoNodes.ReloadAddsAndRemovesAnEndpointWhileAPingLosesNothing:TwoNodes.BadReloadChangesNothingAndSaysWhy"

@@ -307,7 +307,7 @@ struct andromeda_fp_stats {
 	X(redirect_uplink)         /* packet to a NAT address steered to its AF_XDP socket */ \
 	ANDROMEDA_DROPS_XDP(D)     /* drop_<name>, andromeda_drops.h */ \
 	X(pass_fastpath)           /* overlay packet for a local endpoint handed to the tc fast path */ \
-	X(redirect_icmp)           /* ICMP fragmentation needed about one of our outer packets, to the daemon */
+	X(redirect_icmp)           /* ICMP fragmentation needed or ICMPv6 Packet Too Big about our outer packets, to the daemon */
 
 struct andromeda_xdp_stats {
 	ANDROMEDA_XDP_STATS(ANDROMEDA_STATS_FIELD, ANDROMEDA_STATS_DROP_FIELD)

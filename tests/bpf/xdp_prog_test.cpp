@@ -3,8 +3,8 @@
 // and rx_packets up by one, every other one unchanged), in three setups: the Andromeda
 // encapsulation with no AF_XDP socket bound, VXLAN, and an AF_XDP socket bound where steered
 // traffic goes; each on an IPv4 underlay (the node's address in andromeda_fp_config) and on an
-// IPv6 one (underlay_ip 0 there, as andromedad writes it), where IPv6 UDP to the overlay port is
-// the pipeline's and every other IPv6 packet the host's.
+// IPv6 one (underlay_ip 0 there, as andromedad writes it), where IPv6 UDP to the overlay port and
+// Packet Too Big about it are the pipeline's and every other IPv6 packet the host's.
 //
 // The test process moves into a network namespace of its own first, so the ifindex it hands
 // the kernel (the namespace's loopback) and the AF_XDP socket it binds belong to no one else.
@@ -164,6 +164,23 @@ Bytes neighbor_solicitation() {
     return ts::icmpv6_frame(s);
 }
 
+// A router's ICMPv6 (type, code) to this node about `offending` (an Ethernet frame over IPv6),
+// quoting its IPv6 packet: Packet Too Big, MTU 1400, by default. Only the quote's IPv6 and UDP
+// headers matter to the prefilter; the pipeline checks the rest (the addresses, the checksum).
+Bytes icmp6_about(const Bytes& offending, std::uint8_t type = 2, std::uint8_t code = 0) {
+    ts::Icmpv6Frame s;
+    s.src_mac = {2, 0, 0, 0, 0xa1, 0xfe};
+    s.dst_mac = {2, 0, 0, 0, 0xa1, 2};
+    s.src = kPeerIp6;
+    s.dst = kLocalIp6;
+    s.hop_limit = 64;
+    s.type = type;
+    s.code = code;
+    s.body = {0, 0, 0x05, 0x78};  // the MTU, 1400
+    s.body.insert(s.body.end(), offending.begin() + 14, offending.end());
+    return ts::icmpv6_frame(s);
+}
+
 // A tenant's UDP frame to 8.8.8.8 from `src_mac`.
 Bytes tenant_frame(const Mac& src_mac) {
     Bytes f = underlay_udp(53, 0x0a00000a, 0x08080808);
@@ -246,6 +263,9 @@ std::vector<Fixture> andromeda_fixtures() {
         {"underlay: IPv6 overlay cut short is the host's on an IPv4 underlay", ANDROMEDA_PORT_UNDERLAY,
          ts::resized(underlay6_udp(ANDROMEDA_OVERLAY_PORT), 14 + 40 + 8 + 8 + 13), XDP_PASS,
          &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big about an IPv6 overlay packet is the host's on an IPv4 underlay",
+         ANDROMEDA_PORT_UNDERLAY, icmp6_about(underlay6_udp(ANDROMEDA_OVERLAY_PORT)), XDP_PASS,
+         &andromeda_xdp_stats::pass_host},
         {"underlay: a Neighbor Solicitation passes", ANDROMEDA_PORT_UNDERLAY, neighbor_solicitation(), XDP_PASS,
          &andromeda_xdp_stats::pass_host},
         {"tenant: spoofed source MAC is dropped", ANDROMEDA_PORT_TENANT, tenant_frame(kOtherMac), XDP_DROP,
@@ -322,6 +342,24 @@ std::vector<Fixture> ipv6_underlay_fixtures() {
          &andromeda_xdp_stats::pass_host},
         {"underlay: a tagged Neighbor Solicitation passes", ANDROMEDA_PORT_UNDERLAY,
          ts::tagged(neighbor_solicitation(), 0x8100, 10), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big about an outer packet reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY,
+         icmp6_about(overlay), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: tagged Packet Too Big about an outer packet reaches the socket lookup", ANDROMEDA_PORT_UNDERLAY,
+         ts::tagged(icmp6_about(overlay), 0x8100, 10), XDP_DROP, &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: Packet Too Big quoting just the IPv6 and UDP headers reaches the socket lookup",
+         ANDROMEDA_PORT_UNDERLAY, ts::resized(icmp6_about(overlay), 14 + 40 + 8 + 40 + 8), XDP_DROP,
+         &andromeda_xdp_stats::drop_no_socket},
+        {"underlay: Packet Too Big with its quote cut inside the UDP header passes", ANDROMEDA_PORT_UNDERLAY,
+         ts::resized(icmp6_about(overlay), 14 + 40 + 8 + 40 + 7), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big about UDP to another port passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp6_about(underlay6_udp(22)), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big about a packet with a hop-by-hop header passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp6_about(underlay6_udp(ANDROMEDA_OVERLAY_PORT, ts::OverlayKind::andromeda, Ipv6Extension::hop_by_hop)),
+         XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Destination Unreachable about an outer packet passes", ANDROMEDA_PORT_UNDERLAY,
+         icmp6_about(overlay, 1, 4), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big with a nonzero code passes", ANDROMEDA_PORT_UNDERLAY, icmp6_about(overlay, 2, 1),
+         XDP_PASS, &andromeda_xdp_stats::pass_host},
         {"underlay: IPv4 host UDP still passes", ANDROMEDA_PORT_UNDERLAY, underlay_udp(22), XDP_PASS,
          &andromeda_xdp_stats::pass_host},
         {"underlay: ARP still passes", ANDROMEDA_PORT_UNDERLAY,
@@ -382,6 +420,10 @@ std::vector<Fixture> bound_socket_ipv6_underlay_fixtures() {
          ts::resized(overlay, 14 + 40 + 8 + 8 + 13), XDP_DROP, &andromeda_xdp_stats::drop_truncated},
         {"underlay: a Neighbor Solicitation passes, a socket bound or not", ANDROMEDA_PORT_UNDERLAY,
          neighbor_solicitation(), XDP_PASS, &andromeda_xdp_stats::pass_host},
+        {"underlay: Packet Too Big about an outer packet is redirected", ANDROMEDA_PORT_UNDERLAY, icmp6_about(overlay),
+         XDP_REDIRECT, &andromeda_xdp_stats::redirect_icmp},
+        {"underlay: Packet Too Big about UDP to another port passes, a socket bound or not", ANDROMEDA_PORT_UNDERLAY,
+         icmp6_about(underlay6_udp(22)), XDP_PASS, &andromeda_xdp_stats::pass_host},
         {"underlay: IPv6 UDP to another port passes, a socket bound or not", ANDROMEDA_PORT_UNDERLAY, underlay6_udp(22),
          XDP_PASS, &andromeda_xdp_stats::pass_host},
         {"underlay: a hop-by-hop header before UDP to the overlay port passes, a socket bound or not",

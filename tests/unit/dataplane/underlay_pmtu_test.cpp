@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <random>
 #include <thread>
 #include <vector>
@@ -253,6 +256,48 @@ TEST(PeerPathMtuTest, FullTableRefusesNewPeersAndExpiryFreesSlots) {
     EXPECT_TRUE(table.learn(wire::Ipv4Address(0x0b000000), 1300, 5));
     EXPECT_EQ(table.mtu(wire::Ipv4Address(0x0b000000), 5), 1300u);
     EXPECT_EQ(table.mtu(wire::Ipv4Address(0x0a000001), 5), 0u);
+}
+
+// The fuzz seeds scapy made (tests/fuzz/corpus/underlay_pmtu/make_seeds.py, an independent
+// encoder) read as an IPv6 underlay's Packet Too Big to node1 (fd00:1::1) about its outer packets
+// to node2 (fd00:1::2), and the near misses as what they are.
+TEST(OuterPacketTooBigTest, ScapysPacketTooBigSeedsReadAsTheyWereMade) {
+    const auto seed = [](const std::string& name) {
+        std::ifstream in(std::string(ANDROMEDA_SOURCE_DIR) + "/tests/fuzz/corpus/underlay_pmtu/" + name, std::ios::binary);
+        const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_GT(bytes.size(), 1u) << name;
+        return bytes.size() > 1 ? Bytes(bytes.begin() + 1, bytes.end()) : Bytes{};  // byte 0 is the target's selector
+    };
+    const wire::Ipv6Address node1 = ipv6("fd00:1::1");
+    const struct {
+        const char* name;
+        OuterFragNeeded kind;
+        std::uint32_t mtu;
+    } cases[] = {
+        {"ptb6_ours_1400", OuterFragNeeded::ours, 1400},
+        {"ptb6_ours_tagged", OuterFragNeeded::ours, 1400},
+        {"ptb6_mtu_1279", OuterFragNeeded::ours, 1279},  // read; not believed (plausible_path_mtu)
+        {"ptb6_quote_48", OuterFragNeeded::ours, 1400},
+        {"ptb6_quote_47", OuterFragNeeded::truncated, 0},
+        {"ptb6_not_overlay_port", OuterFragNeeded::not_our_packet, 0},
+        {"ptb6_someone_elses_packet", OuterFragNeeded::not_our_packet, 0},
+        {"ptb6_dest_unreach", OuterFragNeeded::not_frag_needed, 0},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        const auto r = dataplane::parse_outer_packet_too_big(seed(c.name), node1, 43481);
+        EXPECT_EQ(r.kind, c.kind) << to_string(r.kind);
+        EXPECT_EQ(r.mtu, c.mtu);
+        if (r.kind == OuterFragNeeded::ours) {
+            EXPECT_EQ(r.peer, ipv6("fd00:1::2"));
+        }
+        // Not to this node: the host's.
+        EXPECT_EQ(dataplane::parse_outer_packet_too_big(seed(c.name), ipv6("fd00:1::3"), 43481).kind,
+                  OuterFragNeeded::not_frag_needed);
+    }
+    EXPECT_FALSE(dataplane::plausible_path_mtu(1279, 1500, true));
+    EXPECT_TRUE(dataplane::plausible_path_mtu(1280, 1500, true));
+    EXPECT_TRUE(dataplane::plausible_path_mtu(1279, 1500, false));
 }
 
 // Either family in one table (an IPv6 underlay's peers are IPv6 addresses): IPv4 10.0.0.1 and IPv6

@@ -90,116 +90,102 @@ protected:
         start_both();
         ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 10s)) << logs();
     }
+
+    // What the family changes: node2's address, the overlay's bytes (50, or 70 over IPv6), what
+    // the routers say, and whether the kernel fast path carries the traffic (IPv4's only).
+    struct Family {
+        std::string peer;         // node2's underlay address
+        std::uint32_t overhead;   // 1400 less this is what the tenants are told
+        std::string report;       // how the daemon's log names the routers' message
+        bool kernel_fast_path;    // the fast path carries it (with its registration's path on)
+    };
+    static Family ipv4() { return {"192.168.2.2", 50, "ICMP fragmentation needed", true}; }
+    static Family ipv6() { return {"fd00:2::2", 70, "ICMPv6 Packet Too Big", false}; }
+
+    // A ping as large as the VPC's MTU (1500 less the overhead) with DF: sent, lost on the narrow
+    // link, whose router reports it to node1; node1 learns 1400 for node2, and the next such ping
+    // gets "Frag needed" with 1400 less the overhead from the gateway; the largest that fits goes
+    // through.
+    void dont_fragment_ping_learns_the_path(const Family& f) {
+        start_and_connect();
+        const std::uint32_t told = 1400 - f.overhead;
+        const std::string full = std::to_string(1500 - f.overhead - 28);
+        const auto lost = t10_->try_run({"ping", "-n", "-M", "do", "-s", full, "-c", "1", "-W", "1", "10.0.0.20"}, 10s);
+        EXPECT_FALSE(lost.ok()) << lost.output;
+        ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "underlay_pmtu_learned") >= 1; }, 5s)) << logs();
+        EXPECT_EQ(counter(0, "dataplane", "underlay_pmtu_ignored"), 0u);
+        // The fabric view shows the peer's path MTU (and the daemon's tick has put it in the map).
+        ASSERT_TRUE(eventually([&] { return contains(ctl(0, {"fabric"}).output, "1400 (learned"); }, 5s))
+            << ctl(0, {"fabric"}).output;
+        EXPECT_TRUE(eventually([&] {
+            return contains(nodes_[0].daemon->output(), "underlay path to " + f.peer + " carries at most 1400 bytes (" +
+                                                            f.report + "; underlay_mtu 1500)");
+        }, 3s)) << logs();
+        std::this_thread::sleep_for(1200ms);  // one tick: the fast path's map written
+        const auto answered =
+            t10_->try_run({"ping", "-n", "-M", "do", "-s", full, "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+        EXPECT_TRUE(contains(answered.output, "From 10.0.0.1 icmp_seq=1 Frag needed and DF set (mtu = " +
+                                                  std::to_string(told) + ")"))
+            << answered.output << logs();
+        EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu " + std::to_string(told)));
+        // On the fast path the kernel's encap sized it by andromeda_peer_mtu and left it to the pipeline.
+        if (fast_path() && f.kernel_fast_path) {
+            EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
+        }
+        const std::string fitting = std::to_string(told - 28);
+        const auto fits = t10_->try_run({"ping", "-n", "-M", "do", "-s", fitting, "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
+        EXPECT_TRUE(fits.ok()) << fits.output << logs();
+        const auto json = ctl_json(0, "fabric");
+        bool shown = false;
+        for (const auto& n : json["nodes"])
+            if (n.value("address", "") == f.peer) shown = n.value("path_mtu", 0u) == 1400u;
+        EXPECT_TRUE(shown) << json.dump();
+    }
+
+    // A bulk upload from a tenant at the kernel's default offloads (TSO: GSO packets on the fast
+    // path): the first full-sized segments die on the narrow link, the daemon learns 1400, the
+    // tenant learns 1400 less the overhead from the gateway, and 10 MB arrive byte-exact.
+    void bulk_tcp_crosses_the_narrow_path(const Family& f) {
+        start_and_connect();
+        const auto file = random_bytes(10u << 20, 32);
+        InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
+        listener.listen_now();
+        Connection c = connect_through(*t10_, listener, "10.0.0.20", 5001);
+        ASSERT_TRUE(c.established()) << logs();
+        const Transfer moved = transfer(c.client, c.served, file, 40s);
+        EXPECT_TRUE(moved.sent);
+        ASSERT_EQ(moved.received.size(), file.size()) << logs();
+        EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
+        EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
+        EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
+        EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu " + std::to_string(1400 - f.overhead)));
+        if (fast_path() && f.kernel_fast_path) {
+            EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
+            EXPECT_GT(counter(0, "fastpath", "encap_gso_packets"), 0u);  // the rest went whole through the kernel
+        }
+    }
 };
 
+// 1450 bytes fit the configured underlay (1500 less 50): learned, then told 1350.
 TEST_F(NarrowUnderlay, DontFragmentPingLearnsThePathAndGetsFragNeededWithTheNarrowerMtu) {
-    start_and_connect();
-    // 1450 bytes fit the configured underlay: sent, and lost on the narrow link, whose router
-    // reports it to node1.
-    const auto lost = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1422", "-c", "1", "-W", "1", "10.0.0.20"}, 10s);
-    EXPECT_FALSE(lost.ok()) << lost.output;
-    ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "underlay_pmtu_learned") >= 1; }, 5s)) << logs();
-    EXPECT_EQ(counter(0, "dataplane", "underlay_pmtu_ignored"), 0u);
-    // The fabric view shows the peer's path MTU (and the daemon's tick has put it in the map).
-    ASSERT_TRUE(eventually([&] { return contains(ctl(0, {"fabric"}).output, "1400 (learned"); }, 5s))
-        << ctl(0, {"fabric"}).output;
-    std::this_thread::sleep_for(1200ms);  // one tick: the fast path's map written
-    const auto answered =
-        t10_->try_run({"ping", "-n", "-M", "do", "-s", "1422", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
-    EXPECT_TRUE(contains(answered.output, "From 10.0.0.1 icmp_seq=1 Frag needed and DF set (mtu = 1350)"))
-        << answered.output << logs();
-    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1350"));
-    // On the fast path the kernel's encap sized it by andromeda_peer_mtu and left it to the pipeline.
-    if (fast_path()) {
-        EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
-    }
-    // The largest packet that fits the narrow path goes through.
-    const auto fits = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1322", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
-    EXPECT_TRUE(fits.ok()) << fits.output << logs();
-    const auto json = ctl_json(0, "fabric");
-    bool shown = false;
-    for (const auto& n : json["nodes"])
-        if (n.value("address", "") == "192.168.2.2") shown = n.value("path_mtu", 0u) == 1400u;
-    EXPECT_TRUE(shown) << json.dump();
+    dont_fragment_ping_learns_the_path(ipv4());
 }
 
-// A bulk upload from a tenant at the kernel's default offloads (TSO: GSO packets on the fast
-// path): the first full-sized segments die on the narrow link, the daemon learns 1400, the
-// tenant learns 1350 from the gateway, and 10 MB arrive byte-exact.
-TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) {
-    start_and_connect();
-    const auto file = random_bytes(10u << 20, 32);
-
-    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
-    listener.listen_now();
-    Connection c = connect_through(*t10_, listener, "10.0.0.20", 5001);
-    ASSERT_TRUE(c.established()) << logs();
-    const Transfer moved = transfer(c.client, c.served, file, 40s);
-    EXPECT_TRUE(moved.sent);
-    ASSERT_EQ(moved.received.size(), file.size()) << logs();
-    EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
-    EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
-    EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
-    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1350"));
-    if (fast_path()) {
-        EXPECT_GE(counter(0, "fastpath", "punt_too_big"), 1u);
-        EXPECT_GT(counter(0, "fastpath", "encap_gso_packets"), 0u);  // the rest went whole through the kernel
-    }
-}
+TEST_F(NarrowUnderlay, BulkTcpCrossesTheNarrowPathByteExact) { bulk_tcp_crosses_the_narrow_path(ipv4()); }
 
 class NarrowIpv6Underlay : public NarrowUnderlay {
 protected:
     void SetUp() override { build(true); }
 };
 
-// Over an IPv6 underlay: the VPC's MTU is 1500 - 70 = 1430, so a 1430-byte DF ping leaves as a
-// 1500-byte outer packet, dies on the narrow link, and r1 answers node1 with Packet Too Big (mtu
-// 1400). The pipeline learns it for fd00:2::2; the next such ping gets "Frag needed" with 1330
-// from the gateway, and 1330 bytes go through.
+// Over an IPv6 underlay the VPC's MTU is 1500 - 70 = 1430: a 1430-byte DF ping leaves as a
+// 1500-byte outer packet, r1 answers node1 with Packet Too Big (mtu 1400), the pipeline (which
+// carries an IPv6 underlay) learns it for fd00:2::2, and the tenant is told 1330.
 TEST_F(NarrowIpv6Underlay, DontFragmentPingLearnsThePathFromPacketTooBigAndGetsFragNeededWith1330) {
-    start_and_connect();
-    const auto lost = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1402", "-c", "1", "-W", "1", "10.0.0.20"}, 10s);
-    EXPECT_FALSE(lost.ok()) << lost.output;
-    ASSERT_TRUE(eventually([&] { return counter(0, "dataplane", "underlay_pmtu_learned") >= 1; }, 5s)) << logs();
-    EXPECT_EQ(counter(0, "dataplane", "underlay_pmtu_ignored"), 0u);
-    ASSERT_TRUE(eventually([&] { return contains(ctl(0, {"fabric"}).output, "1400 (learned"); }, 5s))
-        << ctl(0, {"fabric"}).output;
-    EXPECT_TRUE(eventually([&] {
-        return contains(nodes_[0].daemon->output(),
-                        "underlay path to fd00:2::2 carries at most 1400 bytes (ICMPv6 Packet Too Big; underlay_mtu 1500)");
-    }, 3s)) << logs();
-    const auto answered =
-        t10_->try_run({"ping", "-n", "-M", "do", "-s", "1402", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
-    EXPECT_TRUE(contains(answered.output, "From 10.0.0.1 icmp_seq=1 Frag needed and DF set (mtu = 1330)"))
-        << answered.output << logs();
-    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1330"));
-    const auto fits = t10_->try_run({"ping", "-n", "-M", "do", "-s", "1302", "-c", "1", "-W", "2", "10.0.0.20"}, 10s);
-    EXPECT_TRUE(fits.ok()) << fits.output << logs();
-    const auto json = ctl_json(0, "fabric");
-    bool shown = false;
-    for (const auto& n : json["nodes"])
-        if (n.value("address", "") == "fd00:2::2") shown = n.value("path_mtu", 0u) == 1400u;
-    EXPECT_TRUE(shown) << json.dump();
+    dont_fragment_ping_learns_the_path(ipv6());
 }
 
-// A bulk upload at the tenant's default offloads across the narrow IPv6 path: the first
-// full-sized segments die on the narrow link, the pipeline learns 1400 from Packet Too Big, the
-// tenant learns 1330 from the gateway, and 10 MB arrive byte-exact.
-TEST_F(NarrowIpv6Underlay, BulkTcpCrossesTheNarrowPathByteExact) {
-    start_and_connect();
-    const auto file = random_bytes(10u << 20, 33);
-    InetSocket listener(*t20_, SOCK_STREAM, "10.0.0.20", 5001);
-    listener.listen_now();
-    Connection c = connect_through(*t10_, listener, "10.0.0.20", 5001);
-    ASSERT_TRUE(c.established()) << logs();
-    const Transfer moved = transfer(c.client, c.served, file, 40s);
-    EXPECT_TRUE(moved.sent);
-    ASSERT_EQ(moved.received.size(), file.size()) << logs();
-    EXPECT_TRUE(moved.received == file) << "the transfer is not byte-exact";
-    EXPECT_GE(counter(0, "dataplane", "underlay_pmtu_learned"), 1u);
-    EXPECT_GT(counter(0, "dataplane", "frag_needed_sent"), 0u);
-    EXPECT_TRUE(contains(t10_->run({"ip", "route", "get", "10.0.0.20"}), "mtu 1330"));
-}
+TEST_F(NarrowIpv6Underlay, BulkTcpCrossesTheNarrowPathByteExact) { bulk_tcp_crosses_the_narrow_path(ipv6()); }
 
 }  // namespace
 }  // namespace andromeda::testing

@@ -2,13 +2,13 @@
 # The one test entry point (CI runs it too): installs missing Debian packages, then builds and
 # runs every test in three configurations:
 #   1. build/         gcc, RelWithDebInfo at Release's optimisation with line tables (-O3 -g1),
-#                     -Werror: all unit, BPF and integration tests; benches built; the playground's
-#                     WebAssembly page (Emscripten) and its headless-Chromium test. -O3 is where gcc
-#                     warns differently from -O2, so this build also proves that what Release builds
+#                     -Werror: all unit, BPF and integration tests (daemon tests on the fast path,
+#                     both paths with --quick); benches; the playground's page and its browser test. gcc
+#                     at -O3 warns differently from -O2, so this build also proves that what Release builds
 #                     (-O3, no -g) builds without a warning: the two differ only in debug
 #                     information (the tests keep their own -Og, tests/CMakeLists.txt).
-#   2. build-asan/    clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again,
-#                     plus every libFuzzer target run for a bounded time over its seed corpus (one
+#   2. build-asan/    clang with AddressSanitizer + UndefinedBehaviorSanitizer: all tests again (daemon
+#                     tests on the slow path), then every libFuzzer target over its seeds for a while (one
 #                     target per core)
 #   3. build-tsan/    clang with ThreadSanitizer: the concurrency tests, and andromedad itself
 #                     (workers, control server, reloads) carrying traffic in six daemon test

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "andromeda_kern_user.h"
+#include "fabric/model.hpp"
 #include "wire/addresses.hpp"
 #include "wire/bytes.hpp"
 
@@ -78,9 +79,8 @@ struct OuterFragNeededReport {
 }
 // Over an IPv6 underlay a link is 1280 bytes at least (RFC 8200 section 5): a report below it is
 // not believed either (RFC 8201 section 4 has a node keep 1280 then).
-inline constexpr std::uint32_t kMinIpv6LinkMtu = 1280;
 [[nodiscard]] constexpr bool plausible_path_mtu(std::uint32_t mtu, std::uint32_t underlay_mtu, bool ipv6) noexcept {
-    return plausible_path_mtu(mtu, underlay_mtu) && (!ipv6 || mtu >= kMinIpv6LinkMtu);
+    return plausible_path_mtu(mtu, underlay_mtu) && (!ipv6 || mtu >= fabric::kMinIpv6UnderlayMtu);
 }
 
 inline constexpr std::uint64_t kPeerMtuLifetimeNs = std::uint64_t{ANDROMEDA_PEER_MTU_LIFETIME_S} * 1'000'000'000;

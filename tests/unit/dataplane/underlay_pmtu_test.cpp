@@ -332,17 +332,20 @@ TEST(PeerPathMtuTest, KeysEitherFamilyAndTellsTheFamiliesApart) {
 
 // Workers read while the daemon's worker learns and expires (the slots rewritten under them): a
 // reader gets 0 or an MTU that was learned for the very peer it asked about, never a mix of two
-// slots' values. (Under ThreadSanitizer in scripts/test.sh.)
+// slots' values. The writer starts once both readers run, and goes on until they have seen
+// entries a thousand times (or two million rounds). (Under ThreadSanitizer in scripts/test.sh.)
 TEST(PeerPathMtuTest, ReadersNeverSeeAnotherPeersMtuWhileSlotsAreRewritten) {
     dataplane::PeerPathMtu table;
     const wire::IpAddress a = ipv6("fd00:1::a");
     const wire::IpAddress b = ipv6("fd00:1::b");
     std::atomic<bool> stop{false};
+    std::atomic<int> running{0};
     std::atomic<std::uint64_t> wrong{0};
     std::atomic<std::uint64_t> seen{0};
     std::vector<std::thread> readers;
     for (int r = 0; r < 2; ++r)
         readers.emplace_back([&] {
+            ++running;
             while (!stop.load(std::memory_order_relaxed)) {
                 const std::uint32_t ma = table.mtu(a, 0);
                 const std::uint32_t mb = table.mtu(b, 0);
@@ -350,17 +353,20 @@ TEST(PeerPathMtuTest, ReadersNeverSeeAnotherPeersMtuWhileSlotsAreRewritten) {
                 if (ma != 0 || mb != 0) ++seen;
             }
         });
-    for (int i = 0; i < 20000; ++i) {
+    while (running.load() < 2) std::this_thread::yield();
+    int rounds = 0;
+    for (; rounds < 20000 || (seen.load() < 1000 && rounds < 2'000'000); ++rounds) {
         // a's MTUs are 1300-1349 and b's 1400-1449; each expires and is learned again, so the
         // two take each other's slot in turn.
-        table.learn(i % 2 ? a : b, static_cast<std::uint32_t>((i % 2 ? 1300 : 1400) + i % 50), 1);
-        if (i % 3 == 0) table.expire(dataplane::kPeerMtuLifetimeNs + 2);
+        table.learn(rounds % 2 ? a : b, static_cast<std::uint32_t>((rounds % 2 ? 1300 : 1400) + rounds % 50), 1);
+        if (rounds % 3 == 0) table.expire(dataplane::kPeerMtuLifetimeNs + 2);
     }
     stop = true;
     for (auto& t : readers) t.join();
     EXPECT_EQ(wrong.load(), 0u);
-    EXPECT_GT(seen.load(), 0u) << "the readers saw entries at all";
+    EXPECT_GE(seen.load(), 1000u) << "the readers saw entries at all (" << rounds << " rounds)";
 }
+
 
 // Random bytes, and every truncation and single-byte corruption of a real report: the parser never
 // reads outside the frame (ASan), and never calls a report "ours" with less than a full quote.

@@ -538,21 +538,16 @@ void Daemon::sync_peer_path_mtu() {
             .count());
     const std::size_t expired = peer_path_mtu_->expire(now);
     const std::vector<dataplane::PeerPathMtu::Entry> learned = peer_path_mtu_->entries(now);
-    const PeerMtuSyncCounts counts = sync_peer_mtu(bpf_->map_writer(), learned);
-    std::vector<dataplane::PeerPathMtu::Entry> told = counts.written;
-    // IPv6 peers have no map entry to compare with: new or refreshed are those not told before.
-    std::vector<dataplane::PeerPathMtu::Entry> ipv6;
-    for (const auto& e : learned) {
-        if (!e.peer.is_ipv6()) continue;
-        ipv6.push_back(e);
-        if (std::find(ipv6_path_mtus_.begin(), ipv6_path_mtus_.end(), e) == ipv6_path_mtus_.end()) told.push_back(e);
-    }
-    ipv6_path_mtus_ = std::move(ipv6);
-    for (const auto& e : told)
-        spdlog::info("underlay path to {} carries at most {} bytes ({}; underlay_mtu {}): "
-                     "tenants sending there get PMTUD answers for the next {} s",
-                     e.peer.to_string(), e.mtu, e.peer.is_ipv6() ? "ICMPv6 Packet Too Big" : "ICMP fragmentation needed",
-                     store_.current()->local().underlay_mtu, ANDROMEDA_PEER_MTU_LIFETIME_S);
+    sync_peer_mtu(bpf_->map_writer(), learned);
+    // Told once per new or refreshed entry, either family (the map holds IPv4's only).
+    for (const auto& e : learned)
+        if (std::find(told_path_mtus_.begin(), told_path_mtus_.end(), e) == told_path_mtus_.end())
+            spdlog::info("underlay path to {} carries at most {} bytes ({}; underlay_mtu {}): "
+                         "tenants sending there get PMTUD answers for the next {} s",
+                         e.peer.to_string(), e.mtu,
+                         e.peer.is_ipv6() ? "ICMPv6 Packet Too Big" : "ICMP fragmentation needed",
+                         store_.current()->local().underlay_mtu, ANDROMEDA_PEER_MTU_LIFETIME_S);
+    told_path_mtus_ = learned;
     if (expired > 0)
         spdlog::info("{} learned underlay path MTU{} expired: back to underlay_mtu", expired, expired == 1 ? "" : "s");
 }

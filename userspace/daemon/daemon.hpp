@@ -184,8 +184,8 @@ private:
     // Path MTUs towards peers learned by the workers from ICMP about our outer packets; mirrored
     // into andromeda_peer_mtu by tick() (daemon/peer_mtu_sync.hpp).
     std::shared_ptr<dataplane::PeerPathMtu> peer_path_mtu_ = std::make_shared<dataplane::PeerPathMtu>();
-    // The IPv6 peers' learned path MTUs as last logged (IPv4's are compared with the fast path's map).
-    std::vector<dataplane::PeerPathMtu::Entry> ipv6_path_mtus_;
+    // The learned path MTUs as last logged (sync_peer_path_mtu logs each new or refreshed one).
+    std::vector<dataplane::PeerPathMtu::Entry> told_path_mtus_;
     // Security groups and their connection tracking, shared by every worker's pipeline.
     std::shared_ptr<policy::Firewall> firewall_ = std::make_shared<policy::Firewall>();
     std::unique_ptr<nat::NatEngine> nat_;

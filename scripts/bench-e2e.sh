@@ -8,7 +8,8 @@
 #   --runs N      runs in full mode (default 3; medians with min/max)
 #   --build DIR   the build directory to use (default build/, configured Release if new)
 #   --ceiling     also measure the topology's ceiling: plain tc redirects over the fast path's
-#                 hops, without and with an empty XDP program on the underlays (docs/performance.md)
+#                 hops, without and with an empty XDP program on the underlays (docs/performance.md);
+#                 with --ipv6, for IPv6 tenants (docs/ipv6.md)
 #   --north-south instead, the north-south scenario (issue 28): a tenant reaching an "outside"
 #                 namespace through its VPC's NAT gateway, the kernel (VXLAN + bridge, nftables
 #                 `snat to`) against two andromedad, fast path on and off: TCP 1 and 4 streams,
@@ -40,12 +41,12 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --runs) ARGS+=(--runs "$2"); shift ;;
     --build) BUILD=$2; shift ;;
-    --ceiling) ARGS+=(--only andromeda,andromeda-slow,kernel-vxlan,ceiling,ceiling-xdp) ;;
+    --ceiling) CEILING=1 ;;
     --north-south) ARGS+=(--only ns-kernel,ns-andromeda,ns-andromeda-slow); NORTH_SOUTH=1 ;;
     --security-groups)
       ARGS+=(--only andromeda,andromeda-policy-10,andromeda-policy,andromeda-policy-1000,kernel-vxlan --tests pps,tcp,crr)
       SECURITY_GROUPS=1 ;;
-    --ipv6) ARGS+=(--ipv6 --only andromeda,andromeda-slow,kernel-vxlan --tests tcp,ping); IPV6=1 ;;
+    --ipv6) IPV6=1 ;;
     --ipv6-underlay) IPV6_UNDERLAY=1 ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -53,9 +54,17 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# Last, so that its --only wins over --ipv6's: without a fast path "andromeda" would measure the
-# same pipeline again.
-if [ -n "${IPV6_UNDERLAY:-}" ]; then ARGS+=(--ipv6-underlay --only andromeda-slow,kernel-vxlan --tests tcp,ping); fi
+CEILING_IMPLS=${CEILING:+,ceiling,ceiling-xdp}
+# An IPv6 underlay has no fast path ("andromeda" would measure the same pipeline again), and the
+# ceiling, which encapsulates nothing, would measure the IPv4-underlay topology's again.
+if [ -n "${IPV6_UNDERLAY:-}" ]; then
+  ARGS+=(--ipv6-underlay --only andromeda-slow,kernel-vxlan --tests tcp,ping)
+  if [ -n "${IPV6:-}" ]; then ARGS+=(--ipv6); fi
+elif [ -n "${IPV6:-}" ]; then
+  ARGS+=(--ipv6 --only "andromeda,andromeda-slow,kernel-vxlan$CEILING_IMPLS" --tests tcp,ping)
+elif [ -n "${CEILING:-}" ] && [ -z "${NORTH_SOUTH:-}${SECURITY_GROUPS:-}" ]; then
+  ARGS+=(--only "andromeda,andromeda-slow,kernel-vxlan$CEILING_IMPLS")
+fi
 
 if [ -z "$OUT" ]; then
   if [ -n "${IPV6_UNDERLAY:-}" ] && [ -n "${IPV6:-}" ]; then OUT=bench/results/e2e-ipv6-over-ipv6-underlay.json

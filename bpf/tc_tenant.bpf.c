@@ -270,10 +270,39 @@ static __always_inline int tenant_deliver_local(struct tenant_frame *f, const st
 /* Outer headers in front of the frame, then out of the underlay towards the target's node: an
  * endpoint's (the inner frame as if routed by the gateway to it) or the NAT node's (the inner
  * frame as the tenant sent it: the NAT node routes it by its address). */
+/* tenant_encap over an IPv6 underlay: the outer UDP checksum is derived from the headers
+ * (lib/outer6.h), and a frame it cannot be derived for goes to the pipeline. */
+static __always_inline int tenant_encap6(struct tenant_frame *f, const struct tenant_route *r)
+{
+	struct outer_headers6 o __attribute__((aligned(8))); /* copied out in 8-byte words */
+	struct inner_sum in;
+	__u16 hash;
+	int ok;
+
+	if (f->ip6) {
+		ok = inner6_sum(f->ip6, f->c, f->len - ETH_HLEN - sizeof(struct ipv6hdr), f->skb->gso_size, &in);
+		hash = ipv6_flow_hash(f->ip6, f->c.end);
+	} else {
+		ok = inner4_sum(f->ip, f->c, f->len - ETH_HLEN - sizeof(struct iphdr), f->skb->gso_size, &in);
+		hash = ipv4_flow_hash(f->ip, f->c.end);
+	}
+	if (ok != 0)
+		return TENANT_PUNT(f, outer_csum);
+	__builtin_memcpy(o.inner.h_dest, r->kind == ROUTE_REMOTE ? r->target->mac : f->eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(o.inner.h_source, f->eth->h_source, ETH_ALEN);
+	o.inner.h_proto = f->eth->h_proto;
+	overlay_write_outer6(&o, r->cfg, r->peer, f->port->vni, hash, f->len, &in);
+	if (r->kind == ROUTE_NAT_NODE)
+		COUNT(f->s, to_nat_node_packets);
+	return encap_and_send6(f->skb, f->s, r->cfg, &o, f->len, f->port);
+}
+
 static __always_inline int tenant_encap(struct tenant_frame *f, const struct tenant_route *r)
 {
 	struct outer_headers o __attribute__((aligned(8))); /* copied out in 8-byte words */
 
+	if (underlay_is_ipv6(r->cfg))
+		return tenant_encap6(f, r);
 	__builtin_memcpy(o.inner.h_dest, r->kind == ROUTE_REMOTE ? r->target->mac : f->eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(o.inner.h_source, f->eth->h_source, ETH_ALEN);
 	o.inner.h_proto = f->eth->h_proto;

@@ -51,9 +51,9 @@ static __always_inline __u64 decap_adjust_flags(int inner_ipv6)
 	       (decap_l4_udp ? BPF_F_ADJ_ROOM_DECAP_L4_UDP : 0);
 }
 
-/* The outer headers and the inner ones the decap checks and the NAT read (up to a TCP header
- * behind an inner IPv6 header). */
-#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET + ETH_HLEN + 40 + 20)
+/* The outer headers (over an IPv6 underlay, the larger) and the inner ones the decap checks and
+ * the NAT read (up to a TCP header behind an inner IPv6 header). */
+#define UNDERLAY_HEADER_BYTES (OVERLAY_INNER_OFFSET6 + ETH_HLEN + 40 + 20)
 
 /* Generic XDP runs a program on a copy when it cannot run it on the skb in place (a cloned or
  * non-linear skb, one with less than XDP_PACKET_HEADROOM in front: every GSO packet), and for an
@@ -61,24 +61,25 @@ static __always_inline __u64 decap_adjust_flags(int inner_ipv6)
  * from its network header rather than its Ethernet header. Such a packet is put right here: the
  * Ethernet header is pushed back (bpf_skb_change_head sets mac_len again) and its bytes, still
  * where the MAC header offset says, copied into it. Only packets to this node's own unicast MAC
- * are considered, and that MAC's first byte is even while an IPv4 header without options starts
- * with 0x45, so the first byte at skb->data tells the two layouts apart. 0: the packet starts
- * at its Ethernet header (as it was or as restored, and then *restored is set: a packet generic
- * XDP had copied); -1: not for this node, or it could not be restored (the caller passes it on
- * untouched). */
+ * are considered, and the packet starts at its Ethernet header exactly when its first 14 bytes
+ * are that header's (an outer IPv4 header starts with 0x45, which no unicast MAC does, and an
+ * outer IPv6 header spelling this node's MAC, its own source MAC and ethertype in its version,
+ * flow label, lengths and source address is not an overlay packet from a peer). 0: the packet
+ * starts at its Ethernet header (as it was or as restored, and then *restored is set: a packet
+ * generic XDP had copied); -1: not for this node, or it could not be restored (the caller passes
+ * it on untouched). */
 static __always_inline int underlay_restore_mac(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
 						int *restored)
 {
-	struct ethhdr eth;
-	__u8 first;
+	struct ethhdr eth, first;
 
 	if (bpf_skb_load_bytes_relative(skb, 0, &eth, sizeof(eth), BPF_HDR_START_MAC))
 		return -1;
 	if (!mac_equal(eth.h_dest, cfg->underlay_mac))
 		return -1;
-	if (bpf_skb_load_bytes(skb, 0, &first, 1))
+	if (bpf_skb_load_bytes(skb, 0, &first, sizeof(first)))
 		return -1;
-	if (first != 0x45)
+	if (mac_equal(first.h_dest, eth.h_dest) && mac_equal(first.h_source, eth.h_source) && first.h_proto == eth.h_proto)
 		return 0;
 	if (bpf_skb_change_head(skb, ETH_HLEN, 0) || bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
 		return -1;
@@ -92,14 +93,21 @@ static __always_inline int underlay_restore_mac(struct __sk_buff *skb, const str
 static __always_inline int underlay_take(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
 					 struct overlay_packet *p, int *restored)
 {
+	__be16 family = underlay_is_ipv6(cfg) ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
 	__u32 len;
 	struct cursor c;
 
-	if (skb->vlan_present || skb->protocol != bpf_htons(ETH_P_IP) || underlay_restore_mac(skb, cfg, restored) != 0)
+	if (skb->vlan_present || skb->protocol != family || underlay_restore_mac(skb, cfg, restored) != 0)
 		return TC_ACT_UNSPEC;
 	len = skb->len;
 	bpf_skb_pull_data(skb, len < UNDERLAY_HEADER_BYTES ? len : UNDERLAY_HEADER_BYTES);
 	c = cursor_of_skb(skb);
+	if (underlay_is_ipv6(cfg)) {
+		if (overlay_packet_pull6(&c, p) || p->ip6->nexthdr != IPPROTO_UDP ||
+		    p->udp->dest != bpf_htons(overlay_port))
+			return TC_ACT_UNSPEC;
+		return STAGE_CONTINUE;
+	}
 	p->eth = cursor_pull(&c, sizeof(*p->eth));
 	p->ip = ipv4_pull(&c);
 	p->udp = cursor_pull(&c, sizeof(*p->udp));
@@ -107,6 +115,28 @@ static __always_inline int underlay_take(struct __sk_buff *skb, const struct and
 	    p->udp->dest != bpf_htons(overlay_port))
 		return TC_ACT_UNSPEC;
 	return STAGE_CONTINUE;
+}
+
+/* underlay_classify's check that the packet is one overlay packet as XDP saw it, and its pull,
+ * over either underlay. 0, or -1. */
+static __always_inline int underlay_same_packet(struct __sk_buff *skb, const struct andromeda_fp_config *cfg,
+						struct overlay_packet *p)
+{
+	struct cursor c = cursor_of_skb(skb);
+	__u32 len = skb->len;
+
+	if (underlay_is_ipv6(cfg)) {
+		if (overlay_packet_pull6(&c, p))
+			return -1;
+		if (len - ETH_HLEN - sizeof(struct ipv6hdr) > 0xffff)
+			return skb->gso_size && p->ip6->payload_len == bpf_htons(0xffff) ? 0 : -1;
+		return p->ip6->payload_len == bpf_htons(len - ETH_HLEN - sizeof(struct ipv6hdr)) ? 0 : -1;
+	}
+	if (overlay_packet_pull(&c, p))
+		return -1;
+	if (len - ETH_HLEN > 0xffff)
+		return skb->gso_size && p->ip->tot_len == bpf_htons(0xffff) ? 0 : -1;
+	return p->ip->tot_len == bpf_htons(len - ETH_HLEN) ? 0 : -1;
 }
 
 /* What tc does with the packet: DECAP_LOCAL with the tenant port and the inner Ethernet header of
@@ -120,13 +150,9 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 					     struct decap_target *t, struct ethhdr *inner, __u32 *ifindex, __u32 *flags)
 {
 	const struct andromeda_fp_handoff *h;
-	struct cursor c = cursor_of_skb(skb);
 	__u32 len = skb->len;
 
-	if (len - ETH_HLEN > 0xffff ? !skb->gso_size || p->ip->tot_len != bpf_htons(0xffff)
-				    : p->ip->tot_len != bpf_htons(len - ETH_HLEN))
-		return DROP(s, decap_mismatch);
-	if (overlay_packet_pull(&c, p))
+	if (underlay_same_packet(skb, cfg, p))
 		return DROP(s, decap_mismatch);
 	/* The inner ethertype as it came (XDP or decap_classify checked it is IPv4 or IPv6). */
 	inner->h_proto = p->inner_eth->h_proto;
@@ -140,7 +166,7 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		COUNT(s, decap_handed_over);
 		return DECAP_LOCAL;
 	}
-	switch (decap_classify(p, len, cfg, t)) {
+	switch (underlay_is_ipv6(cfg) ? decap_classify6_outer(p, len, cfg, t) : decap_classify(p, len, cfg, t)) {
 	case DECAP_LOCAL:
 		__builtin_memcpy(inner->h_dest, t->endpoint->mac, ETH_ALEN);
 		__builtin_memcpy(inner->h_source, t->vni->gateway_mac, ETH_ALEN);
@@ -203,7 +229,8 @@ static __always_inline int underlay_nat(struct __sk_buff *skb, const struct andr
 /* The outer headers off, the inner Ethernet header rewritten as the gateway routed it (`inner`:
  * its ethertype, IPv4 or IPv6, as it came, which classify read), and into the tenant. */
 static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct andromeda_fp_stats *s,
-						  struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored)
+						  struct ethhdr *inner, __u32 ifindex, __u32 flags, int restored,
+						  int overhead)
 {
 	__u32 len = skb->len;
 	struct cursor c;
@@ -213,7 +240,7 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 	ipv6 = inner->h_proto == bpf_htons(ETH_P_IPV6);
 	if (!ipv6 && inner->h_proto != bpf_htons(ETH_P_IP))
 		return DROP(s, decap_mismatch);
-	if (bpf_skb_adjust_room(skb, -ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC, decap_adjust_flags(ipv6)))
+	if (bpf_skb_adjust_room(skb, -overhead, BPF_ADJ_ROOM_MAC, decap_adjust_flags(ipv6)))
 		return DROP(s, adjust_failed);
 	/* The Ethernet header in place: the pull made it linear. */
 	c = cursor_of_skb(skb);
@@ -221,7 +248,7 @@ static __always_inline int underlay_decap_deliver(struct __sk_buff *skb, struct 
 	if (!eth)
 		return DROP(s, adjust_failed);
 	__builtin_memcpy(eth, inner, sizeof(*inner));
-	COUNT_BYTES(s, decap, len - ANDROMEDA_ENCAP_OVERHEAD);
+	COUNT_BYTES(s, decap, len - overhead);
 	if (ipv6)
 		COUNT(s, ipv6_packets);
 	if (restored)
@@ -249,9 +276,10 @@ int andromeda_tc_underlay(struct __sk_buff *skb)
 	if (!s)
 		return TC_ACT_SHOT;
 	verdict = underlay_classify(skb, cfg, s, &p, &t, &inner, &ifindex, &flags);
-	if (verdict == DECAP_NAT)
+	if (verdict == DECAP_NAT && !underlay_is_ipv6(cfg))
 		return underlay_nat(skb, cfg, s, &p);
 	if (verdict != DECAP_LOCAL)
-		return verdict;
-	return underlay_decap_deliver(skb, s, &inner, ifindex, flags, restored);
+		return verdict == DECAP_NAT ? DROP(s, decap_mismatch) : verdict;
+	return underlay_decap_deliver(skb, s, &inner, ifindex, flags, restored,
+				      underlay_is_ipv6(cfg) ? ANDROMEDA_ENCAP_OVERHEAD6 : ANDROMEDA_ENCAP_OVERHEAD);
 }

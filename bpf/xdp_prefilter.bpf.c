@@ -90,13 +90,29 @@ static __always_inline int prefilter_icmp(struct xdp_md *ctx, const struct andro
 	return TO_SOCKET(ctx, port, s, icmp);
 }
 
+/* prefilter_fast_decap over an IPv6 underlay: for a local endpoint only (NAT is the pipeline's). */
+static __always_inline int prefilter_fast_decap6(struct xdp_md *ctx, const struct andromeda_port *port)
+{
+	const struct andromeda_fp_config *cfg = fp_config();
+	struct cursor c = cursor_of_xdp(ctx);
+	struct overlay_packet p;
+	struct decap_target t;
+
+	if (!cfg || (port->flags & ANDROMEDA_PORT_F_PUNTED) || overlay_packet_pull6(&c, &p))
+		return -1;
+	if (decap_classify6_outer(&p, bpf_xdp_get_buff_len(ctx), cfg, &t) != DECAP_LOCAL)
+		return -1;
+	handoff_write(ctx, cfg, &t);
+	return 0;
+}
+
 /* An overlay packet over an IPv6 underlay, which the daemon announces with no IPv4 address in
  * the fast path's config (once written: until then the map's entry is all zeros, underlay_mtu
- * included, and nothing is known): the kernel fast path carries an IPv4 underlay only, so it goes to the
- * pipeline, which judges the rest (its sender among the fabric's nodes, its UDP checksum). So does
- * ICMPv6 Packet Too Big quoting UDP to the overlay port, for the path MTU. Every other IPv6
- * packet, Neighbor Discovery among them, is the host's; so is all of it on an IPv4 underlay, where
- * the host may have its own tunnels over IPv6. */
+ * included, and nothing is known): what the kernel fast path takes (prefilter_fast_decap6) goes
+ * on to tc, the rest to the pipeline, which judges it (its sender among the fabric's nodes, its
+ * UDP checksum). So does ICMPv6 Packet Too Big quoting UDP to the overlay port, for the path MTU.
+ * Every other IPv6 packet, Neighbor Discovery among them, is the host's; so is all of it on an
+ * IPv4 underlay, where the host may have its own tunnels over IPv6. */
 static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const struct andromeda_port *port,
 						   struct andromeda_xdp_stats *s)
 {
@@ -121,6 +137,10 @@ static __always_inline int prefilter_underlay_ipv6(struct xdp_md *ctx, const str
 		return PASS_HOST(s);
 	if (!cursor_pull(&c, ANDROMEDA_OVERLAY_HEADER_LEN + ETH_HLEN))
 		return DROP(s, truncated);
+	if (prefilter_fast_decap6(ctx, port) == 0) {
+		COUNT(s, pass_fastpath);
+		return XDP_PASS;
+	}
 	return TO_SOCKET(ctx, port, s, overlay);
 }
 

@@ -10,6 +10,8 @@
 #   --seconds S   length of each iperf3 run (default 5)
 #   --out FILE    JSON result (default bench/results/veth-xdp-family.json)
 #   --build DIR   the build directory holding andromeda-forward (default build/)
+#   --pin CPUS    run both iperf3 ends on these CPUs only (taskset -c CPUS, e.g. 0): the veth's
+#                 backlog and the flow's softirq work then stay on them too
 # Needs root and iperf3; prints SKIP and exits 0 without them. Its namespaces are avx-<pid>-a and
 # avx-<pid>-b, removed on exit (also on INT/TERM).
 set -euo pipefail
@@ -19,13 +21,15 @@ RUNS=5
 SECONDS_PER_RUN=5
 OUT=bench/results/veth-xdp-family.json
 BUILD=build
+PIN=
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=$2; shift ;;
     --seconds) SECONDS_PER_RUN=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --pin) PIN=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench-veth-xdp.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -35,6 +39,11 @@ case "$RUNS$SECONDS_PER_RUN" in *[!0-9]*|'') echo "bench-veth-xdp.sh: --runs and
 if [ "$(id -u)" != 0 ]; then
   echo "SKIP: bench-veth-xdp.sh needs root (network namespaces, XDP)"
   exit 0
+fi
+TASKSET=()
+if [ -n "$PIN" ]; then
+  TASKSET=(taskset -c "$PIN")
+  "${TASKSET[@]}" true 2>/dev/null || { echo "bench-veth-xdp.sh: --pin $PIN: not a CPU list taskset takes here" >&2; exit 2; }
 fi
 if ! command -v iperf3 >/dev/null; then
   echo "SKIP: bench-veth-xdp.sh needs iperf3 (scripts/install-deps.sh)"
@@ -91,7 +100,7 @@ ip -n "$A" addr add 10.99.0.1/24 dev eth0
 ip -n "$B" addr add 10.99.0.2/24 dev eth0
 ip -n "$A" addr add fd99::1/64 dev eth0 nodad
 ip -n "$B" addr add fd99::2/64 dev eth0 nodad
-ip netns exec "$B" iperf3 -s >/dev/null 2>&1 &
+ip netns exec "$B" "${TASKSET[@]}" iperf3 -s >/dev/null 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 50); do
   ip netns exec "$A" ping -c 1 -W 1 10.99.0.2 >/dev/null 2>&1 && ip netns exec "$A" ping -6 -c 1 -W 1 fd99::2 >/dev/null 2>&1 && break
@@ -102,7 +111,7 @@ done
 measure() {
   local run=$1 case=$2 family=$3 dst=$4 json
   for _ in 1 2 3; do  # the server may still be closing the previous run
-    if json=$(ip netns exec "$A" iperf3 -J -t "$SECONDS_PER_RUN" -c "$dst" 2>/dev/null); then
+    if json=$(ip netns exec "$A" "${TASKSET[@]}" iperf3 -J -t "$SECONDS_PER_RUN" -c "$dst" 2>/dev/null); then
       python3 -c 'import json,sys; e=json.load(sys.stdin)["end"]; print(*sys.argv[1:4], e["sum_received"]["bits_per_second"]/1e9, e["sum_sent"]["retransmits"])' \
         "$run" "$case" "$family" <<<"$json"
       return 0
@@ -123,7 +132,7 @@ for i in $(seq "$RUNS"); do
   done
 done
 mkdir -p "$(dirname "$OUT")"
-python3 - "$RESULTS" "$OUT" "$(uname -r)" "$RUNS" "$SECONDS_PER_RUN" <<'PY'
+python3 - "$RESULTS" "$OUT" "$(uname -r)" "$RUNS" "$SECONDS_PER_RUN" "$PIN" <<'PY'
 import json, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 cases, by_run = {}, {}
@@ -132,7 +141,7 @@ for run, case, family, gbps, retrans in rows:
     c["gbps"].append(float(gbps))
     c["retransmits"].append(int(retrans))
     by_run[(run, case, family)] = float(gbps)
-out = {"kernel": sys.argv[3], "runs": int(sys.argv[4]), "seconds": int(sys.argv[5]), "tcp": []}
+out = {"kernel": sys.argv[3], "runs": int(sys.argv[4]), "seconds": int(sys.argv[5]), "pinned_to": sys.argv[6] or None, "tcp": []}
 for (case, family), c in sorted(cases.items()):
     out["tcp"].append({"xdp": case, "family": family, "gbps_median": round(statistics.median(c["gbps"]), 2),
                        "gbps_min": round(min(c["gbps"]), 2), "gbps_max": round(max(c["gbps"]), 2), "gbps": c["gbps"],

@@ -26,7 +26,7 @@ typedef uint32_t __be32;
  * meaning at the same size (a field or flag bit reused, a unit or byte order changed, entries
  * written differently), here or in andromeda_nat_kern_user.h: libbpf refuses to reuse a pinned map
  * only when its type, sizes or flags differ, so nothing else catches such a change. */
-#define ANDROMEDA_MAP_LAYOUT 3
+#define ANDROMEDA_MAP_LAYOUT 4
 
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
@@ -36,6 +36,8 @@ typedef uint32_t __be32;
 #define ANDROMEDA_OVERLAY_HEADER_LEN 8
 /* outer Ethernet 14 + IPv4 20 + UDP 8 + overlay header 8 */
 #define ANDROMEDA_ENCAP_OVERHEAD 50
+/* ... over an IPv6 underlay: the outer IP header is IPv6's fixed 40 bytes */
+#define ANDROMEDA_ENCAP_OVERHEAD6 70
 /* What an encapsulated frame should have in front of its outer Ethernet header when it reaches
  * a receiver whose XDP runs on skbs (generic XDP, or native XDP on a veth): XDP_PACKET_HEADROOM,
  * 256, below which the kernel copies the skb before the program runs. The encap makes room for
@@ -127,13 +129,37 @@ struct andromeda_punt_limit {
 	__u64 rate_limited;        /* frames dropped: no token (drop_punt_rate_limited, per port) */
 };
 
-/* andromeda_peers: underlay IPv4 of a peer node -> what we know of it. */
+/* andromeda_peers: the peer key of a peer node -> what we know of it. A node's peer key is its
+ * underlay IPv4 address, or over an IPv6 underlay andromeda_peer_key6() of its IPv6 address (a
+ * 32-bit stand-in in 240.0.0.0/4, never an IPv4 underlay's address); every map field that names
+ * a node (andromeda_fabric_entry.node_ip, andromeda_vni.nat_node_ip, andromeda_peer_mtu's key)
+ * holds its peer key, so the fast path finds a node the same way over either underlay. */
 struct andromeda_peer {
 	__u32 node_id;
 	__u8 mac[6];      /* next hop towards it on the underlay, when known */
 	__u8 mac_known;   /* 1: `mac` is resolved; 0: the fast path punts traffic to this peer */
 	__u8 pad;
+	__u8 ip6[16];     /* over an IPv6 underlay: its address (the outer destination); else zero */
 };
+
+/* The peer key of a node with IPv6 underlay address `a` (16 bytes), in host order: FNV-1a over
+ * the address, its top nibble forced to 0xf. The daemon turns the fast path off when two nodes'
+ * keys collide (a 1-in-2^28 chance per pair). */
+#ifdef __cplusplus
+[[nodiscard]] static constexpr inline
+#else
+static inline __attribute__((always_inline))
+#endif
+__u32 andromeda_peer_key6(const __u8 *a)
+{
+	__u32 h = 2166136261u;
+
+	for (int i = 0; i < 16; i++) {
+		h ^= a[i];
+		h *= 16777619u;
+	}
+	return (h & 0x0fffffffu) | 0xf0000000u;
+}
 
 /* andromeda_peer_mtu: underlay IPv4 of a peer node -> the path MTU towards it that the daemon
  * learned from an ICMP "fragmentation needed" about one of this node's outer packets, when it is
@@ -224,6 +250,9 @@ struct andromeda_fp_config {
 	__u8 uplink_next_hop_mac[6]; /* the uplink router's MAC */
 	__u8 uplink_next_hop_known;  /* 0: unresolved; outbound NAT goes to the pipeline */
 	__u8 pad[3];
+	/* An IPv6 underlay: this node's address (the outer source), underlay_ip then 0. All zero
+	 * over an IPv4 underlay. */
+	__u8 underlay_ip6[16];
 };
 
 /* What the underlay's XDP program hands the tc program along with an overlay packet it found
@@ -287,6 +316,11 @@ struct andromeda_fp_handoff {
 	X(punt_policy_no_flow)  /* ... with no flow of the VPC's policy generation here: the pipeline judges it */ \
 	X(punt_policy_control)  /* ... TCP SYN/FIN/RST, ICMP, fragments, other protocols: the pipeline's to track */ \
 	X(ipv6_packets)         /* IPv6 frames the fast path carried (encapsulated, delivered locally or decapsulated) */ \
+	X(punt_outer_csum)      /* over an IPv6 underlay, a frame whose outer UDP checksum the fast path cannot \
+	                         * derive from its headers: a GSO packet with a shorter last segment, a fragment, \
+	                         * IPv4 UDP without a checksum, a transport other than TCP, UDP and ICMP */ \
+	X(decap_outer_csum_checked) /* over an IPv6 underlay, an overlay packet whose outer UDP checksum the \
+	                         * decap verified from its headers (the rest: GSO, or verified by the NIC) */ \
 	X(punt_ipv6_control)    /* IPv6 the gateway answers or judges: ND, router messages, MLD, ICMPv6 other than echo, \
 	                         * link-local, multicast or unspecified addresses, a port without an IPv6 address */ \
 	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */

@@ -128,6 +128,14 @@ ANDROMEDA_SHARED_FN __u32 andromeda_vpc_inner_mtu(__u32 vpc_mtu, __u32 underlay_
 	return vpc_mtu != 0 && vpc_mtu < room ? vpc_mtu : room;
 }
 
+/* The outer IPv6 flow label for a flow hash over an IPv6 underlay (docs/wire-format.md; RFC 6438):
+ * the hash in the label's top 16 bits, its top nibble repeated in the bottom 4, so one label per
+ * hash and 0 ("unlabelled") only for hash 0. */
+ANDROMEDA_SHARED_FN __u32 andromeda_outer_flow_label(__u16 hash)
+{
+	return (__u32)hash << 4 | (__u32)(hash >> 12);
+}
+
 /* The largest inner IP packet behind `inner_ethernet_len` bytes of inner Ethernet header (14, or
  * more with VLAN tags) that fits both the VPC's inner MTU and the underlay MTU once encapsulated
  * (outer IPv4, UDP and overlay header around the inner frame; 0 when even the headers do not fit). */
@@ -149,6 +157,7 @@ static_assert(andromeda_ipv6_address_fold(0xfd000000, 0, 1, 0xa) == 0xfd00000b);
 static_assert(andromeda_ipv6_address_fold(0xfd000000, 0, 1, 0x14) == 0xfd000015);
 static_assert(andromeda_ipv6_flow_hash(0xfd00000b, 0xfd000015, 17, 0x12345, 0, 40000u << 16 | 4242u, 1) == 0x1a63);
 static_assert(andromeda_inner_ip_mtu(andromeda_vpc_inner_mtu(0, 1500), 1500, 14) == 1450);
+static_assert(andromeda_outer_flow_label(0x60d1) == 0x60d16 && andromeda_outer_flow_label(0xffff) == 0xfffff);
 #endif
 
 #endif /* ANDROMEDA_OVERLAY_H */

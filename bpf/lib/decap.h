@@ -19,6 +19,7 @@
 #include "fabric.h"
 #include "ipv4.h"
 #include "ipv6.h"
+#include "outer6.h"
 #include "overlay.h"
 #include "policy.h"
 
@@ -35,7 +36,8 @@ struct decap_target {
  * the verifier follows (it does not relate two pointers set on exclusive paths). */
 struct overlay_packet {
 	struct ethhdr *eth;
-	struct iphdr *ip;
+	struct iphdr *ip;    /* the outer IPv4 header (overlay_packet_pull) */
+	struct ipv6hdr *ip6; /* the outer IPv6 header (overlay_packet_pull6) */
 	struct udphdr *udp;
 	__u8 *overlay;
 	struct ethhdr *inner_eth;
@@ -44,9 +46,33 @@ struct overlay_packet {
 	void *end; /* of the linear part: the inner transport header lies between the inner IP header and it */
 };
 
+/* The rest of an overlay packet once its outer IP header is pulled. */
+static __always_inline int overlay_packet_pull_rest(struct cursor *c, struct overlay_packet *p)
+{
+	p->udp = cursor_pull(c, sizeof(*p->udp));
+	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
+	p->inner_eth = cursor_pull(c, sizeof(*p->inner_eth));
+	p->l3 = c->pos;
+	p->end = c->end;
+	p->inner_ip = ipv4_pull(c);
+	return p->udp && p->overlay && p->inner_eth ? 0 : -1;
+}
+
+/* An overlay packet over an IPv6 underlay: a fixed outer IPv6 header (p->ip stays NULL). */
+static __always_inline int overlay_packet_pull6(struct cursor *c, struct overlay_packet *p)
+{
+	p->eth = cursor_pull(c, sizeof(*p->eth));
+	p->ip = NULL;
+	p->ip6 = ipv6_pull(c);
+	if (!p->eth || !p->ip6)
+		return -1;
+	return overlay_packet_pull_rest(c, p);
+}
+
 static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_packet *p)
 {
 	p->eth = cursor_pull(c, sizeof(*p->eth));
+	p->ip6 = NULL;
 	p->ip = ipv4_pull(c);
 	p->udp = cursor_pull(c, sizeof(*p->udp));
 	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
@@ -65,19 +91,19 @@ enum decap_kind {
 	DECAP_NAT = 0x102,   /* out through this node's NAT (lib/nat.h decides whether the kernel may) */
 };
 
-/* Whether the sender of an overlay packet may speak for its inner source, as the pipeline judges
- * it: an address of the VPC must be an endpoint the fabric places on the sending node; any other
- * address only the VPC's NAT node may send (the outside's replies). */
+/* Whether the sender of an overlay packet (the node of peer key `node`) may speak for its inner
+ * source, as the pipeline judges it: an address of the VPC must be an endpoint the fabric places
+ * on the sending node; any other address only the VPC's NAT node may send (the outside's
+ * replies). */
 static __always_inline int decap_sender_valid(const struct overlay_packet *p, __u32 vni_id,
-					      const struct andromeda_vni *vni)
+					      const struct andromeda_vni *vni, __be32 node)
 {
 	const struct andromeda_fabric_entry *sender;
 
 	if (!vpc_contains(vni_id, p->inner_ip->saddr))
-		return vni->nat_node_ip != 0 && !(vni->flags & ANDROMEDA_VNI_F_NAT_HERE) &&
-		       vni->nat_node_ip == p->ip->saddr;
+		return vni->nat_node_ip != 0 && !(vni->flags & ANDROMEDA_VNI_F_NAT_HERE) && vni->nat_node_ip == node;
 	sender = endpoint_lookup(vni_id, p->inner_ip->saddr);
-	return sender && !sender->local && sender->node_ip == p->ip->saddr;
+	return sender && !sender->local && sender->node_ip == node;
 }
 
 /* decap_classify_vni's ruling on inner IPv6 (a dual-stack VPC's, east-west only: IPv6 has no
@@ -87,7 +113,7 @@ static __always_inline int decap_sender_valid(const struct overlay_packet *p, __
  * fast path has no business: extension headers, ICMPv6 other than echo, link-local, multicast or
  * unspecified addresses stay the pipeline's. */
 static __always_inline enum decap_kind decap_classify6(const struct overlay_packet *p, int sized, __u32 inner_len,
-							__u32 vni_id, const struct andromeda_vni *vni,
+							__u32 vni_id, const struct andromeda_vni *vni, __be32 node,
 							struct decap_target *out)
 {
 	const struct andromeda_fabric_entry *sender, *target;
@@ -100,7 +126,7 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
 	    !ipv6_is_routable(&ip6->daddr))
 		return DECAP_NONE;
 	sender = endpoint6_lookup(vni_id, &ip6->saddr);
-	if (!sender || sender->local || sender->node_ip != p->ip->saddr)
+	if (!sender || sender->local || sender->node_ip != node)
 		return DECAP_NONE;
 	target = endpoint6_lookup(vni_id, &ip6->daddr);
 	if (!target || !target->local || target->ifindex == 0)
@@ -110,6 +136,47 @@ static __always_inline enum decap_kind decap_classify6(const struct overlay_pack
 	out->vni = vni;
 	out->endpoint = target;
 	return DECAP_LOCAL;
+}
+
+/* The inner checks of decap_classify_vni (and _vni6), for an overlay packet from the node of peer
+ * key `node`: `sized` when the inner frame's length `inner_len` is known (not a GSO packet of over
+ * 64 KiB). */
+static __always_inline enum decap_kind decap_classify_inner(const struct overlay_packet *p, int sized, __u32 inner_len,
+							     const struct andromeda_vni *vni, __be32 node,
+							     struct decap_target *out)
+{
+	const struct andromeda_fabric_entry *target;
+	__u32 vni_id;
+
+	if (!(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
+		return DECAP_NONE;
+	vni_id = andromeda_overlay_vni(p->overlay);
+	/* An inner broadcast or multicast frame is flooded or dropped by the pipeline, never NATed. */
+	if (p->inner_eth->h_dest[0] & 1)
+		return DECAP_NONE;
+	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return decap_classify6(p, sized, inner_len, vni_id, vni, node, out);
+	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !p->inner_ip || !ipv4_is_plain(p->inner_ip) ||
+	    (sized && bpf_ntohs(p->inner_ip->tot_len) != inner_len))
+		return DECAP_NONE;
+	if (!decap_sender_valid(p, vni_id, vni, node))
+		return DECAP_NONE;
+	out->vni = vni;
+	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
+	if (target) {
+		if (!target->local || target->ifindex == 0)
+			return DECAP_NONE;
+		/* Security groups: ingress at the receiver, by a flow the pipeline allowed (policy.h). */
+		if (policy_check(vni_id, vni, p->inner_ip, (void *)(p->inner_ip + 1), p->end, ANDROMEDA_POLICY_INGRESS, 0) !=
+		    POLICY_PASS)
+			return DECAP_NONE;
+		out->endpoint = target;
+		return DECAP_LOCAL;
+	}
+	/* (Its sender is an endpoint of the VPC: with NAT here, decap_sender_valid took no other.) */
+	if ((vni->flags & ANDROMEDA_VNI_F_NAT_HERE) && !vpc_contains(vni_id, p->inner_ip->daddr))
+		return DECAP_NAT;
+	return DECAP_NONE;
 }
 
 /* What the decap fast path does with the overlay packet `p` (`total` bytes in all: more than its
@@ -131,8 +198,7 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 							   const struct andromeda_fp_config *cfg,
 							   const struct andromeda_vni *vni, struct decap_target *out)
 {
-	const struct andromeda_fabric_entry *target;
-	__u32 vni_id, outer_len, udp_len, inner_len = 0;
+	__u32 outer_len, udp_len, inner_len = 0;
 	int sized;
 
 	if (!mac_equal(p->eth->h_dest, cfg->underlay_mac))
@@ -153,35 +219,77 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 	} else if (outer_len != 0xffff) {
 		return DECAP_NONE;
 	}
-	if (ipv4_header_sum(p->ip) != 0xffff || !(vni->flags & ANDROMEDA_VNI_F_FASTPATH))
+	if (ipv4_header_sum(p->ip) != 0xffff)
 		return DECAP_NONE;
-	vni_id = andromeda_overlay_vni(p->overlay);
-	/* An inner broadcast or multicast frame is flooded or dropped by the pipeline, never NATed. */
-	if (p->inner_eth->h_dest[0] & 1)
+	return decap_classify_inner(p, sized, inner_len, vni, p->ip->saddr, out);
+}
+
+/* decap_classify_vni's outer checks over an IPv6 underlay, in the same spirit: to this node's
+ * MAC and address, a fixed header with UDP right behind it to the overlay port, lengths
+ * consistent (0xffff for a GSO packet of over 64 KiB), from a peer node (its peer key and its
+ * address), a plain overlay header; then the inner checks, which only DECAP_LOCAL passes (NAT
+ * over an IPv6 underlay is the pipeline's). The UDP checksum IPv6 requires must be there and,
+ * for a packet no larger than the underlay's MTU, verify from the headers (lib/outer6.h: the
+ * inner checksum, which the tenant's stack checks, covers the rest); a larger one is a GSO
+ * packet, built whole by a kernel on this host or merged by GRO from verified segments. What
+ * fails goes to the pipeline, which verifies the whole datagram and counts it. */
+static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_packet *p, __u64 total,
+							    const struct andromeda_fp_config *cfg,
+							    const struct andromeda_vni *vni, struct decap_target *out)
+{
+	const struct andromeda_peer *peer;
+	__u32 payload, udp_len, inner_len = 0;
+	struct inner_sum in;
+	struct cursor c;
+	__be32 node;
+	int sized, ok;
+
+	if (!p->ip6 || !mac_equal(p->eth->h_dest, cfg->underlay_mac))
 		return DECAP_NONE;
-	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6))
-		return decap_classify6(p, sized, inner_len, vni_id, vni, out);
-	if (p->inner_eth->h_proto != bpf_htons(ETH_P_IP) || !p->inner_ip || !ipv4_is_plain(p->inner_ip) ||
-	    (sized && bpf_ntohs(p->inner_ip->tot_len) != inner_len))
+	if (p->eth->h_proto != bpf_htons(ETH_P_IPV6) || p->ip6->version != 6 || p->ip6->nexthdr != IPPROTO_UDP ||
+	    p->udp->dest != bpf_htons(overlay_port) || p->udp->check == 0 ||
+	    !ipv6_equal(&p->ip6->daddr, cfg->underlay_ip6))
 		return DECAP_NONE;
-	if (!decap_sender_valid(p, vni_id, vni))
+	if (!overlay_header_plain(p->overlay))
 		return DECAP_NONE;
-	out->vni = vni;
-	target = endpoint_lookup(vni_id, p->inner_ip->daddr);
-	if (target) {
-		if (!target->local || target->ifindex == 0)
+	payload = bpf_ntohs(p->ip6->payload_len);
+	udp_len = bpf_ntohs(p->udp->len);
+	sized = total - ETH_HLEN - sizeof(struct ipv6hdr) <= 0xffff;
+	if (sized) {
+		if (payload != total - ETH_HLEN - sizeof(struct ipv6hdr) || udp_len != payload ||
+		    udp_len < sizeof(struct udphdr) + ANDROMEDA_OVERLAY_HEADER_LEN + ETH_HLEN)
 			return DECAP_NONE;
-		/* Security groups: ingress at the receiver, by a flow the pipeline allowed (policy.h). */
-		if (policy_check(vni_id, vni, p->inner_ip, (void *)(p->inner_ip + 1), p->end, ANDROMEDA_POLICY_INGRESS, 0) !=
-		    POLICY_PASS)
-			return DECAP_NONE;
-		out->endpoint = target;
-		return DECAP_LOCAL;
+		inner_len = udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN;
+	} else if (payload != 0xffff) {
+		return DECAP_NONE;
 	}
-	/* (Its sender is an endpoint of the VPC: with NAT here, decap_sender_valid took no other.) */
-	if ((vni->flags & ANDROMEDA_VNI_F_NAT_HERE) && !vpc_contains(vni_id, p->inner_ip->daddr))
-		return DECAP_NAT;
-	return DECAP_NONE;
+	node = bpf_htonl(andromeda_peer_key6(p->ip6->saddr.s6_addr));
+	peer = peer_lookup(node);
+	if (!peer || !ipv6_equal(&p->ip6->saddr, peer->ip6))
+		return DECAP_NONE;
+	if (decap_classify_inner(p, sized, inner_len, vni, node, out) != DECAP_LOCAL)
+		return DECAP_NONE;
+	if (!sized || total - ETH_HLEN > cfg->underlay_mtu)
+		return DECAP_LOCAL;
+	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6;
+
+		c.pos = p->l3;
+		c.end = p->end;
+		ip6 = ipv6_pull(&c);
+		if (!ip6 || inner_len < sizeof(*ip6))
+			return DECAP_NONE;
+		ok = inner6_sum(ip6, c, inner_len - sizeof(*ip6), 0, &in);
+	} else {
+		if (!p->inner_ip || inner_len < sizeof(struct iphdr))
+			return DECAP_NONE;
+		c.pos = (void *)(p->inner_ip + 1);
+		c.end = p->end;
+		ok = inner4_sum(p->inner_ip, c, inner_len - sizeof(struct iphdr), 0, &in);
+	}
+	if (ok != 0 || outer6_csum(p->ip6, p->udp, p->overlay, p->inner_eth, &in, 1) != 0xffff)
+		return DECAP_NONE;
+	return DECAP_LOCAL;
 }
 
 /* decap_classify_vni for a caller that has looked nothing up yet (tc, without a hand-over): the
@@ -197,6 +305,18 @@ static __always_inline enum decap_kind decap_classify(const struct overlay_packe
 	if (!vni)
 		return DECAP_NONE;
 	return decap_classify_vni(p, total, cfg, vni, out);
+}
+
+/* decap_classify over an IPv6 underlay (decap_classify_vni6 checks the sender). */
+static __always_inline enum decap_kind decap_classify6_outer(const struct overlay_packet *p, __u64 total,
+							      const struct andromeda_fp_config *cfg,
+							      struct decap_target *out)
+{
+	const struct andromeda_vni *vni = vni_lookup(andromeda_overlay_vni(p->overlay));
+
+	if (!vni)
+		return DECAP_NONE;
+	return decap_classify_vni6(p, total, cfg, vni, out);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_DECAP_H */

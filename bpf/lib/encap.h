@@ -12,6 +12,7 @@
 
 #include "andromeda_kern_user.h"
 #include "eth.h"
+#include "outer6.h"
 #include "overlay.h"
 #include "punt.h"
 #include "stats.h"
@@ -41,15 +42,14 @@ static __always_inline int encap_reserve_headroom(struct __sk_buff *skb, const s
  * BPF_PROG_TEST_RUN's BPF_F_TEST_SKB_CHECKSUM_COMPLETE) does not find it stale. bpf_csum_diff
  * takes whole words: the sum starts 2 bytes early, at the outer ethertype, which `from` takes
  * back out. Other skbs pay one helper call (bpf_csum_update adds 0 or refuses). */
-static __always_inline void encap_update_complete_csum(struct __sk_buff *skb, const struct outer_headers *o)
+static __always_inline void encap_update_complete_csum(struct __sk_buff *skb, const void *o, __u32 size)
 {
 	__be32 from = 0;
 
 	if ((long)bpf_csum_update(skb, 0) < 0)
 		return;
-	__builtin_memcpy(&from, &o->eth.h_proto, sizeof(o->eth.h_proto));
-	bpf_csum_update(skb, (__wsum)bpf_csum_diff(&from, sizeof(from), (__be32 *)((__u8 *)o + 12),
-						   sizeof(*o) - 12, 0));
+	__builtin_memcpy(&from, (const __u8 *)o + 12, 2);
+	bpf_csum_update(skb, (__wsum)bpf_csum_diff(&from, sizeof(from), (__be32 *)((__u8 *)o + 12), size - 12, 0));
 }
 
 /* What bpf_skb_adjust_room answers, having changed nothing, for a frame whose offload state it
@@ -72,6 +72,20 @@ static __always_inline int encap_refused(struct __sk_buff *skb, struct andromeda
 	if (punt_port && err == ENCAP_REFUSED_GSO_TYPE && skb->gso_size)
 		return PUNT(skb, punt_port, s, gso);
 	return DROP(s, adjust_failed);
+}
+
+/* Counts an encapsulated frame (`len` bytes as the tenant sent it, inner ethertype `inner_proto`)
+ * and sends it out of the underlay. */
+static __always_inline int encap_sent(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+				      const struct andromeda_fp_config *cfg, __u32 len, __be16 inner_proto)
+{
+	COUNT_BYTES(s, encap, len);
+	if (inner_proto == bpf_htons(ETH_P_IPV6))
+		COUNT(s, ipv6_packets);
+	if (skb->gso_size)
+		COUNT(s, encap_gso_packets);
+	bpf_redirect(cfg->underlay_ifindex, 0);
+	return TC_ACT_REDIRECT;
 }
 
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
@@ -104,14 +118,41 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 #pragma unroll
 	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
 		to[i] = ((const __u64 *)o)[i];
-	encap_update_complete_csum(skb, o);
-	COUNT_BYTES(s, encap, len);
-	if (o->inner.h_proto == bpf_htons(ETH_P_IPV6))
-		COUNT(s, ipv6_packets);
-	if (skb->gso_size)
-		COUNT(s, encap_gso_packets);
-	bpf_redirect(cfg->underlay_ifindex, 0);
-	return TC_ACT_REDIRECT;
+	encap_update_complete_csum(skb, o, sizeof(*o));
+	return encap_sent(skb, s, cfg, len, o->inner.h_proto);
+}
+
+/* encap_and_send over an IPv6 underlay: the outer headers `o` (overlay_write_outer6's, UDP
+ * checksum included) are IPv6, 70 bytes (ENCAP_L3_IPV6: skb->protocol becomes IPv6's). */
+static __always_inline int encap_and_send6(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+					   const struct andromeda_fp_config *cfg, const struct outer_headers6 *o,
+					   __u32 len, const struct andromeda_port *punt_port)
+{
+	struct cursor c;
+	__u64 *to;
+	__u32 *tail;
+	long err;
+
+	if (encap_reserve_headroom(skb, cfg, len))
+		return DROP(s, adjust_failed);
+	err = bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD6, BPF_ADJ_ROOM_MAC,
+				  BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
+					  BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
+	if (err)
+		return encap_refused(skb, s, punt_port, err);
+	/* In place, as over IPv4: the room was made at the head, in the linear part. 84 bytes: ten
+	 * 8-byte words and a 4-byte one. */
+	c = cursor_of_skb(skb);
+	to = cursor_pull(&c, sizeof(*o));
+	if (!to)
+		return DROP(s, adjust_failed);
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
+		to[i] = ((const __u64 *)o)[i];
+	tail = (__u32 *)(to + sizeof(*o) / 8);
+	*tail = *(const __u32 *)((const __u64 *)o + sizeof(*o) / 8);
+	encap_update_complete_csum(skb, o, sizeof(*o));
+	return encap_sent(skb, s, cfg, len, o->inner.h_proto);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_ENCAP_H */

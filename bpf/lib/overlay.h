@@ -60,12 +60,19 @@ static __always_inline int overlay_header_plain(const __u8 *h)
 	       h[ANDROMEDA_HDR_INNER_PROTOCOL] == ANDROMEDA_HDR_INNER_ETHERNET && h[ANDROMEDA_HDR_HOP_LIMIT] != 0;
 }
 
-/* The largest inner IPv4 packet a tenant of `vni` may send through the overlay to node `node_ip`
- * (the pipeline's rule, shared/andromeda_overlay.h), by the path MTU learned towards it if any. */
+/* The largest inner IP packet a tenant of `vni` may send through the overlay to the node of peer
+ * key `node_ip` (the pipeline's rule, shared/andromeda_overlay.h), by the path MTU learned towards
+ * it if any. */
 static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *cfg, const struct andromeda_vni *vni,
 					      __be32 node_ip)
 {
-	return andromeda_inner_ip_mtu(vni->mtu, peer_underlay_mtu(cfg, node_ip), ETH_HLEN);
+	__u32 outer = peer_underlay_mtu(cfg, node_ip);
+
+	/* Over an IPv6 underlay (no IPv4 address of this node) the outer IP header is 20 bytes
+	 * larger: the rule's IPv4 overhead is reached through an outer MTU 20 bytes smaller. */
+	if (cfg->underlay_ip == 0)
+		outer = outer > 20 ? outer - 20 : 0;
+	return andromeda_inner_ip_mtu(vni->mtu, outer, ETH_HLEN);
 }
 
 /* Whether the plain IPv4 packet `ip` of `skb` (its header checked against `end`), or each

@@ -85,7 +85,7 @@ Daemon::Daemon(DaemonOptions options)
     for (const auto& w : check.warnings) spdlog::warn("{}", w);
     if (!check.facts) throw StartupError(join_lines("this host does not match the configuration:", check.errors));
     host_ = std::move(*check.facts);
-    local_ = io::LocalContext{host_.underlay_address.ipv4().value_or(wire::Ipv4Address{}), {}};
+    local_ = io::LocalContext{host_.underlay_address, {}};
     spdlog::info("node {}: fabric generation {} from {} ({} nodes, {} VPCs, {} endpoints)", snapshot.local().name,
                  snapshot.generation(), options_.config_path, snapshot.nodes().size(), snapshot.vpcs().size(),
                  snapshot.endpoints().size());
@@ -215,22 +215,31 @@ std::uint32_t Daemon::random_handoff_cookie() {
     return cookie;
 }
 
-// The fast path serves an untagged IPv4 underlay (the tc programs write untagged IPv4 outer
-// headers) on a node with [node] fastpath on; otherwise every tenant frame is punted to the pipeline. On a NAT
-// gateway with the fast path on, the kernel also translates the NAT's established flows.
+// The fast path serves an untagged underlay, IPv4 or IPv6 (the tc programs write untagged outer
+// headers), on a node with [node] fastpath on, as long as the nodes' peer keys are unique (over
+// IPv6 they are hashes: io::peer_keys_unique); otherwise every tenant frame is punted to the
+// pipeline. On a NAT gateway of an IPv4 underlay with the fast path on, the kernel also
+// translates the NAT's established flows.
 void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     const auto& local = snapshot.local();
-    fast_path_ = local.fastpath && local.underlay_vlan == 0 && !host_.underlay_address.is_ipv6();
-    kernel_nat_ = fast_path_ && snapshot.serves_nat() && host_.uplink.has_value();
+    fast_path_ = local.fastpath && local.underlay_vlan == 0 && io::peer_keys_unique(snapshot.nodes());
+    kernel_nat_ = fast_path_ && snapshot.serves_nat() && host_.uplink.has_value() && !host_.underlay_address.is_ipv6();
     write_fast_path_config();
     if (fast_path_)
-        spdlog::info("kernel fast path on: east-west traffic of VPCs with fastpath on stays in the kernel{}",
+        spdlog::info("kernel fast path on{}: east-west traffic of VPCs with fastpath on stays in the kernel{}",
+                     host_.underlay_address.is_ipv6() ? " over an IPv6 underlay" : "",
                      kernel_nat_ ? ", and so do the NAT's established flows" : "");
     else
         spdlog::info("kernel fast path off ({}): every tenant frame goes through the AF_XDP pipeline",
-                     !local.fastpath                      ? "[node] fastpath = false"
-                     : host_.underlay_address.is_ipv6() ? "an IPv6 underlay"
-                                                        : "a tagged underlay (underlay_vlan)");
+                     fast_path_off_reason(snapshot));
+}
+
+// Why the fast path is off, for the log and andromedactl status.
+std::string Daemon::fast_path_off_reason(const fabric::FabricSnapshot& snapshot) const {
+    const auto& local = snapshot.local();
+    if (!local.fastpath) return "[node] fastpath = false";
+    if (local.underlay_vlan != 0) return "a tagged underlay (underlay_vlan)";
+    return "two nodes' IPv6 underlay addresses share a peer key (rename one address; docs/ipv6.md)";
 }
 
 void Daemon::write_fast_path_config() {
@@ -238,9 +247,10 @@ void Daemon::write_fast_path_config() {
     andromeda_fp_config config{};
     config.enabled = fast_path_ ? 1 : 0;
     config.underlay_ifindex = host_.underlay.ifindex;
-    // An IPv6 underlay's address has no place here: its fast path is off, and the prefilter
-    // leaves its overlay packets to the pipeline.
+    // Over an IPv6 underlay underlay_ip stays 0, which tells the programs so, and underlay_ip6
+    // holds the address.
     config.underlay_ip = htonl(host_.underlay_address.ipv4().value_or(wire::Ipv4Address{}).value());
+    if (const auto v6 = host_.underlay_address.ipv6()) v6->copy_to(config.underlay_ip6);
     config.underlay_mtu = local.underlay_mtu;
     host_.underlay.mac.copy_to(config.underlay_mac);
     config.handoff_cookie = handoff_cookie_;
@@ -248,7 +258,9 @@ void Daemon::write_fast_path_config() {
     // XDP copies every skb with less than 256 bytes of headroom: the encap leaves that much in
     // front of a small frame. A NIC's receiver runs XDP on its own buffers; there the room
     // would only cost the sender a larger allocation.
-    config.encap_headroom = host_.underlay.driver == "veth" ? ANDROMEDA_ENCAP_HEADROOM : 0;
+    config.encap_headroom = host_.underlay.driver != "veth"            ? 0
+                            : host_.underlay_address.is_ipv6() ? ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD6
+                                                               : ANDROMEDA_ENCAP_HEADROOM;
     // The kernel NAT sends what it translated out of the uplink, to its router: only once the
     // underlay's punt pair is there for what it does not translate (the XDP program checks).
     if (kernel_nat_ && gateway_ && gateway_->underlay_pair() != nullptr) {

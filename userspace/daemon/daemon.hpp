@@ -101,6 +101,7 @@ private:
     // The fast path's view of this node, written into andromeda_fp_config (again whenever the
     // uplink or its next hop changes).
     void configure_fast_path(const fabric::FabricSnapshot& snapshot);
+    [[nodiscard]] std::string fast_path_off_reason(const fabric::FabricSnapshot& snapshot) const;
     void write_fast_path_config();
     // A NAT gateway's uplink: its punt pair and tc program; the pipeline's uplink port.
     void start_gateway_ports(std::vector<OwnedPort>& owned, io::PortTable& ports);

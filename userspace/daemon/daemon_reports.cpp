@@ -59,10 +59,7 @@ control::FabricVpc vpc_reply(const fabric::FabricSnapshot& snapshot, const fabri
 // Which paths a port's packets take: "fast path + pipeline" where the kernel fast path runs
 // in front of the AF_XDP pipeline, and why not where it does not.
 std::string Daemon::port_paths(const OwnedPort& port, const fabric::FabricSnapshot& snapshot) const {
-    const auto& local = snapshot.local();
-    const char* node_off = !local.fastpath                      ? "fast path off: [node] fastpath = false"
-                           : host_.underlay_address.is_ipv6() ? "fast path off: IPv6 underlay"
-                                                              : "fast path off: tagged underlay (underlay_vlan)";
+    const std::string node_off = "fast path off: " + fast_path_off_reason(snapshot);
     switch (port.role) {
         case dataplane::PortRole::underlay:
             return fast_path_ ? "fast path (tc decap) + pipeline" : fmt::format("pipeline ({})", node_off);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "andromeda_kern_user.h"
+#include "io/plan/map_plan.hpp"
 
 namespace andromeda::daemon {
 
@@ -23,11 +24,9 @@ std::span<const std::byte> bytes_of(const T& value) {
 PeerMtuSyncCounts sync_peer_mtu(io::MapWriter& writer, const std::vector<dataplane::PeerPathMtu::Entry>& learned) {
     std::map<std::string, std::pair<andromeda_peer_mtu, const dataplane::PeerPathMtu::Entry*>> wanted;
     for (const auto& e : learned) {
-        // The fast path's map is keyed by IPv4 addresses: over an IPv6 underlay the pipeline
-        // carries everything and sizes by the learned MTU itself.
-        const auto peer = e.peer.ipv4();
-        if (!peer) continue;
-        const __be32 key = htonl(peer->value());
+        // Keyed by the peer's peer key (its IPv4 address, or over an IPv6 underlay the key of its
+        // IPv6 one), as the fast path names nodes.
+        const __be32 key = htonl(io::peer_key(e.peer));
         andromeda_peer_mtu value{};
         value.mtu = e.mtu;
         value.expires_ns = e.expires_ns;

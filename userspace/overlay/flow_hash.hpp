@@ -49,7 +49,7 @@ struct FlowTuple {
 // path. The 16 hash bits fill the label's top 16 and its top nibble is repeated in the bottom 4:
 // one label per hash, deterministic, and 0 ("unlabelled", RFC 6437) only for hash 0.
 [[nodiscard]] constexpr std::uint32_t outer_flow_label(std::uint16_t hash) noexcept {
-    return static_cast<std::uint32_t>(hash) << 4 | static_cast<std::uint32_t>(hash >> 12);
+    return andromeda_outer_flow_label(hash);
 }
 
 static_assert(flow_hash({0x0a00000a, 0x0a000014, 40000, 4242, 17}) == 0x60d1);

@@ -16,11 +16,11 @@ static_assert(offsetof(andromeda_port, role) == 0 && offsetof(andromeda_port, sl
               offsetof(andromeda_port, mac) == 16 && offsetof(andromeda_port, flags) == 22 &&
               offsetof(andromeda_port, link) == 24 && offsetof(andromeda_port, ip6) == 28);
 
-static_assert(sizeof(andromeda_peer) == 12);
+static_assert(sizeof(andromeda_peer) == 28);
 static_assert(sizeof(andromeda_peer_mtu) == 16);
 static_assert(offsetof(andromeda_peer_mtu, mtu) == 0 && offsetof(andromeda_peer_mtu, expires_ns) == 8);
 static_assert(offsetof(andromeda_peer, node_id) == 0 && offsetof(andromeda_peer, mac) == 4 &&
-              offsetof(andromeda_peer, mac_known) == 10);
+              offsetof(andromeda_peer, mac_known) == 10 && offsetof(andromeda_peer, ip6) == 12);
 
 static_assert(sizeof(andromeda_vni) == 28);
 static_assert(offsetof(andromeda_vni, vpc_id) == 0 && offsetof(andromeda_vni, mtu) == 4 &&
@@ -69,7 +69,7 @@ static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(androme
               offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, flags) == 11 &&
               offsetof(andromeda_fabric_entry, ifindex) == 12);
 
-static_assert(sizeof(andromeda_fp_config) == 48);
+static_assert(sizeof(andromeda_fp_config) == 64);
 static_assert(sizeof(andromeda_fp_handoff) == 28);
 static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_fp_handoff, ifindex) == 4 &&
               offsetof(andromeda_fp_handoff, mac) == 8 && offsetof(andromeda_fp_handoff, gateway_mac) == 14 &&
@@ -80,7 +80,8 @@ static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_
               offsetof(andromeda_fp_config, handoff_cookie) == 24 &&
               offsetof(andromeda_fp_config, uplink_ifindex) == 28 && offsetof(andromeda_fp_config, uplink_mac) == 32 &&
               offsetof(andromeda_fp_config, uplink_next_hop_mac) == 38 &&
-              offsetof(andromeda_fp_config, uplink_next_hop_known) == 44);
+              offsetof(andromeda_fp_config, uplink_next_hop_known) == 44 &&
+              offsetof(andromeda_fp_config, underlay_ip6) == 48);
 
 static_assert(sizeof(andromeda_punt_limit) == 48);
 static_assert(offsetof(andromeda_punt_limit, ifindex) == 4 && offsetof(andromeda_punt_limit, interval_ns) == 8 &&

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "andromeda_overlay.h"
@@ -19,19 +20,19 @@ using fabric::Vpc;
 
 __be32 be32(wire::Ipv4Address a) noexcept { return htonl(a.value()); }
 
-// The kernel fast path carries an IPv4 underlay only (a node of an IPv6 underlay runs without
-// it): a node is a peer of its maps by an IPv4 address.
-std::optional<wire::Ipv4Address> ipv4_of(const Node& n) noexcept { return n.address ? n.address->ipv4() : std::nullopt; }
-bool is_peer(const Node& n) noexcept { return !n.is_local && ipv4_of(n).has_value(); }
+// A node is a peer of the maps by its peer key (peer_key()), over either underlay.
+__be32 key_of(const wire::IpAddress& a) noexcept { return htonl(peer_key(a)); }
+bool is_peer(const Node& n) noexcept { return !n.is_local && n.address.has_value(); }
 
 std::pair<__be32, andromeda_peer> peer_entry(const Node& n, const LocalContext& local) {
     andromeda_peer peer{};
     peer.node_id = stable_id(n.name);
-    if (const auto it = local.next_hops.find(ipv4_of(n)->value()); it != local.next_hops.end()) {
+    if (const auto it = local.next_hops.find(peer_key(*n.address)); it != local.next_hops.end()) {
         it->second.copy_to(peer.mac);
         peer.mac_known = 1;
     }
-    return {be32(*ipv4_of(n)), peer};
+    if (const auto v6 = n.address->ipv6()) v6->copy_to(peer.ip6);
+    return {key_of(*n.address), peer};
 }
 
 using PolicyGenerations = std::unordered_map<std::uint32_t, std::uint32_t>;
@@ -57,10 +58,10 @@ std::pair<__u32, andromeda_vni> vni_entry(const FabricSnapshot& s, const Vpc& v,
     if (v.nat) {
         if (const Node* node = s.find_node(v.nat->gateway_node)) {
             if (node->is_local) {
-                vni.nat_node_ip = be32(local.underlay_address);
+                vni.nat_node_ip = key_of(local.underlay_address);
                 vni.flags |= ANDROMEDA_VNI_F_NAT_HERE;
-            } else if (const auto ip = ipv4_of(*node)) {
-                vni.nat_node_ip = be32(*ip);
+            } else if (node->address) {
+                vni.nat_node_ip = key_of(*node->address);
             }
         }
     }
@@ -93,8 +94,7 @@ andromeda_fabric_key fabric_key(const Endpoint& e) noexcept { return {e.vni, be3
 std::pair<andromeda_fabric_key, andromeda_fabric_entry> fabric_entry(const Node& node, const Endpoint& e,
                                                                      const LocalContext& local) {
     andromeda_fabric_entry entry{};
-    const wire::Ipv4Address node_ip = e.is_local ? local.underlay_address : ipv4_of(node).value_or(wire::Ipv4Address{});
-    entry.node_ip = be32(node_ip);
+    entry.node_ip = e.is_local ? key_of(local.underlay_address) : node.address ? key_of(*node.address) : 0;
     e.mac.copy_to(entry.mac);
     entry.local = e.is_local ? 1 : 0;
     entry.ifindex = e.is_local ? e.port_ifindex : 0;
@@ -149,10 +149,10 @@ void plan_nodes(const FabricSnapshot& after, const fabric::FabricDiff& diff, con
     for (const Node& n : diff.nodes_added)
         if (is_peer(n)) plan.peers.upserts.push_back(peer_entry(n, local));
     for (const Node& n : diff.nodes_removed)
-        if (is_peer(n)) plan.peers.erases.push_back(be32(*ipv4_of(n)));
+        if (is_peer(n)) plan.peers.erases.push_back(key_of(*n.address));
     for (const auto& [before, now] : diff.nodes_changed) {
         const bool moved = before.address != now.address;
-        if (is_peer(before) && (moved || !is_peer(now))) plan.peers.erases.push_back(be32(*ipv4_of(before)));
+        if (is_peer(before) && (moved || !is_peer(now))) plan.peers.erases.push_back(key_of(*before.address));
         if (is_peer(now)) plan.peers.upserts.push_back(peer_entry(now, local));
         if (!moved) continue;
         for (const Endpoint& e : after.endpoints())
@@ -189,6 +189,18 @@ void plan_vpcs(const FabricSnapshot& after, const fabric::FabricDiff& diff, cons
 }
 
 }  // namespace
+
+std::uint32_t peer_key(const wire::IpAddress& address) noexcept {
+    if (const auto v4 = address.ipv4()) return v4->value();
+    return andromeda_peer_key6(address.ipv6()->bytes().data());
+}
+
+bool peer_keys_unique(std::span<const fabric::Node> nodes) {
+    std::set<std::uint32_t> keys;
+    for (const Node& n : nodes)
+        if (n.address && !keys.insert(peer_key(*n.address)).second) return false;
+    return true;
+}
 
 std::uint32_t stable_id(std::string_view name) noexcept {
     std::uint32_t h = 2166136261u;

@@ -16,19 +16,26 @@
 
 namespace andromeda::io {
 
+// The peer key of a node with underlay address `address`, in host order (shared/
+// andromeda_kern_user.h, struct andromeda_peer): its IPv4 address, or over an IPv6 underlay
+// andromeda_peer_key6 of its IPv6 one. The maps name nodes by it (in network order).
+[[nodiscard]] std::uint32_t peer_key(const wire::IpAddress& address) noexcept;
+
+// Whether the nodes' peer keys are unique (always over IPv4; over IPv6 unless two addresses'
+// keys collide, when the daemon keeps the fast path off).
+[[nodiscard]] bool peer_keys_unique(std::span<const fabric::Node> nodes);
+
 // Facts about this node the fabric file may leave out.
 struct LocalContext {
-    // This node's underlay IPv4: [node] address, or the underlay interface's own.
-    wire::Ipv4Address underlay_address;
-    // The resolved next-hop MAC of each peer node, by underlay address (Ipv4Address::value()):
-    // the kernel fast path writes it as the outer destination. A peer missing here gets
-    // mac_known = 0, and the fast path punts its traffic to the pipeline.
+    // This node's underlay address: [node] address, or the underlay interface's own IPv4.
+    wire::IpAddress underlay_address;
+    // The resolved next-hop MAC of each peer node, by peer key (peer_key()): the kernel fast
+    // path writes it as the outer destination. A peer missing here gets mac_known = 0, and the
+    // fast path punts its traffic to the pipeline.
     std::map<std::uint32_t, wire::MacAddress> next_hops;
 
-    // Records a peer's next-hop MAC; only an IPv4 peer's, the fast path's only kind.
-    void learn_next_hop(const wire::IpAddress& peer, const wire::MacAddress& mac) {
-        if (const auto v4 = peer.ipv4()) next_hops[v4->value()] = mac;
-    }
+    // Records a peer's next-hop MAC.
+    void learn_next_hop(const wire::IpAddress& peer, const wire::MacAddress& mac) { next_hops[peer_key(peer)] = mac; }
 };
 
 template <class Key, class Value>
@@ -41,7 +48,7 @@ struct TableChanges {
 };
 
 struct FabricMapPlan {
-    TableChanges<__be32, andromeda_peer> peers;  // underlay IPv4 -> peer node
+    TableChanges<__be32, andromeda_peer> peers;  // peer key -> peer node
     TableChanges<__u32, andromeda_vni> vnis;
     TableChanges<andromeda_fabric_key, andromeda_fabric_entry> fabric;
     TableChanges<andromeda_fabric6_key, andromeda_fabric_entry> fabric6;  // endpoints with an IPv6 address

@@ -270,28 +270,56 @@ static __always_inline int tenant_deliver_local(struct tenant_frame *f, const st
 /* Outer headers in front of the frame, then out of the underlay towards the target's node: an
  * endpoint's (the inner frame as if routed by the gateway to it) or the NAT node's (the inner
  * frame as the tenant sent it: the NAT node routes it by its address). */
+/* The inner packet's part of the outer checksum for segments of `gso_size` (0: not GSO). */
+static __always_inline int tenant_inner_sum(const struct tenant_frame *f, __u32 gso_size, struct inner_sum *in)
+{
+	if (f->ip6)
+		return inner6_sum(f->ip6, f->c, f->len - ETH_HLEN - sizeof(struct ipv6hdr), gso_size, in);
+	return inner4_sum(f->ip, f->c, f->len - ETH_HLEN - sizeof(struct iphdr), gso_size, in);
+}
+
+/* For a GSO packet whose last segment would be shorter: the segment size that makes them all
+ * equal (even_segment_size), or 0. */
+static __always_inline __u32 tenant_even_gso_size(const struct tenant_frame *f)
+{
+	__u32 payload = f->ip6 ? inner_payload_len(f->c, f->ip6->nexthdr, f->len - ETH_HLEN - sizeof(struct ipv6hdr))
+			       : inner_payload_len(f->c, f->ip->protocol, f->len - ETH_HLEN - sizeof(struct iphdr));
+
+	return even_segment_size(payload, f->skb->gso_size);
+}
+
 /* tenant_encap over an IPv6 underlay: the outer UDP checksum is derived from the headers
- * (lib/outer6.h), and a frame it cannot be derived for goes to the pipeline. */
+ * (lib/outer6.h); a GSO packet whose segments would not all be the same size gets a smaller
+ * segment size that makes them so when there is one (encap_gso_resized), and a frame the checksum
+ * cannot be derived for goes to the pipeline. Everything is read before the frame changes. */
 static __always_inline int tenant_encap6(struct tenant_frame *f, const struct tenant_route *r)
 {
 	struct outer_headers6 o __attribute__((aligned(8))); /* copied out in 8-byte words */
+	__u32 gso_size = f->skb->gso_size, even = 0;
 	struct inner_sum in;
-	__u16 hash;
 	int ok;
 
-	if (f->ip6) {
-		ok = inner6_sum(f->ip6, f->c, f->len - ETH_HLEN - sizeof(struct ipv6hdr), f->skb->gso_size, &in);
-		hash = ipv6_flow_hash(f->ip6, f->c.end);
-	} else {
-		ok = inner4_sum(f->ip, f->c, f->len - ETH_HLEN - sizeof(struct iphdr), f->skb->gso_size, &in);
-		hash = ipv4_flow_hash(f->ip, f->c.end);
+	ok = tenant_inner_sum(f, gso_size, &in);
+	if (ok != 0 && gso_size) {
+		even = tenant_even_gso_size(f);
+		if (even)
+			ok = tenant_inner_sum(f, even, &in);
 	}
 	if (ok != 0)
 		return TENANT_PUNT(f, outer_csum);
 	__builtin_memcpy(o.inner.h_dest, r->kind == ROUTE_REMOTE ? r->target->mac : f->eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(o.inner.h_source, f->eth->h_source, ETH_ALEN);
 	o.inner.h_proto = f->eth->h_proto;
-	overlay_write_outer6(&o, r->cfg, r->peer, f->port->vni, hash, f->len, &in);
+	overlay_write_outer6(&o, r->cfg, r->peer, f->port->vni,
+			     f->ip6 ? ipv6_flow_hash(f->ip6, f->c.end) : ipv4_flow_hash(f->ip, f->c.end), f->len, &in);
+	if (even && even < gso_size) {
+		ok = encap_lower_gso_size(f->skb, gso_size - even);
+		if (ok > 0)
+			return TENANT_PUNT(f, outer_csum);
+		if (ok < 0)
+			return DROP(f->s, adjust_failed);
+		COUNT(f->s, encap_gso_resized);
+	}
 	if (r->kind == ROUTE_NAT_NODE)
 		COUNT(f->s, to_nat_node_packets);
 	return encap_and_send6(f->skb, f->s, r->cfg, &o, f->len, f->port);

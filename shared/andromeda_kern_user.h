@@ -284,6 +284,8 @@ struct andromeda_fp_handoff {
 	X(encap_packets)        /* tenant frame encapsulated and sent on the underlay */ \
 	X(encap_bytes) \
 	X(encap_gso_packets)    /* ... of them GSO packets, kept whole */ \
+	X(encap_gso_resized)    /* ... of them, over an IPv6 underlay, given a smaller segment size that makes \
+	                         * all their segments the same size (bpf/lib/outer6.h) */ \
 	X(local_packets)        /* tenant frame delivered to another local tenant port */ \
 	X(local_bytes) \
 	X(decap_packets)        /* overlay packet decapsulated into a local tenant port */ \
@@ -317,10 +319,9 @@ struct andromeda_fp_handoff {
 	X(punt_policy_control)  /* ... TCP SYN/FIN/RST, ICMP, fragments, other protocols: the pipeline's to track */ \
 	X(ipv6_packets)         /* IPv6 frames the fast path carried (encapsulated, delivered locally or decapsulated) */ \
 	X(punt_outer_csum)      /* over an IPv6 underlay, a frame whose outer UDP checksum the fast path cannot \
-	                         * derive from its headers: a GSO packet with a shorter last segment, a fragment, \
+	                         * derive from its headers: a GSO packet whose segments cannot be made the same \
+	                         * size, a fragment, \
 	                         * IPv4 UDP without a checksum, a transport other than TCP, UDP and ICMP */ \
-	X(decap_outer_csum_checked) /* over an IPv6 underlay, an overlay packet whose outer UDP checksum the \
-	                         * decap verified from its headers (the rest: GSO, or verified by the NIC) */ \
 	X(punt_ipv6_control)    /* IPv6 the gateway answers or judges: ND, router messages, MLD, ICMPv6 other than echo, \
 	                         * link-local, multicast or unspecified addresses, a port without an IPv6 address */ \
 	ANDROMEDA_DROPS_FASTPATH(D)     /* drop_<name>, andromeda_drops.h */

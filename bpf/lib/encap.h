@@ -122,6 +122,19 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 	return encap_sent(skb, s, cfg, len, o->inner.h_proto);
 }
 
+/* Lowers a GSO packet's gso_size by `by` bytes and leaves it otherwise as it was: room is made
+ * after the Ethernet header without BPF_F_ADJ_ROOM_FIXED_GSO (which lowers gso_size by as much),
+ * then taken back with it. 0: done; 1: the kernel refused the first step, nothing changed; -1:
+ * it refused the second, the frame is not the tenant's any more. */
+static __always_inline int encap_lower_gso_size(struct __sk_buff *skb, __u32 by)
+{
+	if (bpf_skb_adjust_room(skb, by, BPF_ADJ_ROOM_MAC, 0))
+		return 1;
+	if (bpf_skb_adjust_room(skb, -(int)by, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_FIXED_GSO))
+		return -1;
+	return 0;
+}
+
 /* encap_and_send over an IPv6 underlay: the outer headers `o` (overlay_write_outer6's, UDP
  * checksum included) are IPv6, 70 bytes (ENCAP_L3_IPV6: skb->protocol becomes IPv6's). */
 static __always_inline int encap_and_send6(struct __sk_buff *skb, struct andromeda_fp_stats *s,

@@ -127,6 +127,38 @@ static __always_inline int inner_segment_l4_len(__u32 l4_len, int l4_header_len,
 	return l4_header_len + gso_size;
 }
 
+/* A segment size for a GSO packet of `payload` bytes (past its transport header) whose segments
+ * of `gso_size` would not all be the same size: the largest that divides it into equal segments,
+ * at most 7 more of them than gso_size gives and at least half of gso_size each; 0 when there is
+ * none (the packet is then the pipeline's). The kernel segments by the new size just the same,
+ * and the receiver's GRO merges segments of any equal size; what it costs is a few more segments
+ * for short bursts. */
+static __always_inline __u32 even_segment_size(__u32 payload, __u32 gso_size)
+{
+	__u32 first;
+
+	if (!gso_size || !payload)
+		return 0;
+	first = (payload + gso_size - 1) / gso_size;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		__u32 n = first + i, size = payload / n;
+
+		if (payload % n == 0 && size * 2 >= gso_size)
+			return size;
+	}
+	return 0;
+}
+
+/* The payload of an inner packet past its transport header, `l4_len` transport bytes in all, `c`
+ * at that header; 0 when its header length is unknown (not TCP or UDP with a checksum). */
+static __always_inline __u32 inner_payload_len(struct cursor c, __u8 protocol, __u32 l4_len)
+{
+	int header_len = inner_l4_header_len(c, protocol);
+
+	return header_len < 0 || l4_len < (__u32)header_len ? 0 : l4_len - header_len;
+}
+
 /* inner_sum of an inner IPv4 packet without options whose header checksum verifies (so that it
  * sums to 0xffff, on every segment too, where the kernel rewrites ID and checksum together),
  * `l4_len` transport bytes in all, `c` at its transport header. 0, or -1 when its checksum cannot

@@ -379,9 +379,11 @@ TEST_F(KernelVxlanPeerOverIpv6, PingAndTcpBothWaysInBothFamiliesWithRightOuterCh
     if (fast_path_on()) {
         const std::string stats = ctl(0, {"stats"}).output;
         EXPECT_GT(counter(0, "fastpath", "encap_gso_packets"), 10u) << stats;
+        // nc's writes leave most bursts with a shorter last segment: given an even segment size,
+        // their software segments are among those the kernel and tshark verify below.
+        EXPECT_GT(counter(0, "fastpath", "encap_gso_resized"), 10u) << stats;
         EXPECT_GT(counter(0, "fastpath", "decap_packets"), 1000u) << stats;
         EXPECT_GT(counter(0, "fastpath", "ipv6_packets"), 10u) << stats;
-        std::printf("%s\n", stats.c_str());
     } else {
         EXPECT_GT(counter(0, "dataplane", "encapsulated"), 1000u);
         EXPECT_GT(counter(0, "dataplane", "delivered_from_fabric"), 1000u);

@@ -216,13 +216,13 @@ std::uint32_t Daemon::random_handoff_cookie() {
 }
 
 // The fast path serves an untagged underlay, IPv4 or IPv6 (the tc programs write untagged outer
-// headers), on a node with [node] fastpath on, as long as the nodes' peer keys are unique (over
-// IPv6 they are hashes: io::peer_keys_unique); otherwise every tenant frame is punted to the
-// pipeline. On a NAT gateway of an IPv4 underlay with the fast path on, the kernel also
-// translates the NAT's established flows.
+// headers; over IPv6 the validation has made sure the nodes' peer keys are unique), on a node
+// with [node] fastpath on; otherwise every tenant frame is punted to the pipeline. On a NAT
+// gateway of an IPv4 underlay with the fast path on, the kernel also translates the NAT's
+// established flows.
 void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
     const auto& local = snapshot.local();
-    fast_path_ = local.fastpath && local.underlay_vlan == 0 && io::peer_keys_unique(snapshot.nodes());
+    fast_path_ = local.fastpath && local.underlay_vlan == 0;
     kernel_nat_ = fast_path_ && snapshot.serves_nat() && host_.uplink.has_value() && !host_.underlay_address.is_ipv6();
     write_fast_path_config();
     if (fast_path_)
@@ -237,9 +237,7 @@ void Daemon::configure_fast_path(const fabric::FabricSnapshot& snapshot) {
 // Why the fast path is off, for the log and andromedactl status.
 std::string Daemon::fast_path_off_reason(const fabric::FabricSnapshot& snapshot) const {
     const auto& local = snapshot.local();
-    if (!local.fastpath) return "[node] fastpath = false";
-    if (local.underlay_vlan != 0) return "a tagged underlay (underlay_vlan)";
-    return "two nodes' IPv6 underlay addresses share a peer key (rename one address; docs/ipv6.md)";
+    return !local.fastpath ? "[node] fastpath = false" : "a tagged underlay (underlay_vlan)";
 }
 
 void Daemon::write_fast_path_config() {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "andromeda_kern_user.h"
 #include "fabric/decode.hpp"
 #include "fabric/decode_fields.hpp"
 #include "wire/dns.hpp"
@@ -130,6 +131,27 @@ private:
                           "underlay_mtu " + std::to_string(config_.local.underlay_mtu) + " is below IPv6's minimum link MTU",
                           "an IPv6 underlay carries at least " + std::to_string(kMinIpv6UnderlayMtu) +
                               " bytes (RFC 8200 section 5): raise underlay_mtu");
+        check_peer_keys();
+    }
+
+    // The kernel fast path names a node of an IPv6 underlay by a 32-bit key of its address
+    // (andromeda_peer_key6, shared/andromeda_kern_user.h; docs/fastpath.md, "Over an IPv6
+    // underlay"): two addresses with one key (one chance in 2^28 per pair) would be one node to
+    // it, so the fabric is refused, as for a duplicate address.
+    void check_peer_keys() {
+        std::map<std::uint32_t, std::size_t> seen;  // key -> the first node with it
+        for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+            const Node& node = config_.nodes[i];
+            if (!node.address || !node.address->is_ipv6()) continue;
+            const auto [it, fresh] = seen.emplace(andromeda_peer_key6(node.address->ipv6()->bytes().data()), i);
+            if (fresh || *config_.nodes[it->second].address == *node.address) continue;
+            const Node& other = config_.nodes[it->second];
+            fields_.error(source_.nodes[i].address, source_.nodes[i].path + ".address",
+                          "node " + quoted(node.name) + "'s underlay address " + node.address->to_string() +
+                              " has the same fast-path peer key as node " + quoted(other.name) + "'s " +
+                              other.address->to_string() + line_note(source_.nodes[it->second].address),
+                          "give one of the two another address (any other last digit will do)");
+        }
     }
 
     // With [node] underlay_vlan andromedad tags its frames itself on the parent interface, where

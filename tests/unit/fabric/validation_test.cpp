@@ -1,6 +1,8 @@
 // Every validation error, with its exact message: file, line, key, what is wrong, what is valid.
 #include <gtest/gtest.h>
 
+#include "andromeda_kern_user.h"
+
 #include "fabric_test_support.hpp"
 
 namespace andromeda::fabric {
@@ -233,6 +235,26 @@ TEST(FabricValidation, AnIpv6UnderlayAddressIsUnicastAndNeedsNoZone) {
     expect_error(ipv6_underlay(kBaseFabric) + "\n[[nodes]]\nname = \"node3\"\naddress = \"fd00:1:0::2\"\n",
                  "t.toml:24: nodes[1].address: fd00:1::2 is already the address of node \"node2\" (line 8); every "
                  "node needs its own underlay address");
+}
+
+// The fast path's 32-bit peer keys of IPv6 node addresses (shared/andromeda_kern_user.h) must
+// differ: two addresses found to share one (0xf8e5fc62, a search over random addresses) are
+// refused like a duplicate address, with how to fix it.
+constexpr __u8 kFd00_1_1[16] = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};  // fd00:1::1
+static_assert(andromeda_peer_key6(kFd00_1_1) == 0xf916f6c8u);
+TEST(FabricValidation, TwoIpv6UnderlayAddressesWithOnePeerKeyAreRefused) {
+    const auto a = *wire::Ipv6Address::parse("fd00:1::d4c9:14bc:a109");
+    const auto b = *wire::Ipv6Address::parse("fd00:1::9d2d:ae04:1bca");
+    ASSERT_EQ(andromeda_peer_key6(a.bytes().data()), andromeda_peer_key6(b.bytes().data()));
+    const std::string nodes = "\n[[nodes]]\nname = \"node3\"\naddress = \"" + a.to_string() +
+                              "\"\n\n[[nodes]]\nname = \"node4\"\naddress = \"" + b.to_string() + "\"\n";
+    expect_error(ipv6_underlay(kBaseFabric) + nodes,
+                 "t.toml:28: nodes[2].address: node \"node4\"'s underlay address fd00:1::9d2d:ae04:1bca has the same "
+                 "fast-path peer key as node \"node3\"'s fd00:1::d4c9:14bc:a109 (line 24); give one of the two another "
+                 "address (any other last digit will do)");
+    // Any other address of the pair's: accepted.
+    const auto c = *wire::Ipv6Address::parse("fd00:1::9d2d:ae04:1bcb");
+    EXPECT_TRUE(errors_of(ipv6_underlay(kBaseFabric) + replace_once(nodes, b.to_string(), c.to_string())).empty());
 }
 
 TEST(FabricValidation, BadMacAddress) {

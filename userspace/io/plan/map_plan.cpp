@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 
 #include "andromeda_overlay.h"
@@ -193,13 +192,6 @@ void plan_vpcs(const FabricSnapshot& after, const fabric::FabricDiff& diff, cons
 std::uint32_t peer_key(const wire::IpAddress& address) noexcept {
     if (const auto v4 = address.ipv4()) return v4->value();
     return andromeda_peer_key6(address.ipv6()->bytes().data());
-}
-
-bool peer_keys_unique(std::span<const fabric::Node> nodes) {
-    std::set<std::uint32_t> keys;
-    for (const Node& n : nodes)
-        if (n.address && !keys.insert(peer_key(*n.address)).second) return false;
-    return true;
 }
 
 std::uint32_t stable_id(std::string_view name) noexcept {

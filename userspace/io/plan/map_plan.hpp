@@ -18,12 +18,9 @@ namespace andromeda::io {
 
 // The peer key of a node with underlay address `address`, in host order (shared/
 // andromeda_kern_user.h, struct andromeda_peer): its IPv4 address, or over an IPv6 underlay
-// andromeda_peer_key6 of its IPv6 one. The maps name nodes by it (in network order).
+// andromeda_peer_key6 of its IPv6 one (unique among a fabric's nodes: fabric validation refuses
+// two addresses with one key). The maps name nodes by it (in network order).
 [[nodiscard]] std::uint32_t peer_key(const wire::IpAddress& address) noexcept;
-
-// Whether the nodes' peer keys are unique (always over IPv4; over IPv6 unless two addresses'
-// keys collide, when the daemon keeps the fast path off).
-[[nodiscard]] bool peer_keys_unique(std::span<const fabric::Node> nodes);
 
 // Facts about this node the fabric file may leave out.
 struct LocalContext {

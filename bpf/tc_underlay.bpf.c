@@ -157,6 +157,10 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 	/* The inner ethertype as it came (XDP or decap_classify checked it is IPv4 or IPv6). */
 	inner->h_proto = p->inner_eth->h_proto;
 	h = handoff_read(skb, cfg);
+	/* Over IPv6, XDP took a packet above the MTU whose outer checksum failed for GSO: one that is
+	 * not GSO after all (a NIC's jumbo frame) is checked here. */
+	if (h && underlay_is_ipv6(cfg) && !skb->gso_size && len - ETH_HLEN > cfg->underlay_mtu)
+		h = NULL;
 	if (h) {
 		/* Checked by the XDP program moments ago (decap_classify_vni). */
 		__builtin_memcpy(inner->h_dest, h->mac, ETH_ALEN);
@@ -166,7 +170,8 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		COUNT(s, decap_handed_over);
 		return DECAP_LOCAL;
 	}
-	switch (underlay_is_ipv6(cfg) ? decap_classify6_outer(p, len, cfg, t) : decap_classify(p, len, cfg, t)) {
+	switch (underlay_is_ipv6(cfg) ? decap_classify6_outer(p, len, cfg, skb->gso_size != 0, t)
+				      : decap_classify(p, len, cfg, t)) {
 	case DECAP_LOCAL:
 		__builtin_memcpy(inner->h_dest, t->endpoint->mac, ETH_ALEN);
 		__builtin_memcpy(inner->h_source, t->vni->gateway_mac, ETH_ALEN);
@@ -175,6 +180,8 @@ static __always_inline int underlay_classify(struct __sk_buff *skb, const struct
 		return DECAP_LOCAL;
 	case DECAP_NAT:
 		return DECAP_NAT;
+	case DECAP_BAD_CSUM:
+		return DROP(s, decap_bad_outer_csum);
 	default:
 		return DROP(s, decap_mismatch);
 	}

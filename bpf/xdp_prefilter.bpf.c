@@ -95,12 +95,14 @@ static __always_inline int prefilter_fast_decap6(struct xdp_md *ctx, const struc
 {
 	const struct andromeda_fp_config *cfg = fp_config();
 	struct cursor c = cursor_of_xdp(ctx);
+	__u64 len = bpf_xdp_get_buff_len(ctx);
 	struct overlay_packet p;
 	struct decap_target t;
 
+	/* Above the MTU: a GSO packet (checked by whoever built or merged it), or tc checks it. */
 	if (!cfg || (port->flags & ANDROMEDA_PORT_F_PUNTED) || overlay_packet_pull6(&c, &p))
 		return -1;
-	if (decap_classify6_outer(&p, bpf_xdp_get_buff_len(ctx), cfg, &t) != DECAP_LOCAL)
+	if (decap_classify6_outer(&p, len, cfg, len - ETH_HLEN > cfg->underlay_mtu, &t) != DECAP_LOCAL)
 		return -1;
 	handoff_write(ctx, cfg, &t);
 	return 0;

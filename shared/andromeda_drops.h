@@ -31,7 +31,8 @@
 	X(adjust_failed, 206, "the kernel refused to add or remove the outer headers") \
 	X(decap_mismatch, 207, "handed over by the underlay XDP, refused by tc (never expected)") \
 	X(nat_rewrite_failed, 208, "the kernel refused to rewrite a NAT flow's addresses, ports or checksums") \
-	X(punt_rate_limited, 209, "a tenant frame for the pipeline, over its port's punt budget ([node] punt_rate, punt_burst)")
+	X(punt_rate_limited, 209, "a tenant frame for the pipeline, over its port's punt budget ([node] punt_rate, punt_burst)") \
+	X(decap_bad_outer_csum, 210, "an overlay packet over an IPv6 underlay, above the underlay MTU and not GSO, whose outer UDP checksum does not verify")
 
 /* Why an overlay packet fails decapsulation (overlay::DecapError; the pipeline counts them as
  * decap_<name> and drops the packet as malformed_overlay). */

@@ -89,6 +89,7 @@ enum decap_kind {
 	DECAP_NONE = 0x100,  /* the pipeline's */
 	DECAP_LOCAL = 0x101, /* into a local endpoint's tenant port (decap_target.endpoint) */
 	DECAP_NAT = 0x102,   /* out through this node's NAT (lib/nat.h decides whether the kernel may) */
+	DECAP_BAD_CSUM = 0x103, /* over IPv6: an outer UDP checksum that does not verify (tc drops it) */
 };
 
 /* Whether the sender of an overlay packet (the node of peer key `node`) may speak for its inner
@@ -228,14 +229,17 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
  * MAC and address, a fixed header with UDP right behind it to the overlay port, lengths
  * consistent (0xffff for a GSO packet of over 64 KiB), from a peer node (its peer key and its
  * address), a plain overlay header; then the inner checks, which only DECAP_LOCAL passes (NAT
- * over an IPv6 underlay is the pipeline's). The UDP checksum IPv6 requires must be there and,
- * for a packet no larger than the underlay's MTU, verify from the headers (lib/outer6.h: the
- * inner checksum, which the tenant's stack checks, covers the rest); a larger one is a GSO
- * packet, built whole by a kernel on this host or merged by GRO from verified segments. What
- * fails goes to the pipeline, which verifies the whole datagram and counts it. */
+ * over an IPv6 underlay is the pipeline's). The UDP checksum IPv6 requires must be there and
+ * verify from the headers (lib/outer6.h: the inner checksum, which the tenant's stack checks,
+ * covers the rest), unless the packet is a GSO packet (`maybe_gso`), built whole by a kernel on
+ * this host or merged by GRO from verified segments, whose checksum is one segment's. XDP cannot
+ * tell a GSO packet: it says `maybe_gso` for one larger than the underlay's MTU, and tc, which
+ * can, checks it again (DECAP_BAD_CSUM: dropped). What fails in XDP goes to the pipeline, which
+ * verifies the whole datagram and counts it. */
 static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_packet *p, __u64 total,
 							    const struct andromeda_fp_config *cfg,
-							    const struct andromeda_vni *vni, struct decap_target *out)
+							    const struct andromeda_vni *vni, int maybe_gso,
+							    struct decap_target *out)
 {
 	const struct andromeda_peer *peer;
 	__u32 payload, udp_len, inner_len = 0;
@@ -269,8 +273,8 @@ static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_
 		return DECAP_NONE;
 	if (decap_classify_inner(p, sized, inner_len, vni, node, out) != DECAP_LOCAL)
 		return DECAP_NONE;
-	if (!sized || total - ETH_HLEN > cfg->underlay_mtu)
-		return DECAP_LOCAL;
+	if (!sized)
+		return maybe_gso ? DECAP_LOCAL : DECAP_NONE;
 	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6;
 
@@ -287,9 +291,14 @@ static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_
 		c.end = p->end;
 		ok = inner4_sum(p->inner_ip, c, inner_len - sizeof(struct iphdr), 0, &in);
 	}
-	if (ok != 0 || outer6_csum(p->ip6, p->udp, p->overlay, p->inner_eth, &in, 1) != 0xffff)
+	/* What no fast path encapsulates whole (no checksum derivable: not a GSO packet either). */
+	if (ok != 0)
 		return DECAP_NONE;
-	return DECAP_LOCAL;
+	if (outer6_csum(p->ip6, p->udp, p->overlay, p->inner_eth, &in, 1) == 0xffff)
+		return DECAP_LOCAL;
+	/* A GSO packet's checksum is one segment's (XDP's guess: tc asks again), and tc has nowhere
+	 * to send one it refuses but the drop. */
+	return maybe_gso ? DECAP_LOCAL : DECAP_BAD_CSUM;
 }
 
 /* decap_classify_vni for a caller that has looked nothing up yet (tc, without a hand-over): the
@@ -309,14 +318,14 @@ static __always_inline enum decap_kind decap_classify(const struct overlay_packe
 
 /* decap_classify over an IPv6 underlay (decap_classify_vni6 checks the sender). */
 static __always_inline enum decap_kind decap_classify6_outer(const struct overlay_packet *p, __u64 total,
-							      const struct andromeda_fp_config *cfg,
+							      const struct andromeda_fp_config *cfg, int maybe_gso,
 							      struct decap_target *out)
 {
 	const struct andromeda_vni *vni = vni_lookup(andromeda_overlay_vni(p->overlay));
 
 	if (!vni)
 		return DECAP_NONE;
-	return decap_classify_vni6(p, total, cfg, vni, out);
+	return decap_classify_vni6(p, total, cfg, vni, maybe_gso, out);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_DECAP_H */

@@ -90,26 +90,36 @@ struct inner_sum {
 	__u32 frame_len; /* inner Ethernet frame of one segment (of the packet, when not GSO) */
 };
 
-/* The transport header's length for a GSO packet's segments (TCP's data offset, UDP's 8), and
- * whether the transport carries a checksum this file can rely on; -1 when it does not. `c` is
- * at the transport header. */
-static __always_inline int inner_l4_header_len(struct cursor c, __u8 protocol)
+/* The transport header's length (TCP's data offset, UDP's 8) when the transport carries a
+ * checksum this file can rely on over exactly its `l4_len` bytes; -1 when it does not: no such
+ * transport, UDP without a checksum, or a packet (not GSO, `gso_size` 0) too short to hold its
+ * header, or whose UDP length is not its transport length (the checksum would not cover the
+ * rest). `c` is at the transport header. */
+static __always_inline int inner_l4_header_len(struct cursor c, __u8 protocol, __u32 l4_len, __u32 gso_size)
 {
 	if (protocol == IPPROTO_TCP) {
 		__u8 *tcp = cursor_pull(&c, 13);
+		__u32 header_len;
 
 		if (!tcp || (tcp[12] >> 4) < 5)
 			return -1;
-		return (tcp[12] >> 4) * 4;
+		header_len = (tcp[12] >> 4) * 4;
+		return l4_len < header_len ? -1 : (int)header_len;
 	}
 	if (protocol == IPPROTO_UDP) {
 		struct udphdr *udp = cursor_pull(&c, sizeof(*udp));
 
 		/* 0: no checksum (IPv4's option; over IPv6 a malformed packet): nothing covers the payload. */
-		return udp && udp->check != 0 ? (int)sizeof(*udp) : -1;
+		if (!udp || udp->check == 0 || l4_len < sizeof(*udp))
+			return -1;
+		return gso_size || bpf_ntohs(udp->len) == l4_len ? (int)sizeof(*udp) : -1;
 	}
 	return -1;
 }
+
+/* ICMP and ICMPv6 carry their checksum in a header of at least 8 bytes (an echo's), and are
+ * never GSO. */
+#define INNER_ICMP_MIN_LEN 8
 
 /* The segment's transport length: the whole packet's `l4_len` when not GSO; else one gso_size
  * segment's, when the payload is a whole number of them (-1 otherwise). */
@@ -154,7 +164,7 @@ static __always_inline __u32 even_segment_size(__u32 payload, __u32 gso_size)
  * at that header; 0 when its header length is unknown (not TCP or UDP with a checksum). */
 static __always_inline __u32 inner_payload_len(struct cursor c, __u8 protocol, __u32 l4_len)
 {
-	int header_len = inner_l4_header_len(c, protocol);
+	int header_len = inner_l4_header_len(c, protocol, l4_len, 1 /* a GSO packet's */);
 
 	return header_len < 0 || l4_len < (__u32)header_len ? 0 : l4_len - header_len;
 }
@@ -172,13 +182,13 @@ static __always_inline int inner4_sum(const struct iphdr *ip, struct cursor c, _
 	if (ipv4_is_fragment(ip))
 		return -1;
 	if (ip->protocol == IPPROTO_ICMP) {
-		if (gso_size)
+		if (gso_size || l4_len < INNER_ICMP_MIN_LEN)
 			return -1;
 		out->sum = 0;
 		out->frame_len = ETH_HLEN + sizeof(*ip) + l4_len;
 		return 0;
 	}
-	header_len = inner_l4_header_len(c, ip->protocol);
+	header_len = inner_l4_header_len(c, ip->protocol, l4_len, gso_size);
 	seg = header_len < 0 ? -1 : inner_segment_l4_len(l4_len, header_len, gso_size);
 	if (seg < 0)
 		return -1;
@@ -197,11 +207,11 @@ static __always_inline int inner6_sum(const struct ipv6hdr *ip, struct cursor c,
 	int seg;
 
 	if (ip->nexthdr == IPPROTO_ICMPV6) {
-		if (gso_size)
+		if (gso_size || l4_len < INNER_ICMP_MIN_LEN)
 			return -1;
 		seg = l4_len;
 	} else {
-		int header_len = inner_l4_header_len(c, ip->nexthdr);
+		int header_len = inner_l4_header_len(c, ip->nexthdr, l4_len, gso_size);
 
 		seg = header_len < 0 ? -1 : inner_segment_l4_len(l4_len, header_len, gso_size);
 		if (seg < 0)

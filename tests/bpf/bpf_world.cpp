@@ -177,6 +177,7 @@ World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_
     }
     snapshot_ = load(toml);
     if (!snapshot_) return;
+    ipv6_underlay_ = fab::ipv6_underlay(snapshot_->nodes());
     skel_ = andromeda::testing::Skel(andromeda_xdp::open());
     if (!skel_) {
         error_ = "opening the skeleton failed";
@@ -192,8 +193,13 @@ World::World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_
         skel_.reset();
         return;
     }
-    local_.underlay_address = wire::Ipv4Address(kNode1);
-    local_.next_hops[kNode2] = wire::MacAddress(kNode2Mac);  // node3's is not known
+    if (ipv6_underlay_) {
+        local_.underlay_address = wire::Ipv6Address::from_bytes(kNode1Ip6.data());
+        local_.learn_next_hop(wire::Ipv6Address::from_bytes(kNode2Ip6.data()), wire::MacAddress(kNode2Mac));
+    } else {
+        local_.underlay_address = wire::Ipv4Address(kNode1);
+        local_.next_hops[kNode2] = wire::MacAddress(kNode2Mac);  // node3's is not known
+    }
     if (!apply(aio::plan_full(*snapshot_, local_)) || !write_ports() || !write_config()) return;
     make_pipeline();
 }
@@ -202,14 +208,14 @@ bool World::write_config() {
     andromeda_fp_config config{};
     config.enabled = 1;
     config.underlay_ifindex = dev_.underlay;
-    config.underlay_ip = htonl(kNode1);
+    // Over IPv6, underlay_ip 0 says so and underlay_ip6 holds the address.
+    config.underlay_ip = ipv6_underlay_ ? 0 : htonl(kNode1);
+    if (ipv6_underlay_) std::copy(kNode1Ip6.begin(), kNode1Ip6.end(), config.underlay_ip6);
     config.underlay_mtu = snapshot_->local().underlay_mtu;
     std::copy(kUnderlayMac.begin(), kUnderlayMac.end(), config.underlay_mac);
     config.handoff_cookie = kHandoffCookie;
-    config.uplink_ifindex = dev_.uplink;
-    std::copy(kUplinkMac.begin(), kUplinkMac.end(), config.uplink_mac);
-    std::copy(kUplinkRouterMac.begin(), kUplinkRouterMac.end(), config.uplink_next_hop_mac);
-    config.uplink_next_hop_known = 1;
+    // The kernel NAT is an IPv4 underlay's only (andromedad leaves the uplink out over IPv6).
+    if (!ipv6_underlay_) write_uplink_config(config);
     const __u32 key = 0;
     if (bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY) != 0) {
         error_ = "writing andromeda_fp_config: " + std::string(std::strerror(errno));
@@ -218,10 +224,19 @@ bool World::write_config() {
     return true;
 }
 
+void World::write_uplink_config(andromeda_fp_config& config) const {
+    config.uplink_ifindex = dev_.uplink;
+    std::copy(kUplinkMac.begin(), kUplinkMac.end(), config.uplink_mac);
+    std::copy(kUplinkRouterMac.begin(), kUplinkRouterMac.end(), config.uplink_next_hop_mac);
+    config.uplink_next_hop_known = 1;
+}
+
 void World::make_pipeline() {
     dp::PipelineConfig c;
     c.underlay_mac = wire::MacAddress(kUnderlayMac);
-    c.next_hops.push_back(dp::NextHop{wire::Ipv4Address(kNode2), wire::MacAddress(kNode2Mac)});
+    const wire::IpAddress node2 = ipv6_underlay_ ? wire::IpAddress(wire::Ipv6Address::from_bytes(kNode2Ip6.data()))
+                                                 : wire::IpAddress(wire::Ipv4Address(kNode2));
+    c.next_hops.push_back(dp::NextHop{node2, wire::MacAddress(kNode2Mac)});
     c.ports.push_back(dp::PortBinding{dev_.underlay, dp::PortRole::underlay, {}});
     c.ports.push_back(dp::PortBinding{dev_.uplink, dp::PortRole::uplink, {}});
     for (const auto& [name, ifindex] : dev_.tenants)
@@ -369,14 +384,21 @@ UnderlayBpf World::run_underlay(const Bytes& frame) {
         b.nat.key = nat_key;
         if (nat_key) b.nat.before = b.nat.after = nat_entry(*nat_key);
     }
-    const std::uint32_t vni =
-        frame.size() >= 84 ? static_cast<std::uint32_t>(frame[46]) << 16 | static_cast<std::uint32_t>(frame[47]) << 8 | frame[48] : 0;
-    if (frame.size() >= 104 && test_support::get16(&frame[62]) == 0x86dd) {
-        b.target = fabric6_ifindex(vni, &frame[88]);  // the inner IPv6 destination
-    } else if (frame.size() >= 84) {
+    // Where the inner frame starts: behind the outer IPv4 (50 bytes) or IPv6 (70) headers.
+    const std::size_t inner = frame.size() >= 14 && test_support::get16(&frame[12]) == 0x86dd
+                                  ? std::size_t{ANDROMEDA_ENCAP_OVERHEAD6}
+                                  : std::size_t{ANDROMEDA_ENCAP_OVERHEAD};
+    const std::size_t vni_at = inner - 4;
+    const std::uint32_t vni = frame.size() >= inner + 34 ? static_cast<std::uint32_t>(frame[vni_at]) << 16 |
+                                                               static_cast<std::uint32_t>(frame[vni_at + 1]) << 8 |
+                                                               frame[vni_at + 2]
+                                                         : 0;
+    if (frame.size() >= inner + 54 && test_support::get16(&frame[inner + 12]) == 0x86dd) {
+        b.target = fabric6_ifindex(vni, &frame[inner + 38]);  // the inner IPv6 destination
+    } else if (frame.size() >= inner + 34) {
         andromeda_fabric_key key{};
         key.vni = vni;
-        std::memcpy(&key.ip, &frame[80], 4);
+        std::memcpy(&key.ip, &frame[inner + 30], 4);
         b.target = fabric_ifindex(key);
     }
     return b;

@@ -157,11 +157,16 @@ public:
     // The object loaded as andromedad loads it, its rodata from the kernel probes
     // (io/bpf/kernel_probe.hpp), unless `decap_l4_udp` says otherwise.
     // `decap_l4_udp` and `xdp_metadata`: the object's load-time flags, as probed unless given.
+    // A fabric whose nodes have IPv6 addresses (with_ipv6_underlay) makes a world over an IPv6
+    // underlay, as andromedad runs it there: node1 at fd00:1::1, the maps naming nodes by peer
+    // key, andromeda_fp_config's underlay_ip 0 and underlay_ip6 set, no kernel NAT (its uplink
+    // fields left out), the pipeline's next hop by node2's IPv6 address.
     World(Encap encap, const std::string& toml, std::optional<bool> decap_l4_udp = std::nullopt,
           std::optional<bool> xdp_metadata = std::nullopt);
 
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] Encap encap() const { return encap_; }
+    [[nodiscard]] bool ipv6_underlay() const { return ipv6_underlay_; }
     [[nodiscard]] std::uint32_t underlay() const { return dev_.underlay; }
     [[nodiscard]] std::uint32_t uplink() const { return dev_.uplink; }
     [[nodiscard]] std::uint32_t tenant(const std::string& port) const { return dev_.tenants.at(port); }
@@ -212,7 +217,8 @@ public:
 
     // With `gso_size`, as a GSO packet of a type the kernel will not encapsulate (bpf_world.cpp).
     TenantBpf run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size = 0);
-    // XDP on the underlay, then, for what XDP passes, tc on the underlay.
+    // XDP on the underlay, then, for what XDP passes, tc on the underlay (an overlay packet over
+    // either underlay: the offsets of its VNI and inner headers are read by its outer ethertype).
     UnderlayBpf run_underlay(const Bytes& frame);
     PuntBpf run_punt(std::uint32_t ifindex, const Bytes& frame);
     UplinkBpf run_uplink(const Bytes& frame);
@@ -228,6 +234,7 @@ private:
     bool apply(const io::FabricMapPlan& plan);
     bool write_ports();
     bool write_config();
+    void write_uplink_config(andromeda_fp_config& config) const;
     void make_pipeline();
     std::uint32_t fabric_ifindex(const andromeda_fabric_key& key) const;
     // The same for (VNI, the 16 bytes of an IPv6 address at `address`), in andromeda_fabric6.
@@ -238,6 +245,7 @@ private:
     NatUse with_nat_use(std::optional<andromeda_nat_key> key, std::uint64_t length, Run run);
 
     Encap encap_;
+    bool ipv6_underlay_ = false;
     const Devices& dev_;
     std::string error_;
     std::shared_ptr<const fabric::FabricSnapshot> snapshot_;

@@ -37,6 +37,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,24 @@ std::vector<std::string> check_uplink(const Bytes& input, const UplinkBpf& b, co
 // What a run did to the flow entry of the packet's tuple: "" when it counted exactly this packet
 // (`translated`) or left the entry alone (not translated), else what is wrong.
 std::string check_nat_use(const NatUse& use, bool translated);
+
+// Over an IPv6 underlay: the outer UDP checksum the fast path derives for the overlay packet
+// `packet` (bpf/lib/outer6.h), computed here by summing the whole datagram once its inner TCP,
+// UDP, ICMP or ICMPv6 checksum is made right; nullopt when the inner packet has none to make
+// right (another transport, a fragment, IPv4 UDP without a checksum, options or extension
+// headers, a length that is not the frame's).
+std::optional<std::uint16_t> derived_outer6_checksum(Bytes packet);
+// How many encapsulations the comparison accepted with an outer checksum that differs from the
+// pipeline's as the derivation says it must (a wrong inner checksum), since the process started.
+extern int derived_checksum_count;
+// Whether the overlay packet over IPv6 `packet` has an outer checksum that verifies from its
+// headers (it is the derived one) but not over its bytes: corrupted below the headers, where only
+// the inner checksum can tell. The fast path decapsulates such a packet and the tenant drops it;
+// the pipeline drops it. Also true for any wrong checksum on a packet larger than the underlay's
+// MTU, which the fast path takes for a GSO packet and does not check. header_verified_count: how
+// many the comparison accepted.
+bool verifies_from_headers_only(const Bytes& packet);
+extern int header_verified_count;
 
 // Gives the IPv4 header at `ip` the ID `id`, updating its checksum for that change only
 // (RFC 1624, HC' = ~(~HC + ~m + m')): a checksum that was wrong stays exactly as wrong.

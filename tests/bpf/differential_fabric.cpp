@@ -263,6 +263,48 @@ OverlayPacket overlay6_spec(Encap kind, const std::string& vpc, std::uint32_t se
     return overlay_from(kind, endpoint(vpc, sender).node, vpc_named(vpc).vni, ipv6(s));
 }
 
+Ip6 node_address6(const std::string& node) {
+    return node == "node1" ? kNode1Ip6 : node == "node2" ? kNode2Ip6 : kNode3Ip6;
+}
+
+std::string with_ipv6_underlay(std::string toml) {
+    for (const char* node : {"node1", "node2", "node3"}) {
+        const std::string from = "\"" + ip_text(node_address(node)) + "\"";
+        const std::string to = "\"fd00:1::" + std::string(1, node[4]) + "\"";
+        for (std::size_t at = toml.find(from); at != std::string::npos; at = toml.find(from, at + to.size()))
+            toml.replace(at, from.size(), to);
+    }
+    return toml;
+}
+
+std::uint16_t udp6_checksum(const std::uint8_t* ip6, const std::uint8_t* udp) {
+    const std::uint16_t length = test_support::get16(udp + 4);
+    Bytes datagram(udp, udp + length);
+    datagram[6] = datagram[7] = 0;
+    const std::uint32_t pseudo = test_support::ones_sum(ip6 + 8, 32) + length + kUdp;
+    const std::uint16_t sum = test_support::checksum_of(test_support::ones_sum(datagram.data(), length, pseudo));
+    return sum == 0 ? 0xffff : sum;
+}
+
+Bytes overlay6(const OverlayPacket& s, const Ip6& src, const Ip6& dst, std::uint32_t flow_label, bool checksum) {
+    OverlayPacket plain = s;
+    plain.options.clear();
+    plain.udp_checksum = false;
+    const Bytes v4 = test_support::overlay_frame(plain);
+    const std::size_t udp_length = v4.size() - 34;
+    Bytes f = test_support::ethernet_frame(s.src_mac, s.dst_mac, 0x86dd, 40 + udp_length);
+    std::uint8_t* ip = f.data() + 14;
+    test_support::put32(ip, 6u << 28 | (flow_label & 0xfffff));
+    put16(ip + 4, static_cast<std::uint16_t>(udp_length));
+    ip[6] = kUdp;
+    ip[7] = 64;
+    std::copy(src.begin(), src.end(), ip + 8);
+    std::copy(dst.begin(), dst.end(), ip + 24);
+    std::copy(v4.begin() + 34, v4.end(), ip + 40);
+    if (checksum) put16(ip + 46, udp6_checksum(ip, ip + 40));
+    return f;
+}
+
 Bytes ethertype_frame(const Mac& src, const Mac& dst, std::uint16_t ethertype, std::size_t length, std::uint8_t fill) {
     Bytes f = test_support::ethernet_frame(src, dst, ethertype, length);
     for (std::size_t i = 0; i < length; ++i) f[14 + i] = static_cast<std::uint8_t>(fill + i);

@@ -162,6 +162,30 @@ Ipv6Spec tenant6_spec(const std::string& vpc, std::uint32_t from, std::uint32_t 
 OverlayPacket overlay6_spec(Encap kind, const std::string& vpc, std::uint32_t sender, std::uint32_t receiver,
                             std::size_t payload = 60, std::uint8_t next_header = kUdp);
 
+// ---- an IPv6 underlay ----------------------------------------------------------------------
+// The same fabric with its nodes at fd00:1::1 (this node), ::2 and ::3 (the underlay of
+// tests/unit/dataplane's with_ipv6_underlay); the World made from such a fabric runs over IPv6.
+
+inline constexpr Ip6 kNode1Ip6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+inline constexpr Ip6 kNode2Ip6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+inline constexpr Ip6 kNode3Ip6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3};
+inline constexpr Ip6 kStrangerIp6 = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x99};
+Ip6 node_address6(const std::string& node);
+
+// `toml` (fabric_toml's) with every node's address replaced by its IPv6 one.
+std::string with_ipv6_underlay(std::string toml);
+
+// The UDP checksum of the datagram at `udp` (its length field's bytes) under the IPv6
+// pseudo-header of the IPv6 header at `ip6` (RFC 8200 section 8.1), its checksum field counted as
+// 0, a computed 0 given as 0xffff.
+std::uint16_t udp6_checksum(const std::uint8_t* ip6, const std::uint8_t* udp);
+
+// `s` (its MACs, UDP ports, overlay header and inner frame; its IPv4 fields ignored) as an overlay
+// packet over IPv6 from `src` to `dst`: a fixed IPv6 header with `flow_label`, hop limit 64, the
+// UDP checksum right (udp6_checksum) unless `checksum` is false (then 0).
+Bytes overlay6(const OverlayPacket& s, const Ip6& src, const Ip6& dst, std::uint32_t flow_label = 0,
+               bool checksum = true);
+
 // ---- frames ------------------------------------------------------------------------------------
 
 // An IPv4 packet with DF, `total` bytes of IPv4, in an Ethernet frame.

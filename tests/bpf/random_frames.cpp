@@ -248,7 +248,10 @@ Case random_tenant(Gen& g) {
     return c;
 }
 
-Case random_overlay(Gen& g, Encap kind) {
+namespace {
+
+// random_overlay's packet before its outer checksum and the damage done to the whole frame.
+OverlayPacket random_overlay_packet(Gen& g, Encap kind) {
     const VpcDef& vpc = g.pick(vpcs());
     // The sender: mostly an endpoint of the VPC on another node.
     std::vector<const EndpointDef*> remote, local;
@@ -290,6 +293,25 @@ Case random_overlay(Gen& g, Encap kind) {
     if (g.chance(2)) s.inner.resize(s.inner.size() + g.range(1, 20), 0);
     if (g.chance(2)) s.inner = tagged(std::move(s.inner), 0x8100, static_cast<std::uint16_t>(g.below(4096)));
     if (g.chance(2)) s.inner.resize(g.range(0, static_cast<std::uint32_t>(s.inner.size())));
+    return s;
+}
+
+// random_outer's IPv4 node addresses as the IPv6 underlay's (anything else: an address nobody has).
+Ip6 as_ipv6_node(Gen& g, std::uint32_t address) {
+    if (address == kNode1) return kNode1Ip6;
+    if (address == kNode2) return kNode2Ip6;
+    if (address == kNode3) return kNode3Ip6;
+    if (address == kStranger) return kStrangerIp6;
+    Ip6 a = kStrangerIp6;
+    a[14] = g.byte();
+    a[15] = g.byte();
+    return a;
+}
+
+}  // namespace
+
+Case random_overlay(Gen& g, Encap kind) {
+    OverlayPacket s = random_overlay_packet(g, kind);
     s.udp_checksum = g.chance(5);
     Case c{"random overlay packet", kUnderlay, overlay(s), ""};
     const std::size_t udp = 14 + 20 + s.options.size();
@@ -299,6 +321,30 @@ Case random_overlay(Gen& g, Encap kind) {
         put16(udp_len, static_cast<std::uint16_t>(get16(udp_len) + (g.chance(50) ? 1u : 0xffffu) * g.range(1, 20)));
     }
     if (g.chance(40)) random_ipv4_header_damage(g, c.frame, 14);
+    random_frame_damage(g, c.frame);
+    return c;
+}
+
+Case random_overlay6(Gen& g, Encap kind) {
+    OverlayPacket s = random_overlay_packet(g, kind);
+    if (g.chance(3)) {  // the other family's overlay packet: never the fast path's here
+        s.udp_checksum = g.chance(50);
+        return {"random overlay packet over IPv4", kUnderlay, overlay(s), ""};
+    }
+    const Ip6 src = as_ipv6_node(g, s.src), dst = as_ipv6_node(g, s.dst);
+    const std::uint32_t checksum = g.below(100);
+    Case c{"random overlay packet over IPv6", kUnderlay, overlay6(s, src, dst, g.word(), checksum >= 5), ""};
+    constexpr std::size_t udp = 14 + 40;
+    if (checksum >= 93) c.frame[udp + 6 + g.below(2)] ^= static_cast<std::uint8_t>(1u << g.below(8));
+    if (g.chance(3)) {  // UDP length off
+        std::uint8_t* udp_len = &c.frame[udp + 4];
+        put16(udp_len, static_cast<std::uint16_t>(get16(udp_len) + (g.chance(50) ? 1u : 0xffffu) * g.range(1, 20)));
+    }
+    if (g.chance(3)) {  // IPv6 payload length off
+        std::uint8_t* payload = &c.frame[14 + 4];
+        put16(payload, static_cast<std::uint16_t>(get16(payload) + (g.chance(50) ? 1u : 0xffffu) * g.range(1, 20)));
+    }
+    if (g.chance(2)) c.frame[14 + 7] = g.byte();  // hop limit
     random_frame_damage(g, c.frame);
     return c;
 }

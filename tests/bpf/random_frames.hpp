@@ -36,5 +36,8 @@ Case random_tenant(Gen& g);
 // An overlay packet on the underlay, mostly of encapsulation `kind`, always to the underlay's MAC
 // (other outer destination MACs are a crafted case of their own).
 Case random_overlay(Gen& g, Encap kind);
+// The same over an IPv6 underlay (overlay6, node addresses fd00:1::*): its UDP checksum mostly
+// right, at times 0 or wrong; at times an overlay packet over IPv4 (the other family).
+Case random_overlay6(Gen& g, Encap kind);
 
 }  // namespace andromeda::fast_path_test

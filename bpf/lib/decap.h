@@ -74,13 +74,9 @@ static __always_inline int overlay_packet_pull(struct cursor *c, struct overlay_
 	p->eth = cursor_pull(c, sizeof(*p->eth));
 	p->ip6 = NULL;
 	p->ip = ipv4_pull(c);
-	p->udp = cursor_pull(c, sizeof(*p->udp));
-	p->overlay = cursor_pull(c, ANDROMEDA_OVERLAY_HEADER_LEN);
-	p->inner_eth = cursor_pull(c, sizeof(*p->inner_eth));
-	p->l3 = c->pos;
-	p->end = c->end;
-	p->inner_ip = ipv4_pull(c);
-	return p->eth && p->ip && p->udp && p->overlay && p->inner_eth ? 0 : -1;
+	if (!p->eth || !p->ip)
+		return -1;
+	return overlay_packet_pull_rest(c, p);
 }
 
 /* What the decap fast path does with an overlay packet. The values are none of XDP's or tc's

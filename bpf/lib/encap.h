@@ -88,6 +88,42 @@ static __always_inline int encap_sent(struct __sk_buff *skb, struct andromeda_fp
 	return TC_ACT_REDIRECT;
 }
 
+/* Makes `overhead` bytes of room at the head of the `len`-byte frame (the outer IP header's family
+ * `l3_flag`), writes the `size` bytes at `o` there (the outer headers and the inner Ethernet
+ * header the frame leaves with, `inner_proto` its ethertype) and sends it out of the underlay;
+ * what the kernel refuses to encapsulate goes to encap_refused with `punt_port` (NULL: dropped).
+ * Written in place: the room was made at the head, in the linear part (which held at least the
+ * Ethernet and IP headers the caller read), so the bytes are there; in 8-byte words and a 4-byte
+ * tail. */
+static __always_inline int encap_write_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
+						const struct andromeda_fp_config *cfg, const void *o, __u32 size,
+						__u32 overhead, __u64 l3_flag, __be16 inner_proto, __u32 len,
+						const struct andromeda_port *punt_port)
+{
+	struct cursor c;
+	__u64 *to;
+	long err;
+
+	if (encap_reserve_headroom(skb, cfg, len))
+		return DROP(s, adjust_failed);
+	err = bpf_skb_adjust_room(skb, overhead, BPF_ADJ_ROOM_MAC,
+				  BPF_F_ADJ_ROOM_FIXED_GSO | l3_flag | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
+					  BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
+	if (err)
+		return encap_refused(skb, s, punt_port, err);
+	c = cursor_of_skb(skb);
+	to = cursor_pull(&c, size);
+	if (!to)
+		return DROP(s, adjust_failed);
+#pragma unroll
+	for (int i = 0; i < (int)(size / 8); i++)
+		to[i] = ((const __u64 *)o)[i];
+	if (size % 8)
+		*(__u32 *)(to + size / 8) = *(const __u32 *)((const __u64 *)o + size / 8);
+	encap_update_complete_csum(skb, o, size);
+	return encap_sent(skb, s, cfg, len, inner_proto);
+}
+
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
  * leaves with) in front of the `len`-byte frame that starts with its Ethernet header, and sends
  * it out of the underlay; counted as encap_* (and ipv6_packets for inner IPv6). The outer header
@@ -98,28 +134,8 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 					  const struct andromeda_fp_config *cfg, const struct outer_headers *o,
 					  __u32 len, const struct andromeda_port *punt_port)
 {
-	struct cursor c;
-	__u64 *to;
-	long err;
-
-	if (encap_reserve_headroom(skb, cfg, len))
-		return DROP(s, adjust_failed);
-	err = bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD, BPF_ADJ_ROOM_MAC,
-				  BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
-					  BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
-	if (err)
-		return encap_refused(skb, s, punt_port, err);
-	/* Written in place: the room was made at the head, in the linear part (which held at least
-	 * the Ethernet and IPv4 headers the caller read), so the first 64 bytes are there. */
-	c = cursor_of_skb(skb);
-	to = cursor_pull(&c, sizeof(*o));
-	if (!to)
-		return DROP(s, adjust_failed);
-#pragma unroll
-	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
-		to[i] = ((const __u64 *)o)[i];
-	encap_update_complete_csum(skb, o, sizeof(*o));
-	return encap_sent(skb, s, cfg, len, o->inner.h_proto);
+	return encap_write_and_send(skb, s, cfg, o, sizeof(*o), ANDROMEDA_ENCAP_OVERHEAD, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4,
+				    o->inner.h_proto, len, punt_port);
 }
 
 /* Lowers a GSO packet's gso_size by `by` bytes and leaves it otherwise as it was: room is made
@@ -141,31 +157,8 @@ static __always_inline int encap_and_send6(struct __sk_buff *skb, struct androme
 					   const struct andromeda_fp_config *cfg, const struct outer_headers6 *o,
 					   __u32 len, const struct andromeda_port *punt_port)
 {
-	struct cursor c;
-	__u64 *to;
-	__u32 *tail;
-	long err;
-
-	if (encap_reserve_headroom(skb, cfg, len))
-		return DROP(s, adjust_failed);
-	err = bpf_skb_adjust_room(skb, ANDROMEDA_ENCAP_OVERHEAD6, BPF_ADJ_ROOM_MAC,
-				  BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP |
-					  BPF_F_ADJ_ROOM_ENCAP_L2_ETH | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
-	if (err)
-		return encap_refused(skb, s, punt_port, err);
-	/* In place, as over IPv4: the room was made at the head, in the linear part. 84 bytes: ten
-	 * 8-byte words and a 4-byte one. */
-	c = cursor_of_skb(skb);
-	to = cursor_pull(&c, sizeof(*o));
-	if (!to)
-		return DROP(s, adjust_failed);
-#pragma unroll
-	for (int i = 0; i < (int)(sizeof(*o) / 8); i++)
-		to[i] = ((const __u64 *)o)[i];
-	tail = (__u32 *)(to + sizeof(*o) / 8);
-	*tail = *(const __u32 *)((const __u64 *)o + sizeof(*o) / 8);
-	encap_update_complete_csum(skb, o, sizeof(*o));
-	return encap_sent(skb, s, cfg, len, o->inner.h_proto);
+	return encap_write_and_send(skb, s, cfg, o, sizeof(*o), ANDROMEDA_ENCAP_OVERHEAD6, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6,
+				    o->inner.h_proto, len, punt_port);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_ENCAP_H */

@@ -161,13 +161,13 @@ __u32 andromeda_peer_key6(const __u8 *a)
 	return (h & 0x0fffffffu) | 0xf0000000u;
 }
 
-/* andromeda_peer_mtu: underlay IPv4 of a peer node -> the path MTU towards it that the daemon
+/* andromeda_peer_mtu: the peer key of a peer node -> the path MTU towards it that the daemon
  * learned from an ICMP "fragmentation needed" about one of this node's outer packets, when it is
  * below [node] underlay_mtu. Like the kernel's own PMTU exceptions it ages out: the fast path
  * ignores an entry once bpf_ktime_get_ns() (CLOCK_MONOTONIC, as the daemon's steady_clock) passes
  * `expires_ns`, and the daemon erases it then. No entry: underlay_mtu. */
 struct andromeda_peer_mtu {
-	__u32 mtu;        /* outer IPv4 packet size the path carries */
+	__u32 mtu;        /* outer IP packet size the path carries */
 	__u32 pad;
 	__u64 expires_ns; /* CLOCK_MONOTONIC */
 };
@@ -192,7 +192,7 @@ struct andromeda_vni {
 	__u8 gateway_mac[6];
 	__u8 flags;       /* ANDROMEDA_VNI_F_* */
 	__u8 pad;
-	__be32 nat_node_ip; /* underlay address of the VPC's NAT gateway node; 0: the VPC has no NAT */
+	__be32 nat_node_ip; /* peer key of the VPC's NAT gateway node (its IPv4 address over IPv4); 0: no NAT */
 	__u32 policy_generation; /* ANDROMEDA_VNI_F_POLICY: a fingerprint of everything its rules
 	                          * depend on (groups, defaults, members); a policy flow of another
 	                          * generation is not the VPC's any more */
@@ -220,7 +220,7 @@ struct andromeda_fabric6_key {
 };
 
 struct andromeda_fabric_entry {
-	__be32 node_ip; /* underlay address of its node */
+	__be32 node_ip; /* peer key of its node (its underlay IPv4 address over IPv4) */
 	__u8 mac[6];
 	__u8 local; /* 1 when on this node */
 	__u8 flags; /* ANDROMEDA_FABRIC_F_* */
@@ -236,7 +236,7 @@ struct andromeda_fabric_entry {
 struct andromeda_fp_config {
 	__u32 enabled;          /* [node] fastpath, and an underlay the fast path can serve */
 	__u32 underlay_ifindex;
-	__be32 underlay_ip;
+	__be32 underlay_ip;     /* this node's underlay IPv4 address; 0 over an IPv6 underlay */
 	__u32 underlay_mtu;
 	__u8 underlay_mac[6];
 	__u16 encap_headroom;   /* bytes the encap makes room for in front of a small frame before

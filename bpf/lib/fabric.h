@@ -13,7 +13,7 @@
 
 ANDROMEDA_MAP(andromeda_ports, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PORTS, __u32 /* ifindex */, struct andromeda_port);
 
-ANDROMEDA_MAP(andromeda_peers, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PEERS, __be32 /* underlay IPv4 */, struct andromeda_peer);
+ANDROMEDA_MAP(andromeda_peers, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PEERS, __be32 /* peer key */, struct andromeda_peer);
 
 ANDROMEDA_MAP(andromeda_vnis, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_VNIS, __u32, struct andromeda_vni);
 

@@ -25,7 +25,7 @@
 #define ICMP_CODE_FRAG_NEEDED 4
 #define ICMP_HEADER_LEN 8
 
-ANDROMEDA_MAP(andromeda_peer_mtu, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PEERS, __be32 /* underlay IPv4 */,
+ANDROMEDA_MAP(andromeda_peer_mtu, BPF_MAP_TYPE_HASH, ANDROMEDA_MAX_PEERS, __be32 /* peer key */,
 	      struct andromeda_peer_mtu);
 
 /* The outer MTU towards peer `node_ip`: the learned one while it lasts and is lower, else

@@ -377,7 +377,7 @@ constexpr std::uint8_t kVnetNeedsCsum = 1, kVnetGsoTcpv4 = 1;
 // whole (veth segments nothing).
 class LiveTenantPort {
 public:
-    LiveTenantPort(World& w, std::uint32_t port) : port_(port) {
+    LiveTenantPort(World& w, std::uint32_t port) {
         for (const char* dev : {"tap-b10", "tap-b10-t", "eth1", "eth1-peer"})
             if (std::system(("ip link set dev " + std::string(dev) + " up").c_str()) != 0) error_ = "ip link set up";
         hook_.sz = sizeof hook_;
@@ -434,7 +434,6 @@ public:
     }
 
 private:
-    std::uint32_t port_;
     std::string error_;
     bpf_tc_hook hook_{};
     bpf_tc_opts opts_{};
@@ -498,7 +497,7 @@ TEST_P(Ipv6Underlay, TcpGsoOnARealVethPair) {
 // fast path those for a local endpoint, tc decapsulates them as the pipeline delivers them; a zero
 // or wrong checksum, a stranger, another destination are the pipeline's.
 std::vector<Case> crafted_overlay6(Encap kind) {
-    const auto from = [kind](const OverlayPacket& s, const Ip6& src = kNode2Ip6, const Ip6& dst = kNode1Ip6,
+    const auto from = [](const OverlayPacket& s, const Ip6& src = kNode2Ip6, const Ip6& dst = kNode1Ip6,
                              bool checksum = true) { return overlay6(s, src, dst, 0x60d16, checksum); };
     const auto blue4 = [kind](std::uint32_t sender, std::uint32_t to, std::size_t total = 100,
                               std::uint8_t protocol = kUdp) {

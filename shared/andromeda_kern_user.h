@@ -44,6 +44,7 @@ typedef uint32_t __be32;
  * that and its own outer headers at once (andromeda_fp_config.encap_headroom). */
 #define ANDROMEDA_XDP_PACKET_HEADROOM 256
 #define ANDROMEDA_ENCAP_HEADROOM (ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD)
+#define ANDROMEDA_ENCAP_HEADROOM6 (ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD6)
 /* Andromeda header byte 0: version in the high nibble, flags in the low one. */
 #define ANDROMEDA_HEADER_VERSION 1
 #define ANDROMEDA_HEADER_FLAG_CONTROL 0x8
@@ -143,8 +144,8 @@ struct andromeda_peer {
 };
 
 /* The peer key of a node with IPv6 underlay address `a` (16 bytes), in host order: FNV-1a over
- * the address, its top nibble forced to 0xf. The daemon turns the fast path off when two nodes'
- * keys collide (a 1-in-2^28 chance per pair). */
+ * the address, its top nibble forced to 0xf. Fabric validation refuses two nodes whose keys
+ * collide (a 1-in-2^28 chance per pair). */
 #ifdef __cplusplus
 [[nodiscard]] static constexpr inline
 #else
@@ -241,7 +242,8 @@ struct andromeda_fp_config {
 	__u8 underlay_mac[6];
 	__u16 encap_headroom;   /* bytes the encap makes room for in front of a small frame before
 	                         * adding its outer headers, so that the receiver's XDP runs on the
-	                         * skb instead of a copy (a veth underlay: 306, ANDROMEDA_ENCAP_HEADROOM); 0: none */
+	                         * skb instead of a copy (a veth underlay: 306, ANDROMEDA_ENCAP_HEADROOM; 326 over IPv6,
+	                         * ANDROMEDA_ENCAP_HEADROOM6); 0: none */
 	__u32 handoff_cookie;   /* random per daemon start, nonzero: marks what this node's underlay
 	                         * XDP program hands its tc program (0: nothing is handed over) */
 	/* A NAT gateway's uplink: where the kernel sends what it translated outbound. */

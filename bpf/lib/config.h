@@ -33,6 +33,12 @@ static __always_inline const struct andromeda_fp_config *fp_config(void)
 	return c && c->enabled ? c : NULL;
 }
 
+/* Whether the fast path's underlay is IPv6 (the daemon writes no IPv4 address then). */
+static __always_inline int underlay_is_ipv6(const struct andromeda_fp_config *cfg)
+{
+	return cfg->underlay_ip == 0;
+}
+
 /* What a stage returns to say "not decided yet, go on to the next stage"; any other value is the
  * program's verdict. No XDP or tc verdict is negative but TC_ACT_UNSPEC (-1). */
 #define STAGE_CONTINUE (-2)

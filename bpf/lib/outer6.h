@@ -56,12 +56,6 @@ struct outer_headers6 {
 
 _Static_assert(sizeof(struct outer_headers6) == ANDROMEDA_ENCAP_OVERHEAD6 + ETH_HLEN, "outer headers + inner Ethernet");
 
-/* Whether the fast path's underlay is IPv6 (the daemon writes no IPv4 address then). */
-static __always_inline int underlay_is_ipv6(const struct andromeda_fp_config *cfg)
-{
-	return cfg->underlay_ip == 0;
-}
-
 /* The one's-complement sum of `n` 16-bit words as they sit in memory (network order, which the
  * sum does not mind as long as every term is), unfolded. */
 static __always_inline __u32 csum_words(const void *p, int n)

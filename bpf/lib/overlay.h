@@ -68,10 +68,12 @@ static __always_inline __u32 overlay_path_mtu(const struct andromeda_fp_config *
 {
 	__u32 outer = peer_underlay_mtu(cfg, node_ip);
 
-	/* Over an IPv6 underlay (no IPv4 address of this node) the outer IP header is 20 bytes
-	 * larger: the rule's IPv4 overhead is reached through an outer MTU 20 bytes smaller. */
-	if (cfg->underlay_ip == 0)
-		outer = outer > 20 ? outer - 20 : 0;
+	/* Over an IPv6 underlay the outer IP header is 20 bytes larger: the rule's IPv4 overhead is
+	 * reached through an outer MTU as much smaller. */
+	if (underlay_is_ipv6(cfg))
+		outer = outer > ANDROMEDA_ENCAP_OVERHEAD6 - ANDROMEDA_ENCAP_OVERHEAD
+				? outer - (ANDROMEDA_ENCAP_OVERHEAD6 - ANDROMEDA_ENCAP_OVERHEAD)
+				: 0;
 	return andromeda_inner_ip_mtu(vni->mtu, outer, ETH_HLEN);
 }
 

@@ -166,7 +166,7 @@ TEST_P(Ipv6Underlay, TenantFramesAreEncapsulatedAsThePipelineDoes) {
 // + 70) and with a CHECKSUM_COMPLETE skb (the kernel fails the run if the 70 bytes pushed left
 // skb->csum stale).
 TEST_P(Ipv6Underlay, TheSameWithHeadroomAndAChecksumCompleteSkb) {
-    world_->set_encap_headroom(ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD6);
+    world_->set_encap_headroom(ANDROMEDA_ENCAP_HEADROOM6);
     for (const Named& f : remote_frames()) expect_same_encap(f.frame, f.name + ", encap_headroom");
     world_->set_encap_headroom(0);
     if (!world_->kernel_checks_complete_checksums()) GTEST_SKIP() << "no CHECKSUM_COMPLETE test runs before 6.11";
@@ -611,7 +611,7 @@ TEST_P(Ipv6Underlay, RandomTenantFrames) {
     const std::uint32_t seed = seed_for(GetParam() == Encap::vxlan ? 0x1b6e0002 : 0x1b6e0001);
     Gen g(seed);
     const Tally tally = run_random("random tenant frames over IPv6", seed, kRandomFrames, [&](int i) {
-        world_->set_encap_headroom(i % 2 != 0 ? ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD6 : 0);
+        world_->set_encap_headroom(i % 2 != 0 ? ANDROMEDA_ENCAP_HEADROOM6 : 0);
         return random_tenant(g);
     });
     EXPECT_GE(tally.count("encap"), kRandomFrames / 20);

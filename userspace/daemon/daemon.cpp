@@ -257,7 +257,7 @@ void Daemon::write_fast_path_config() {
     // front of a small frame. A NIC's receiver runs XDP on its own buffers; there the room
     // would only cost the sender a larger allocation.
     config.encap_headroom = host_.underlay.driver != "veth"            ? 0
-                            : host_.underlay_address.is_ipv6() ? ANDROMEDA_XDP_PACKET_HEADROOM + ANDROMEDA_ENCAP_OVERHEAD6
+                            : host_.underlay_address.is_ipv6() ? ANDROMEDA_ENCAP_HEADROOM6
                                                                : ANDROMEDA_ENCAP_HEADROOM;
     // The kernel NAT sends what it translated out of the uplink, to its router: only once the
     // underlay's punt pair is there for what it does not translate (the XDP program checks).

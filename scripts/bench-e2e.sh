@@ -23,10 +23,15 @@
 #                 beside the kernel's VXLAN carrying the same IPv6 tenants: TCP 1 and 4 streams
 #                 and ping RTT over IPv6 (default --out bench/results/e2e-ipv6.json)
 #   --ipv6-underlay  the underlay IPv6 (fd00:1::/64; with --ipv6, IPv6 tenants over it):
-#                 Andromeda's pipeline (its kernel fast path carries an IPv4 underlay only)
-#                 beside the kernel's VXLAN over IPv6: TCP 1 and 4 streams and ping RTT
-#                 (default --out bench/results/e2e-ipv6-underlay.json, or
-#                 e2e-ipv6-over-ipv6-underlay.json with --ipv6)
+#                 Andromeda's fast path and its pipeline beside the kernel's VXLAN over IPv6:
+#                 TCP 1 and 4 streams and ping RTT (default --out
+#                 bench/results/e2e-ipv6-underlay.json, or e2e-ipv6-over-ipv6-underlay.json
+#                 with --ipv6)
+#   --ping-interval S  seconds between pings (default 0.005: the CPUs idle between echoes;
+#                 0: back to back, the datapaths' own work with everything awake)
+# Ratios: "ratios_*" divide the medians over runs; "paired_ratios_*" take each run's own ratio
+# (the datapaths measured back to back) and give the median of those, with their range: the
+# figure to quote where the machine drifts between runs, as an idle ping's RTT does here.
 # Needs root (namespaces, XDP, AF_XDP); prints SKIP and exits 0 without it. Every namespace is
 # andro-<pid>-*, removed on exit (also on INT/TERM) by the harness; see bench/e2e/.
 set -euo pipefail
@@ -48,17 +53,18 @@ while [ $# -gt 0 ]; do
       SECURITY_GROUPS=1 ;;
     --ipv6) IPV6=1 ;;
     --ipv6-underlay) IPV6_UNDERLAY=1 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --ping-interval) ARGS+=(--ping-interval "$2"); shift ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
 CEILING_IMPLS=${CEILING:+,ceiling,ceiling-xdp}
-# An IPv6 underlay has no fast path ("andromeda" would measure the same pipeline again), and the
-# ceiling, which encapsulates nothing, would measure the IPv4-underlay topology's again.
+# Over an IPv6 underlay the ceiling, which encapsulates nothing, would measure the IPv4-underlay
+# topology's again, so --ceiling adds nothing there.
 if [ -n "${IPV6_UNDERLAY:-}" ]; then
-  ARGS+=(--ipv6-underlay --only andromeda-slow,kernel-vxlan --tests tcp,ping)
+  ARGS+=(--ipv6-underlay --only andromeda,andromeda-slow,kernel-vxlan --tests tcp,ping)
   if [ -n "${IPV6:-}" ]; then ARGS+=(--ipv6); fi
 elif [ -n "${IPV6:-}" ]; then
   ARGS+=(--ipv6 --only "andromeda,andromeda-slow,kernel-vxlan$CEILING_IMPLS" --tests tcp,ping)

@@ -52,9 +52,13 @@ struct Settings {
     // The tenants dual-stack (issue 30): TCP and ping over IPv6, between fd00::1:0:ff:fe00:10 and
     // :20 (Andromeda: SLAAC from the gateway's RA; the kernel's VXLAN: the same addresses, static).
     bool ipv6 = false;
-    // The underlay IPv6 (fd00:1::1 and ::2, MTU 1570 so tenants keep 1500): Andromeda's pipeline
-    // (its kernel fast path is IPv4-underlay only) against the kernel's VXLAN over IPv6.
+    // The underlay IPv6 (fd00:1::1 and ::2, MTU 1570 so tenants keep 1500): Andromeda (fast path
+    // and pipeline over IPv6) against the kernel's VXLAN over IPv6.
     bool ipv6_underlay = false;
+    // Seconds between pings (ping -i). 5 ms leaves the CPUs idle between echoes, as a tenant's
+    // occasional packet finds them; 0 sends the next echo as soon as the last one returns, so
+    // the RTT is the datapaths' own work with caches and CPUs awake.
+    double ping_interval = 0.005;
     [[nodiscard]] bool wants(const std::string& test) const { return ("," + tests + ",").find("," + test + ",") != std::string::npos; }
     [[nodiscard]] std::vector<std::string> prefix() const {
         return realtime ? std::vector<std::string>{"chrt", "-f", "20"} : std::vector<std::string>{};
@@ -293,6 +297,7 @@ inline json aggregate(const std::vector<json>& rows, const std::vector<std::stri
         const auto& g = groups[id];
         json row = json::object();
         for (const auto& [k, v] : g.front().items()) {
+            if (k == "run") continue;  // which run measured it (paired_ratio), not a figure
             if (!v.is_number() || std::find(keys.begin(), keys.end(), k) != keys.end()) {
                 row[k] = v;
                 continue;
@@ -309,6 +314,31 @@ inline json aggregate(const std::vector<json>& rows, const std::vector<std::stri
         out.push_back(row);
     }
     return out;
+}
+
+// An implementation's figure over the baseline's, run by run, then the median of those ratios.
+// Each run measures every implementation back to back (the order reversed every other run), so
+// what drifts between runs cancels within a pair: an idle ping's RTT here moves by 3x from one
+// minute to the next, for every datapath alike, and the ratio of two medians inherits that. Rows
+// carry "run"; `match` picks the rows of one figure (e.g. {"streams", 1}). Null when no run has both.
+inline json paired_ratio(const std::vector<json>& rows, const std::string& impl, const std::string& baseline,
+                         const std::string& field, const std::pair<std::string, json>& match = {}) {
+    std::map<int, double> mine;
+    std::map<int, double> base;
+    for (const auto& r : rows) {
+        if (!r.contains("run") || !r.contains(field)) continue;
+        if (!match.first.empty() && (!r.contains(match.first) || r[match.first] != match.second)) continue;
+        if (r["impl"] == impl) mine[r["run"].get<int>()] = r[field].get<double>();
+        if (r["impl"] == baseline) base[r["run"].get<int>()] = r[field].get<double>();
+    }
+    std::vector<double> ratios;
+    for (const auto& [run, v] : mine)
+        if (const auto b = base.find(run); b != base.end() && b->second > 0) ratios.push_back(v / b->second);
+    if (ratios.empty()) return nullptr;
+    return {{"median", median(ratios)},
+            {"min", *std::min_element(ratios.begin(), ratios.end())},
+            {"max", *std::max_element(ratios.begin(), ratios.end())},
+            {"runs", ratios.size()}};
 }
 
 }  // namespace andromeda::e2e

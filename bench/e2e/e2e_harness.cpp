@@ -506,7 +506,7 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
                  "                             ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
-                 "                     [--check] [--ipv6] [--ipv6-underlay]\n";
+                 "                     [--check] [--ipv6] [--ipv6-underlay] [--ping-interval SECONDS]\n";
     std::exit(2);
 }
 
@@ -537,6 +537,10 @@ int main(int argc, char** argv) {
         }
         else if (a == "--tests") s.tests = value();
         else if (a == "--realtime") s.realtime = true;
+        else if (a == "--ping-interval") {
+            s.ping_interval = std::stod(value());
+            if (s.ping_interval < 0) usage();
+        }
         else if (a == "--ipv6") s.ipv6 = true;
         else if (a == "--ipv6-underlay") s.ipv6_underlay = true;
         else if (a == "--check") check = true;
@@ -554,6 +558,7 @@ int main(int argc, char** argv) {
     result["realtime"] = s.realtime;
     result["daemon"] = kDaemon;
     result["runs"] = s.runs;
+    result["ping_interval_s"] = s.ping_interval;
     result["seconds_per_measurement"] = {{"pps", s.pps_seconds}, {"tcp", s.tcp_seconds}, {"latency", s.latency_seconds}};
     result["cpu_method"] =
         "pps and cpu_at_fixed_rate: utime+stime of the andromedad processes (/proc/<pid>/stat) + run time of the "
@@ -598,10 +603,14 @@ int main(int argc, char** argv) {
                 if (s.wants("cpu"))
                     cpu.push_back(bed.measure_pps(64, s.cpu_rate, generator_ns[{64, static_cast<long>(s.cpu_rate)}]));
                 if (s.wants("bpf") && impl.rfind("andromeda", 0) == 0) bpf.push_back(bed.measure_bpf(s.cpu_rate));
+                const auto in_run = [run](json r) {
+                    r["run"] = run;
+                    return r;
+                };
                 if (s.wants("tcp"))
-                    for (const int streams : {1, 4}) tcp.push_back(bed.measure_tcp(streams));
+                    for (const int streams : {1, 4}) tcp.push_back(in_run(bed.measure_tcp(streams)));
                 if (s.wants("crr")) connections.push_back(bed.measure_connections());
-                if (s.wants("ping")) ping.push_back(measure_ping_rtt(bed.t10(), bed.destination(), impl, s));
+                if (s.wants("ping")) ping.push_back(in_run(measure_ping_rtt(bed.t10(), bed.destination(), impl, s)));
                 if (s.wants("latency")) latency.push_back(bed.measure_latency(false));
                 if (s.wants("latency-fifo") && !s.realtime) latency.push_back(bed.measure_latency(true));
             }
@@ -681,14 +690,27 @@ int main(int argc, char** argv) {
         }
         return ratios;
     };
+    // The same figures as medians of each run's own ratio (paired_ratio): the ones to quote for
+    // ping, whose RTT drifts between runs far more than between the datapaths.
+    const auto paired_ratios_of = [&](const std::string& impl) {
+        json ratios = json::object();
+        for (const int streams : {1, 4})
+            if (json r = paired_ratio(tcp, impl, "kernel-vxlan", "gbps", {"streams", streams}); !r.is_null())
+                ratios["tcp_" + std::to_string(streams)] = r;
+        if (json r = paired_ratio(ping, impl, "kernel-vxlan", "p50_us"); !r.is_null()) ratios["ping_p50_us"] = r;
+        return ratios;
+    };
     result["ratios_andromeda_over_kernel"] = ratios_of("andromeda");
     result["ratios_slow_path_over_kernel"] = ratios_of("andromeda-slow");
+    result["paired_ratios_andromeda_over_kernel"] = paired_ratios_of("andromeda");
     if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
     for (const std::string impl :
          {"ceiling", "ceiling-xdp", "andromeda-slow-workers", "andromeda-policy", "andromeda-policy-10", "andromeda-policy-1000"})
-        if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end())
+        if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end()) {
             result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
+            result["paired_ratios_" + impl + "_over_kernel"] = paired_ratios_of(impl);
+        }
     std::filesystem::create_directories(std::filesystem::path(s.out).parent_path().empty() ? "." : std::filesystem::path(s.out).parent_path());
     std::ofstream(s.out) << result.dump(2) << "\n";
     std::cout << result.dump(2) << std::endl;

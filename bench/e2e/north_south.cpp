@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -27,6 +28,13 @@ constexpr const char* kTenantMac = "02:00:00:00:00:10";
 
 std::chrono::milliseconds seconds_plus(double seconds, std::chrono::milliseconds margin) {
     return std::chrono::milliseconds(static_cast<long>(seconds * 1000)) + margin;
+}
+
+// ping -i's argument: "0.005", "0" (a shortest decimal, as ping parses it).
+std::string fmt_seconds(double seconds) {
+    std::ostringstream out;
+    out << seconds;
+    return out.str();
 }
 
 double percentile(const std::vector<double>& sorted, double p) {
@@ -207,15 +215,15 @@ json NorthSouthBed::measure_tcp(int streams) {
     return r;
 }
 
-// 200 pings a second (5 ms apart) for the measurement's seconds; every echo's RTT as ping
-// printed it (microsecond resolution).
+// 200 pings a second (5 ms apart, --ping-interval changes the gap) for the measurement's
+// seconds' worth of pings; every echo's RTT as ping printed it (microsecond resolution).
 json NorthSouthBed::measure_ping() { return measure_ping_rtt(*tenant_, kOutside, impl_, settings_); }
 
 json measure_ping_rtt(const Netns& from, const std::string& to, const std::string& impl, const Settings& settings) {
     const int count = std::max(100, static_cast<int>(settings.latency_seconds * 200));
-    const auto p = from.try_run(settings.prefix() + std::vector<std::string>{"ping", "-n", "-c", std::to_string(count),
-                                                                             "-i", "0.005", "-W", "1", to},
-                                seconds_plus(count * 0.005, 20s));
+    const auto p = from.try_run(settings.prefix() + std::vector<std::string>{"ping", "-n", "-c", std::to_string(count), "-i",
+                                                                             fmt_seconds(settings.ping_interval), "-W", "1", to},
+                                seconds_plus(count * settings.ping_interval, 20s));
     const auto times = ping_times_us(p.output);
     if (times.empty()) throw std::runtime_error(impl + ": ping " + to + ": " + p.output.substr(0, 2000));
     double mean = 0;

@@ -290,20 +290,29 @@ static __always_inline __u32 tenant_even_gso_size(const struct tenant_frame *f)
 
 /* tenant_encap over an IPv6 underlay: the outer UDP checksum is derived from the headers
  * (lib/outer6.h); a GSO packet whose segments would not all be the same size gets a smaller
- * segment size that makes them so when there is one (encap_gso_resized), and a frame the checksum
- * cannot be derived for goes to the pipeline. Everything is read before the frame changes. */
+ * segment size that makes them so when there is one (encap_gso_resized), or else, its segments'
+ * checksums derivable one by one, goes out through the segmenting pair, whose program gives each
+ * segment its own (encap_gso_resegmented; reseg_ifindex, when the daemon made the pair); a frame
+ * the checksum cannot be derived for goes to the pipeline. Everything is read before the frame
+ * changes. */
 static __always_inline int tenant_encap6(struct tenant_frame *f, const struct tenant_route *r)
 {
 	struct outer_headers6 o __attribute__((aligned(8))); /* copied out in 8-byte words */
-	__u32 gso_size = f->skb->gso_size, even = 0;
+	__u32 gso_size = f->skb->gso_size, even = 0, out_ifindex = r->cfg->underlay_ifindex;
 	struct inner_sum in;
-	int ok;
+	int ok, reseg = 0;
 
 	ok = tenant_inner_sum(f, gso_size, &in);
 	if (ok != 0 && gso_size) {
 		even = tenant_even_gso_size(f);
-		if (even)
+		if (even) {
 			ok = tenant_inner_sum(f, even, &in);
+		} else if (r->cfg->reseg_ifindex && tenant_inner_sum(f, 0, &in) == 0) {
+			/* The whole packet's sum, right for no segment: andromeda_tc_reseg writes each one's. */
+			out_ifindex = r->cfg->reseg_ifindex;
+			reseg = 1;
+			ok = 0;
+		}
 	}
 	if (ok != 0)
 		return TENANT_PUNT(f, outer_csum);
@@ -320,9 +329,11 @@ static __always_inline int tenant_encap6(struct tenant_frame *f, const struct te
 			return DROP(f->s, adjust_failed);
 		COUNT(f->s, encap_gso_resized);
 	}
+	if (reseg)
+		COUNT(f->s, encap_gso_resegmented);
 	if (r->kind == ROUTE_NAT_NODE)
 		COUNT(f->s, to_nat_node_packets);
-	return encap_and_send6(f->skb, f->s, r->cfg, &o, f->len, f->port);
+	return encap_and_send6(f->skb, f->s, r->cfg, &o, f->len, f->port, out_ifindex);
 }
 
 static __always_inline int tenant_encap(struct tenant_frame *f, const struct tenant_route *r)

@@ -32,7 +32,8 @@
 	X(decap_mismatch, 207, "handed over by the underlay XDP, refused by tc (never expected)") \
 	X(nat_rewrite_failed, 208, "the kernel refused to rewrite a NAT flow's addresses, ports or checksums") \
 	X(punt_rate_limited, 209, "a tenant frame for the pipeline, over its port's punt budget ([node] punt_rate, punt_burst)") \
-	X(decap_bad_outer_csum, 210, "an overlay packet over an IPv6 underlay, above the underlay MTU and not GSO, whose outer UDP checksum does not verify")
+	X(decap_bad_outer_csum, 210, "an overlay packet over an IPv6 underlay, above the underlay MTU and not GSO, whose outer UDP checksum does not verify") \
+	X(reseg_unfit, 211, "on the segmenting pair, a frame that is not a segment of this node's overlay packets over IPv6 whose outer checksum can be derived (never expected)")
 
 /* Why an overlay packet fails decapsulation (overlay::DecapError; the pipeline counts them as
  * decap_<name> and drops the packet as malformed_overlay). */

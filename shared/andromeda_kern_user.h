@@ -26,7 +26,7 @@ typedef uint32_t __be32;
  * meaning at the same size (a field or flag bit reused, a unit or byte order changed, entries
  * written differently), here or in andromeda_nat_kern_user.h: libbpf refuses to reuse a pinned map
  * only when its type, sizes or flags differ, so nothing else catches such a change. */
-#define ANDROMEDA_MAP_LAYOUT 4
+#define ANDROMEDA_MAP_LAYOUT 5
 
 /* The wire constants of both encapsulations (docs/wire-format.md), defined here once for the BPF
  * programs and C++ alike (userspace/overlay/encap_kind.hpp and andromeda_header.hpp take theirs
@@ -255,6 +255,12 @@ struct andromeda_fp_config {
 	/* An IPv6 underlay: this node's address (the outer source), underlay_ip then 0. All zero
 	 * over an IPv4 underlay. */
 	__u8 underlay_ip6[16];
+	/* An IPv6 underlay: the segmenting pair's entry ("ans<underlay ifindex>", TX offloads off),
+	 * where an encapsulated GSO packet whose segments cannot all be made the same size goes to be
+	 * cut by the kernel; its other end's tc program (andromeda_tc_reseg) gives each segment its
+	 * own outer checksum and sends it out of the underlay. 0: no pair, such a packet is punted. */
+	__u32 reseg_ifindex;
+	__u32 pad2;
 };
 
 /* What the underlay's XDP program hands the tc program along with an overlay packet it found
@@ -288,6 +294,10 @@ struct andromeda_fp_handoff {
 	X(encap_gso_packets)    /* ... of them GSO packets, kept whole */ \
 	X(encap_gso_resized)    /* ... of them, over an IPv6 underlay, given a smaller segment size that makes \
 	                         * all their segments the same size (bpf/lib/outer6.h) */ \
+	X(encap_gso_resegmented) /* ... of them, over an IPv6 underlay, whose segments cannot be made the same \
+	                         * size: sent through the segmenting pair (andromeda_fp_config.reseg_ifindex) */ \
+	X(reseg_packets)        /* segments the segmenting pair's tc program gave their own outer checksum and \
+	                         * sent out of the underlay */ \
 	X(local_packets)        /* tenant frame delivered to another local tenant port */ \
 	X(local_bytes) \
 	X(decap_packets)        /* overlay packet decapsulated into a local tenant port */ \

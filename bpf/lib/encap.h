@@ -75,22 +75,22 @@ static __always_inline int encap_refused(struct __sk_buff *skb, struct andromeda
 }
 
 /* Counts an encapsulated frame (`len` bytes as the tenant sent it, inner ethertype `inner_proto`)
- * and sends it out of the underlay. */
-static __always_inline int encap_sent(struct __sk_buff *skb, struct andromeda_fp_stats *s,
-				      const struct andromeda_fp_config *cfg, __u32 len, __be16 inner_proto)
+ * and sends it out of `out_ifindex`: the underlay, or the segmenting pair (reseg_ifindex). */
+static __always_inline int encap_sent(struct __sk_buff *skb, struct andromeda_fp_stats *s, __u32 out_ifindex,
+				      __u32 len, __be16 inner_proto)
 {
 	COUNT_BYTES(s, encap, len);
 	if (inner_proto == bpf_htons(ETH_P_IPV6))
 		COUNT(s, ipv6_packets);
 	if (skb->gso_size)
 		COUNT(s, encap_gso_packets);
-	bpf_redirect(cfg->underlay_ifindex, 0);
+	bpf_redirect(out_ifindex, 0);
 	return TC_ACT_REDIRECT;
 }
 
 /* Makes `overhead` bytes of room at the head of the `len`-byte frame (the outer IP header's family
  * `l3_flag`), writes the `size` bytes at `o` there (the outer headers and the inner Ethernet
- * header the frame leaves with, `inner_proto` its ethertype) and sends it out of the underlay;
+ * header the frame leaves with, `inner_proto` its ethertype) and sends it out of `out_ifindex`;
  * what the kernel refuses to encapsulate goes to encap_refused with `punt_port` (NULL: dropped).
  * Written in place: the room was made at the head, in the linear part (which held at least the
  * Ethernet and IP headers the caller read), so the bytes are there; in 8-byte words and a 4-byte
@@ -98,7 +98,7 @@ static __always_inline int encap_sent(struct __sk_buff *skb, struct andromeda_fp
 static __always_inline int encap_write_and_send(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 						const struct andromeda_fp_config *cfg, const void *o, __u32 size,
 						__u32 overhead, __u64 l3_flag, __be16 inner_proto, __u32 len,
-						const struct andromeda_port *punt_port)
+						const struct andromeda_port *punt_port, __u32 out_ifindex)
 {
 	struct cursor c;
 	__u64 *to;
@@ -121,7 +121,7 @@ static __always_inline int encap_write_and_send(struct __sk_buff *skb, struct an
 	if (size % 8)
 		*(__u32 *)(to + size / 8) = *(const __u32 *)((const __u64 *)o + size / 8);
 	encap_update_complete_csum(skb, o, size);
-	return encap_sent(skb, s, cfg, len, inner_proto);
+	return encap_sent(skb, s, out_ifindex, len, inner_proto);
 }
 
 /* Puts the outer headers `o` (overlay_write_outer's, with the inner Ethernet header the frame
@@ -135,7 +135,7 @@ static __always_inline int encap_and_send(struct __sk_buff *skb, struct andromed
 					  __u32 len, const struct andromeda_port *punt_port)
 {
 	return encap_write_and_send(skb, s, cfg, o, sizeof(*o), ANDROMEDA_ENCAP_OVERHEAD, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4,
-				    o->inner.h_proto, len, punt_port);
+				    o->inner.h_proto, len, punt_port, cfg->underlay_ifindex);
 }
 
 /* Lowers a GSO packet's gso_size by `by` bytes and leaves it otherwise as it was: room is made
@@ -152,13 +152,15 @@ static __always_inline int encap_lower_gso_size(struct __sk_buff *skb, __u32 by)
 }
 
 /* encap_and_send over an IPv6 underlay: the outer headers `o` (overlay_write_outer6's, UDP
- * checksum included) are IPv6, 70 bytes (ENCAP_L3_IPV6: skb->protocol becomes IPv6's). */
+ * checksum included) are IPv6, 70 bytes (ENCAP_L3_IPV6: skb->protocol becomes IPv6's). Out of
+ * `out_ifindex`: the underlay, or the segmenting pair for a GSO packet whose segments need a
+ * checksum each (andromeda_fp_config.reseg_ifindex). */
 static __always_inline int encap_and_send6(struct __sk_buff *skb, struct andromeda_fp_stats *s,
 					   const struct andromeda_fp_config *cfg, const struct outer_headers6 *o,
-					   __u32 len, const struct andromeda_port *punt_port)
+					   __u32 len, const struct andromeda_port *punt_port, __u32 out_ifindex)
 {
 	return encap_write_and_send(skb, s, cfg, o, sizeof(*o), ANDROMEDA_ENCAP_OVERHEAD6, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6,
-				    o->inner.h_proto, len, punt_port);
+				    o->inner.h_proto, len, punt_port, out_ifindex);
 }
 
 #endif /* ANDROMEDA_BPF_LIB_ENCAP_H */

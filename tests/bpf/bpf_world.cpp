@@ -328,6 +328,14 @@ void World::set_encap_headroom(std::uint16_t bytes) {
     ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
 }
 
+void World::set_reseg_ifindex(std::uint32_t ifindex) {
+    const __u32 key = 0;
+    andromeda_fp_config config{};
+    ASSERT_EQ(bpf_map_lookup_elem(fd(skel_->maps.andromeda_fp_config), &key, &config), 0);
+    config.reseg_ifindex = ifindex;
+    ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
+}
+
 TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size) {
     TenantBpf b;
     // With `gso_size`, a GSO packet whose gso_type BPF_PROG_TEST_RUN leaves unset, which the kernel
@@ -408,6 +416,14 @@ PuntBpf World::run_punt(std::uint32_t ifindex, const Bytes& frame) {
     PuntBpf b;
     const auto before = fp_stats();
     b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_punt), ifindex, frame, skb_shape_);
+    b.delta = minus(fp_stats(), before);
+    return b;
+}
+
+PuntBpf World::run_reseg(const Bytes& frame) {
+    PuntBpf b;
+    const auto before = fp_stats();
+    b.run = test_run_tc(bpf_program__fd(skel_->progs.andromeda_tc_reseg), dev_.underlay, frame, skb_shape_);
     b.delta = minus(fp_stats(), before);
     return b;
 }

@@ -208,6 +208,9 @@ public:
     // (andromedad writes ANDROMEDA_ENCAP_HEADROOM on a veth underlay, 0 elsewhere). The frame
     // that leaves must be the same either way.
     void set_encap_headroom(std::uint16_t bytes);
+    // andromeda_fp_config.reseg_ifindex: the segmenting pair's entry over an IPv6 underlay
+    // (andromedad makes the pair; 0, as written at the start: none, such packets are punted).
+    void set_reseg_ifindex(std::uint32_t ifindex);
 
     // A path MTU towards node `node` (host order) learned as the daemon learns one: in the
     // pipeline's table and in andromeda_peer_mtu, for ANDROMEDA_PEER_MTU_LIFETIME_S from now.
@@ -221,6 +224,8 @@ public:
     // either underlay: the offsets of its VNI and inner headers are read by its outer ethertype).
     UnderlayBpf run_underlay(const Bytes& frame);
     PuntBpf run_punt(std::uint32_t ifindex, const Bytes& frame);
+    // andromeda_tc_reseg, the IPv6 underlay's segmenting pair's far end, on `frame`.
+    PuntBpf run_reseg(const Bytes& frame);
     UplinkBpf run_uplink(const Bytes& frame);
     // The XDP program alone, on any device (a punt pair's steering end, say), with its counters.
     TestRun run_xdp(std::uint32_t ifindex, const Bytes& frame, andromeda_xdp_stats& delta);

@@ -119,6 +119,8 @@ Daemon::~Daemon() {
     policy_offload_.reset();
     tenants_.reset();      // tenant ports set down, their programs detached, punt pairs deleted
     gateway_.reset();      // the uplink's (and underlay's) punt pairs likewise
+    if (segmenter_ && bpf_) bpf_->detach_tc(segmenter_->devices().steering);
+    segmenter_.reset();    // the segmenting pair
     nat_.reset();
     sync_.reset();
     if (bpf_) {
@@ -252,6 +254,7 @@ void Daemon::write_fast_path_config() {
     config.underlay_mtu = local.underlay_mtu;
     host_.underlay.mac.copy_to(config.underlay_mac);
     config.handoff_cookie = handoff_cookie_;
+    if (fast_path_ && segmenter_) config.reseg_ifindex = segmenter_->devices().visible_ifindex;
     // A veth underlay's peers are most likely veths too (a test bed, nested containers), whose
     // XDP copies every skb with less than 256 bytes of headroom: the encap leaves that much in
     // front of a small frame. A NIC's receiver runs XDP on its own buffers; there the room
@@ -373,6 +376,29 @@ void Daemon::start_gateway_ports(std::vector<OwnedPort>& owned, io::PortTable& p
     write_fast_path_config();
 }
 
+// Over an IPv6 underlay: a GSO packet whose segments cannot all be made the same size (so that
+// one outer checksum would serve them all) leaves through the segmenting pair, where the kernel
+// cuts it and andromeda_tc_reseg gives each segment its own checksum (bpf/tc_reseg.bpf.c), in
+// order with the rest of its flow; without the pair it goes to the pipeline, whose longer way
+// lets later packets overtake it. A pair a killed predecessor left is adopted as it is.
+void Daemon::start_segmenter() {
+    const std::uint32_t index = host_.underlay.ifindex;
+    try {
+        segmenter_ = std::make_unique<io::PuntPair>(io::segmenter_entry_name(index), io::segmenter_exit_name(index),
+                                                    std::max<std::uint32_t>(host_.underlay.mtu, 1280));
+        bpf_->attach_tc(segmenter_->devices().steering, io::BpfInstance::TcProgram::reseg);
+        spdlog::info("segmenting pair {}/{}{}: GSO packets whose segments need a checksum each are cut there",
+                     segmenter_->devices().visible, segmenter_->devices().steering,
+                     segmenter_->adopted() ? " (adopted)" : "");
+    } catch (const std::exception& e) {
+        segmenter_.reset();
+        spdlog::warn("no segmenting pair ({}): GSO packets whose segments cannot be made the same size go to the "
+                     "pipeline",
+                     e.what());
+    }
+    write_fast_path_config();
+}
+
 OwnedPort Daemon::plumb_tenant(const std::string& name, std::uint32_t ifindex, std::uint32_t slot,
                                 std::vector<std::string>& notes) {
     std::string note;
@@ -391,6 +417,7 @@ void Daemon::start_workers(const fabric::FabricSnapshot& snapshot) {
     bpf_->attach(host_.underlay.name, generic_underlay ? std::optional(io::XdpModePreference::generic_only)
                                                        : std::nullopt);  // each attach logs the mode it achieved
     if (fast_path_) bpf_->attach_tc(host_.underlay.name, io::BpfInstance::TcProgram::underlay);
+    if (fast_path_ && host_.underlay_address.is_ipv6()) start_segmenter();
     std::vector<OwnedPort> owned{{host_.underlay.name, host_.underlay.ifindex, dataplane::PortRole::underlay,
                                   ports[host_.underlay.ifindex].slot, host_.underlay.rx_queues, {}}};
     if (host_.uplink) start_gateway_ports(owned, ports);

@@ -105,6 +105,7 @@ private:
     void write_fast_path_config();
     // A NAT gateway's uplink: its punt pair and tc program; the pipeline's uplink port.
     void start_gateway_ports(std::vector<OwnedPort>& owned, io::PortTable& ports);
+    void start_segmenter();
     static std::uint32_t random_handoff_cookie();
     [[nodiscard]] PortChanges port_changes(const fabric::FabricSnapshot& snapshot, const io::PortTable& desired) const;
     void reconcile_ports(const fabric::FabricSnapshot& snapshot, bool nodes_changed, std::vector<std::string>& notes);
@@ -200,6 +201,9 @@ private:
     std::unique_ptr<PolicyOffloadLoop> policy_offload_;
     // Tenant ports' punt pairs and programs: undone after the workers (their sockets bind there).
     std::unique_ptr<io::TenantPlumbing> tenants_;
+    // Over an IPv6 underlay with the fast path, the segmenting pair (bpf/tc_reseg.bpf.c); null
+    // otherwise, or when it could not be made (such packets then go to the pipeline).
+    std::unique_ptr<io::PuntPair> segmenter_;
     bool fast_path_ = false;  // andromeda_fp_config.enabled as written
     bool kernel_nat_ = false;  // the fast path translates this node's NAT flows (andromeda_nat_flows)
     // andromeda_fp_config.handoff_cookie: random, nonzero, this instance's (shared/andromeda_kern_user.h, andromeda_fp_handoff).

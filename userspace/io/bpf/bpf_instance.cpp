@@ -305,6 +305,7 @@ const TcAttachment& BpfInstance::attach_tc(std::string_view ifname, TcProgram pr
     const bpf_program* prog = program == TcProgram::tenant   ? skel_->progs.andromeda_tc_tenant
                               : program == TcProgram::punt   ? skel_->progs.andromeda_tc_punt
                               : program == TcProgram::uplink ? skel_->progs.andromeda_tc_uplink
+                              : program == TcProgram::reseg  ? skel_->progs.andromeda_tc_reseg
                                                              : skel_->progs.andromeda_tc_underlay;
     tc_.push_back(std::make_unique<TcAttachment>(bpf_program__fd(prog), link.ifindex, link.name, bpf_program__name(prog),
                                                  config_.tc_attach, tc_link_pin(link.name)));

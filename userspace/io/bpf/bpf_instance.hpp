@@ -87,7 +87,7 @@ public:
     [[nodiscard]] std::vector<AttachReport> attachments() const;
 
     // The kernel fast path's tc programs (bpf/tc_*.bpf.c).
-    enum class TcProgram : std::uint8_t { tenant, punt, underlay, uplink };
+    enum class TcProgram : std::uint8_t { tenant, punt, underlay, uplink, reseg };
     // Attaches `program` to the tc ingress of `ifname` (this thread's namespace), replacing a
     // previous instance's; attaching a port twice keeps the first. Throws IoError.
     const TcAttachment& attach_tc(std::string_view ifname, TcProgram program);

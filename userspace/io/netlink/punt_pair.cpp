@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "io/netlink/interfaces.hpp"
 #include "io/netlink/netlink.hpp"
@@ -87,9 +88,12 @@ bool adoptable(const PuntDevices& d, std::uint32_t mtu) {
 
 }  // namespace
 
-PuntPair::PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu) {
-    devices_.visible = punt_visible_name(tenant_ifindex);
-    devices_.steering = punt_steering_name(tenant_ifindex);
+PuntPair::PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu)
+    : PuntPair(punt_visible_name(tenant_ifindex), punt_steering_name(tenant_ifindex), mtu) {}
+
+PuntPair::PuntPair(std::string visible, std::string steering, std::uint32_t mtu) {
+    devices_.visible = std::move(visible);
+    devices_.steering = std::move(steering);
     RtnetlinkSocket rtnl;
     if (adoptable(devices_, mtu)) {
         // Kept as it is: the tenant port's tc program (the killed instance's, until this one

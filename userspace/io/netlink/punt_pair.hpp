@@ -30,6 +30,9 @@ public:
     // offload off on the visible end, both up. A pair of that name a killed instance left with
     // the same MTU is adopted as it is (adopted()); any other is replaced. Throws IoError.
     PuntPair(std::uint32_t tenant_ifindex, std::uint32_t mtu);
+    // The same for a pair named `visible` and `steering` (the IPv6 underlay's segmenting pair:
+    // segmenter_entry_name and segmenter_exit_name).
+    PuntPair(std::string visible, std::string steering, std::uint32_t mtu);
     // Deletes the pair.
     ~PuntPair();
     PuntPair(const PuntPair&) = delete;

@@ -69,7 +69,7 @@ static_assert(offsetof(andromeda_fabric_entry, node_ip) == 0 && offsetof(androme
               offsetof(andromeda_fabric_entry, local) == 10 && offsetof(andromeda_fabric_entry, flags) == 11 &&
               offsetof(andromeda_fabric_entry, ifindex) == 12);
 
-static_assert(sizeof(andromeda_fp_config) == 64);
+static_assert(sizeof(andromeda_fp_config) == 72);
 static_assert(sizeof(andromeda_fp_handoff) == 28);
 static_assert(offsetof(andromeda_fp_handoff, cookie) == 0 && offsetof(andromeda_fp_handoff, ifindex) == 4 &&
               offsetof(andromeda_fp_handoff, mac) == 8 && offsetof(andromeda_fp_handoff, gateway_mac) == 14 &&
@@ -81,7 +81,7 @@ static_assert(offsetof(andromeda_fp_config, enabled) == 0 && offsetof(andromeda_
               offsetof(andromeda_fp_config, uplink_ifindex) == 28 && offsetof(andromeda_fp_config, uplink_mac) == 32 &&
               offsetof(andromeda_fp_config, uplink_next_hop_mac) == 38 &&
               offsetof(andromeda_fp_config, uplink_next_hop_known) == 44 &&
-              offsetof(andromeda_fp_config, underlay_ip6) == 48);
+              offsetof(andromeda_fp_config, underlay_ip6) == 48 && offsetof(andromeda_fp_config, reseg_ifindex) == 64);
 
 static_assert(sizeof(andromeda_punt_limit) == 48);
 static_assert(offsetof(andromeda_punt_limit, ifindex) == 4 && offsetof(andromeda_punt_limit, interval_ns) == 8 &&

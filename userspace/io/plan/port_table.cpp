@@ -27,6 +27,8 @@ std::uint32_t PortSlots::allocate(std::string_view port_name, bool tenant) {
 
 std::string punt_visible_name(std::uint32_t tenant_ifindex) { return "anp" + std::to_string(tenant_ifindex); }
 std::string punt_steering_name(std::uint32_t tenant_ifindex) { return "anx" + std::to_string(tenant_ifindex); }
+std::string segmenter_entry_name(std::uint32_t underlay_ifindex) { return "ans" + std::to_string(underlay_ifindex); }
+std::string segmenter_exit_name(std::uint32_t underlay_ifindex) { return "anr" + std::to_string(underlay_ifindex); }
 
 std::optional<std::uint32_t> PortSlots::find(std::string_view port_name) const {
     const auto it = slots_.find(port_name);

@@ -27,6 +27,11 @@ struct PuntDevices {
 // "anp<tenant ifindex>" and "anx<tenant ifindex>".
 [[nodiscard]] std::string punt_visible_name(std::uint32_t tenant_ifindex);
 [[nodiscard]] std::string punt_steering_name(std::uint32_t tenant_ifindex);
+// The IPv6 underlay's segmenting pair (bpf/tc_reseg.bpf.c): "ans<underlay ifindex>", where the
+// fast path sends what the kernel is to cut, and "anr<underlay ifindex>", whose tc program sends
+// the segments on.
+[[nodiscard]] std::string segmenter_entry_name(std::uint32_t underlay_ifindex);
+[[nodiscard]] std::string segmenter_exit_name(std::uint32_t underlay_ifindex);
 
 // A stable slot per port name, lowest free first. Tenant ports come and go with reloads;
 // the underlay and uplink stay for the daemon's lifetime.

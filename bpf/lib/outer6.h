@@ -18,9 +18,11 @@
  * checksum field serves every segment, and it is right for all of them exactly when they are the
  * same size (an inner IPv4 header's per-segment ID and checksum sum to 0xffff together; TCP's
  * per-segment sequence numbers and flags are covered by its own checksum): the checksum is
- * computed for one gso_size segment, and a GSO packet whose payload is not a whole number of
- * them (a shorter last segment) is the pipeline's (punt_outer_csum), as is what carries no
- * checksum over its payload (IPv4 UDP with checksum 0, fragments, other transports). */
+ * computed for one gso_size segment. A GSO packet whose payload is not a whole number of them (a
+ * shorter last segment) is given a segment size that evens it (even_segment_size), or else goes
+ * through the segmenting pair, whose program checksums each segment (bpf/tc_reseg.bpf.c); what
+ * carries no checksum over its payload (IPv4 UDP with checksum 0, fragments, other transports) is
+ * the pipeline's (punt_outer_csum). */
 #ifndef ANDROMEDA_BPF_LIB_OUTER6_H
 #define ANDROMEDA_BPF_LIB_OUTER6_H
 

@@ -242,10 +242,16 @@ TEST_F(DualStackOverIpv6Underlay, TenantsPingAndMoveDataInBothFamilies) {
         if (fast_path_on()) {
             EXPECT_GT(counter(i, "fastpath", "encap_packets"), 100u) << ctl(i, {"stats"}).output << logs();
             EXPECT_GT(counter(i, "fastpath", "encap_gso_packets"), 10u) << ctl(i, {"stats"}).output;
-            // Uneven bursts are made even (encap_gso_resized) rather than left to the pipeline.
+            // Uneven bursts are made even (encap_gso_resized), or cut by the segmenting pair and
+            // checksummed segment by segment (encap_gso_resegmented, reseg_packets): none is left
+            // to the pipeline, and the pair refuses nothing the fast path sends it.
             EXPECT_GT(counter(i, "fastpath", "encap_gso_resized"), 0u) << ctl(i, {"stats"}).output;
-            EXPECT_LT(counter(i, "fastpath", "punt_outer_csum") * 10, counter(i, "fastpath", "encap_gso_packets"))
+            EXPECT_EQ(counter(i, "fastpath", "punt_outer_csum"), 0u) << ctl(i, {"stats"}).output;
+            EXPECT_GE(counter(i, "fastpath", "reseg_packets"), counter(i, "fastpath", "encap_gso_resegmented") * 2)
                 << ctl(i, {"stats"}).output;
+            EXPECT_EQ(counter(i, "fastpath", "drop_reseg_unfit"), 0u) << ctl(i, {"stats"}).output;
+            const std::string links = nodes_[i].host->run({"ip", "-o", "link", "show"});
+            EXPECT_TRUE(contains(links, " ans") && contains(links, " anr")) << "the segmenting pair: " << links;
             EXPECT_GT(counter(i, "fastpath", "decap_packets"), 100u) << ctl(i, {"stats"}).output;
             EXPECT_GT(counter(i, "fastpath", "ipv6_packets"), 100u) << ctl(i, {"stats"}).output;
             // Every packet the fast path took verified (decap_classify_vni6): the pipeline saw

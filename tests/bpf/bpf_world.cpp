@@ -320,20 +320,20 @@ NatUse World::with_nat_use(std::optional<andromeda_nat_key> key, std::uint64_t l
     return use;
 }
 
-void World::set_encap_headroom(std::uint16_t bytes) {
+void World::edit_config(const std::function<void(andromeda_fp_config&)>& edit) {
     const __u32 key = 0;
     andromeda_fp_config config{};
     ASSERT_EQ(bpf_map_lookup_elem(fd(skel_->maps.andromeda_fp_config), &key, &config), 0);
-    config.encap_headroom = bytes;
+    edit(config);
     ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
 }
 
+void World::set_encap_headroom(std::uint16_t bytes) {
+    edit_config([bytes](andromeda_fp_config& c) { c.encap_headroom = bytes; });
+}
+
 void World::set_reseg_ifindex(std::uint32_t ifindex) {
-    const __u32 key = 0;
-    andromeda_fp_config config{};
-    ASSERT_EQ(bpf_map_lookup_elem(fd(skel_->maps.andromeda_fp_config), &key, &config), 0);
-    config.reseg_ifindex = ifindex;
-    ASSERT_EQ(bpf_map_update_elem(fd(skel_->maps.andromeda_fp_config), &key, &config, BPF_ANY), 0);
+    edit_config([ifindex](andromeda_fp_config& c) { c.reseg_ifindex = ifindex; });
 }
 
 TenantBpf World::run_tenant(std::uint32_t ifindex, const Bytes& frame, std::uint16_t gso_size) {

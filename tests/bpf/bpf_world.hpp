@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -239,6 +240,9 @@ private:
     bool apply(const io::FabricMapPlan& plan);
     bool write_ports();
     bool write_config();
+    // Reads andromeda_fp_config, lets `edit` change it, writes it back (a test's assertion fails
+    // if the map refuses).
+    void edit_config(const std::function<void(andromeda_fp_config&)>& edit);
     void write_uplink_config(andromeda_fp_config& config) const;
     void make_pipeline();
     std::uint32_t fabric_ifindex(const andromeda_fabric_key& key) const;

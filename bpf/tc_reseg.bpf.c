@@ -47,7 +47,9 @@ static __always_inline int reseg_checksum(struct __sk_buff *skb, const struct an
 	__u32 udp_len;
 	int ok = -1;
 
-	if (!eth || !ip6 || !udp || !overlay || !inner || eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP ||
+	if (!eth || !ip6 || !udp || !overlay || !inner) /* each checked: a failed pull leaves the cursor */
+		return -1;
+	if (eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP ||
 	    !ipv6_equal(&ip6->saddr, cfg->underlay_ip6))
 		return -1;
 	udp_len = bpf_ntohs(udp->len);

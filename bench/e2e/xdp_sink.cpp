@@ -91,11 +91,13 @@ int main(int argc, char** argv) {
         return 1;
     }
     const __u32 flags = generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-    bpf_tc_hook hook{};
+    bpf_tc_hook hook;
+    std::memset(&hook, 0, sizeof hook);  // padding too: libbpf refuses non-zero bytes past the last field
     hook.sz = sizeof hook;
     hook.ifindex = ifindex;
     hook.attach_point = BPF_TC_INGRESS;
-    bpf_tc_opts opts{};
+    bpf_tc_opts opts;
+    std::memset(&opts, 0, sizeof opts);
     opts.sz = sizeof opts;
     opts.handle = 1;
     opts.priority = 1;

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -380,6 +381,11 @@ constexpr std::uint8_t kVnetNeedsCsum = 1, kVnetGsoTcpv4 = 1;
 class LiveTenantPort {
 public:
     LiveTenantPort(World& w, std::uint32_t port) {
+        // Zeroed whole: libbpf refuses an opts struct whose padding past its last field is not
+        // zero ("non-zero extra bytes"), and `{}` does not promise to zero padding (it did not
+        // under ASan).
+        std::memset(&hook_, 0, sizeof hook_);
+        std::memset(&opts_, 0, sizeof opts_);
         for (const char* dev : {"tap-b10", "tap-b10-t", "eth1", "eth1-peer"})
             if (std::system(("ip link set dev " + std::string(dev) + " up").c_str()) != 0) error_ = "ip link set up";
         hook_.sz = sizeof hook_;
@@ -528,12 +534,14 @@ TEST_P(Ipv6Underlay, UnevenGsoPacketGoesThroughTheSegmentingPair) {
     EXPECT_EQ(delta.encap_gso_resegmented, 0u);
 
     io::PuntPair pair(io::segmenter_entry_name(w.underlay()), io::segmenter_exit_name(w.underlay()), 1500);
-    bpf_tc_hook hook{};
+    bpf_tc_hook hook;
+    std::memset(&hook, 0, sizeof hook);  // padding too (LiveTenantPort)
     hook.sz = sizeof hook;
     hook.ifindex = static_cast<int>(pair.devices().steering_ifindex);
     hook.attach_point = BPF_TC_INGRESS;
     ASSERT_EQ(bpf_tc_hook_create(&hook), 0);
-    bpf_tc_opts opts{};
+    bpf_tc_opts opts;
+    std::memset(&opts, 0, sizeof opts);
     opts.sz = sizeof opts;
     opts.prog_fd = bpf_program__fd(w.skel().progs.andromeda_tc_reseg);
     ASSERT_EQ(bpf_tc_attach(&hook, &opts), 0);

@@ -22,6 +22,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "lib/config.h"
+#include "lib/decap.h"
 #include "lib/eth.h"
 #include "lib/ipv4.h"
 #include "lib/ipv6.h"
@@ -38,38 +39,34 @@
 static __always_inline int reseg_checksum(struct __sk_buff *skb, const struct andromeda_fp_config *cfg)
 {
 	struct cursor c = cursor_of_skb(skb);
-	struct ethhdr *eth = cursor_pull(&c, sizeof(*eth));
-	struct ipv6hdr *ip6 = ipv6_pull(&c);
-	struct udphdr *udp = cursor_pull(&c, sizeof(*udp));
-	__u8 *overlay = cursor_pull(&c, ANDROMEDA_OVERLAY_HEADER_LEN);
-	struct ethhdr *inner = cursor_pull(&c, sizeof(*inner));
+	struct overlay_packet p;
 	struct inner_sum in;
-	__u32 udp_len;
-	int ok = -1;
+	__u32 udp_len, inner_len;
 
-	if (!eth || !ip6 || !udp || !overlay || !inner) /* each checked: a failed pull leaves the cursor */
+	if (overlay_packet_pull6(&c, &p) != 0)
 		return -1;
-	if (eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP ||
-	    !ipv6_equal(&ip6->saddr, cfg->underlay_ip6))
+	if (p.eth->h_proto != bpf_htons(ETH_P_IPV6) || p.ip6->version != 6 || p.ip6->nexthdr != IPPROTO_UDP ||
+	    !ipv6_equal(&p.ip6->saddr, cfg->underlay_ip6))
 		return -1;
-	udp_len = bpf_ntohs(udp->len);
-	if (bpf_ntohs(ip6->payload_len) != udp_len || skb->len != ETH_HLEN + sizeof(*ip6) + udp_len)
+	udp_len = bpf_ntohs(p.udp->len);
+	if (bpf_ntohs(p.ip6->payload_len) != udp_len || skb->len != ETH_HLEN + sizeof(struct ipv6hdr) + udp_len ||
+	    udp_len < sizeof(struct udphdr) + ANDROMEDA_OVERLAY_HEADER_LEN + ETH_HLEN)
 		return -1;
-	if (inner->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip = ipv6_pull(&c);
+	/* The inner packet must be all the datagram carries: the checksum covers what the lengths say. */
+	inner_len = udp_len - sizeof(struct udphdr) - ANDROMEDA_OVERLAY_HEADER_LEN - ETH_HLEN;
+	if (p.inner_eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct cursor at = { .pos = p.l3, .end = p.end };
+		struct ipv6hdr *ip = ipv6_pull(&at);
 
-		if (ip && ip->version == 6)
-			ok = inner6_sum(ip, c, bpf_ntohs(ip->payload_len), 0, &in);
-	} else if (inner->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = ipv4_pull(&c);
-
-		if (ip && ipv4_is_plain(ip) && bpf_ntohs(ip->tot_len) >= sizeof(*ip))
-			ok = inner4_sum(ip, c, bpf_ntohs(ip->tot_len) - sizeof(*ip), 0, &in);
+		if (!ip || ip->version != 6 || sizeof(*ip) + bpf_ntohs(ip->payload_len) != inner_len)
+			return -1;
+	} else if (p.inner_eth->h_proto != bpf_htons(ETH_P_IP) || !p.inner_ip || !ipv4_is_plain(p.inner_ip) ||
+		   bpf_ntohs(p.inner_ip->tot_len) != inner_len) {
+		return -1;
 	}
-	/* The inner frame must be all the datagram carries: the checksum covers what the lengths say. */
-	if (ok != 0 || udp_len != sizeof(*udp) + ANDROMEDA_OVERLAY_HEADER_LEN + in.frame_len)
+	if (overlay6_inner_sum(&p, inner_len, &in) != 0)
 		return -1;
-	return outer6_csum(ip6, udp, overlay, inner, &in, 0);
+	return outer6_csum(p.ip6, p.udp, p.overlay, p.inner_eth, &in, 0);
 }
 
 SEC("tc")

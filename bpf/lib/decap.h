@@ -221,6 +221,28 @@ static __always_inline enum decap_kind decap_classify_vni(const struct overlay_p
 	return decap_classify_inner(p, sized, inner_len, vni, p->ip->saddr, out);
 }
 
+/* The inner packet's part of the outer UDP checksum (lib/outer6.h) of `p`, an overlay packet over
+ * IPv6 that is not GSO, whose inner IP packet is `inner_len` bytes long, for an inner IPv6 or
+ * IPv4 header whose lengths the caller has found consistent: 0, or -1 when there is no header to
+ * read or the inner checksum does not cover the payload. The decap verifies with it, the
+ * segmenting pair writes with it (tc_reseg.bpf.c). */
+static __always_inline int overlay6_inner_sum(const struct overlay_packet *p, __u32 inner_len, struct inner_sum *in)
+{
+	struct cursor c = { .pos = p->l3, .end = p->end };
+
+	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = ipv6_pull(&c);
+
+		if (!ip6 || inner_len < sizeof(*ip6))
+			return -1;
+		return inner6_sum(ip6, c, inner_len - sizeof(*ip6), 0, in);
+	}
+	if (!p->inner_ip || inner_len < sizeof(struct iphdr))
+		return -1;
+	c.pos = (void *)(p->inner_ip + 1);
+	return inner4_sum(p->inner_ip, c, inner_len - sizeof(struct iphdr), 0, in);
+}
+
 /* decap_classify_vni's outer checks over an IPv6 underlay, in the same spirit: to this node's
  * MAC and address, a fixed header with UDP right behind it to the overlay port, lengths
  * consistent (0xffff for a GSO packet of over 64 KiB), from a peer node (its peer key and its
@@ -240,9 +262,8 @@ static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_
 	const struct andromeda_peer *peer;
 	__u32 payload, udp_len, inner_len = 0;
 	struct inner_sum in;
-	struct cursor c;
 	__be32 node;
-	int sized, ok;
+	int sized;
 
 	if (!p->ip6 || !mac_equal(p->eth->h_dest, cfg->underlay_mac))
 		return DECAP_NONE;
@@ -271,24 +292,8 @@ static __always_inline enum decap_kind decap_classify_vni6(const struct overlay_
 		return DECAP_NONE;
 	if (!sized)
 		return maybe_gso ? DECAP_LOCAL : DECAP_NONE;
-	if (p->inner_eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6;
-
-		c.pos = p->l3;
-		c.end = p->end;
-		ip6 = ipv6_pull(&c);
-		if (!ip6 || inner_len < sizeof(*ip6))
-			return DECAP_NONE;
-		ok = inner6_sum(ip6, c, inner_len - sizeof(*ip6), 0, &in);
-	} else {
-		if (!p->inner_ip || inner_len < sizeof(struct iphdr))
-			return DECAP_NONE;
-		c.pos = (void *)(p->inner_ip + 1);
-		c.end = p->end;
-		ok = inner4_sum(p->inner_ip, c, inner_len - sizeof(struct iphdr), 0, &in);
-	}
 	/* What no fast path encapsulates whole (no checksum derivable: not a GSO packet either). */
-	if (ok != 0)
+	if (overlay6_inner_sum(p, inner_len, &in) != 0)
 		return DECAP_NONE;
 	if (outer6_csum(p->ip6, p->udp, p->overlay, p->inner_eth, &in, 1) == 0xffff)
 		return DECAP_LOCAL;

@@ -136,7 +136,8 @@ void Daemon::start_bpf(const fabric::FabricSnapshot& snapshot) {
     bpf_ = std::make_unique<io::BpfInstance>(io::instance_config_from(snapshot.local()));
     spdlog::info("BPF maps pinned in {}", bpf_->config().pin_dir.string());
     sync_ = std::make_unique<io::FabricMapSync>(bpf_->map_writer());
-    tenants_ = std::make_unique<io::TenantPlumbing>(*bpf_);
+    tenants_ = std::make_unique<io::TenantPlumbing>(
+        *bpf_, io::RpsSteering(snapshot.local().tenant_rps ? io::RpsSteering::online_cpus() : io::CpuMask{}));
     // Maps adopted from a killed predecessor, whose programs still forward with them: what they
     // hold is taken as written, so the reconcile below changes only what the fabric changed.
     if (!bpf_->recovery().adopted_pins.empty()) {

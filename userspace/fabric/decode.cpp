@@ -80,7 +80,7 @@ private:
             fields_.reject_unknown_keys(*table, "node",
                                         {"name", "underlay", "address", "encap", "vxlan_port", "underlay_mtu",
                                          "underlay_vlan", "pin_dir", "uplink", "worker_cpus", "workers", "fastpath",
-                                         "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "flood_rate",
+                                         "tenant_rps", "punt_rate", "punt_burst", "gateway_rate", "gateway_burst", "flood_rate",
                                          "flood_burst", "dns_upstreams"});
             src.table = table->line;
             local.name = name(*table, "node", "name", "name = \"node1\"", &src.name).value_or("");
@@ -101,6 +101,7 @@ private:
                                            &src.pin_dir)
                                 .value_or("");
             local.fastpath = fields_.boolean(*table, "node", "fastpath", true);
+            local.tenant_rps = fields_.boolean(*table, "node", "tenant_rps", true);
             local.punt_rate = static_cast<std::uint32_t>(
                 fields_.integer(*table, "node", "punt_rate", false,
                                 {0, kMaxPuntRate, kDefaultPuntRate, "frames per second a tenant port may punt (0: no limit)"})

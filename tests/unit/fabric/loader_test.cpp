@@ -107,6 +107,16 @@ TEST(FabricLoader, FloodRateKeys) {
     EXPECT_EQ(fabric->local().flood_burst, 7u);
 }
 
+TEST(FabricLoader, TenantRpsIsOnUnlessTurnedOff) {
+    EXPECT_TRUE(load_ok(kBaseFabric)->local().tenant_rps);
+    EXPECT_FALSE(load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ntenant_rps = false\n"))
+                     ->local()
+                     .tenant_rps);
+    EXPECT_FALSE(load_fabric_string(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ntenant_rps = \"yes\"\n"),
+                                    "t.toml")
+                     .ok());
+}
+
 // [node.uplink] new_flows_per_tenant / new_flows_burst: read, 0 is "no limit", and bounded.
 TEST(FabricLoader, NewFlowsPerTenantKeysAndTheirBounds) {
     std::ifstream in(source_path("configs/nat-gateway.toml"));

@@ -55,7 +55,7 @@ TEST(FabricValidation, TypoedKeyAlsoReportsTheMissingOne) {
             "t.toml:1: node.underlay: missing required key; add it, e.g. underlay = \"eth1\"",
             "t.toml:3: node.underlya: unknown key \"underlya\"; did you mean \"underlay\"? valid keys here: "
             "name, underlay, address, encap, vxlan_port, underlay_mtu, underlay_vlan, pin_dir, uplink, worker_cpus, "
-            "workers, fastpath, punt_rate, punt_burst, gateway_rate, gateway_burst, flood_rate, flood_burst, "
+            "workers, fastpath, tenant_rps, punt_rate, punt_burst, gateway_rate, gateway_burst, flood_rate, flood_burst, "
             "dns_upstreams"}));
 }
 

@@ -27,6 +27,7 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
         set_link_up(ifindex, true);
         if (!link.up) spdlog::info("{}: set up (a stop or a reload had set it down, or it was down)", name);
         note = "tc ingress (fast path, punt via " + devices.visible + "), " + report.message();
+        steer_flows(name, ifindex, note);
     } catch (...) {
         set_down(name, ifindex);
         bpf_.detach_tc(name);
@@ -39,8 +40,26 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
     return slot.second->devices();
 }
 
+void TenantPlumbing::steer_flows(const std::string& name, std::uint32_t ifindex, std::string& note) const {
+    if (rps_.cpus().empty()) return;
+    const RpsOutcome rps = rps_.steer(name, ifindex);
+    const std::string cpus = format_cpu_mask(rps_.cpus());
+    std::string said;
+    if (rps.set > 0) said += "RPS over CPUs " + cpus + " on " + std::to_string(rps.set) + " RX queue(s)";
+    if (rps.kept > 0) said += (said.empty() ? "" : ", ") + std::string("RPS as found on ") + std::to_string(rps.kept) + " RX queue(s)";
+    if (!said.empty()) {
+        spdlog::info("{}: {}", name, said);
+        note += ", " + said;
+    }
+    if (!rps.error.empty())
+        spdlog::warn("tenant port {}: RPS not set (its TCP flows may arrive out of order; docs/fastpath.md, \"A tenant's "
+                     "flow in order\"): {}",
+                     name, rps.error);
+}
+
 void TenantPlumbing::unplumb(const std::string& name, std::uint32_t ifindex) noexcept {
     set_down(name, ifindex);  // before its program goes: never an ordinary host interface
+    rps_.release(name, ifindex);
     try {
         bpf_.detach_tc(name);
         const auto it = ports_.find(ifindex);

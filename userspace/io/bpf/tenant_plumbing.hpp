@@ -11,26 +11,29 @@
 
 #include "io/bpf/bpf_instance.hpp"
 #include "io/netlink/punt_pair.hpp"
+#include "io/netlink/rps.hpp"
 #include "io/plan/port_table.hpp"
 
 namespace andromeda::io {
 
 class TenantPlumbing {
 public:
-    // Borrows `bpf`, which must outlive this.
-    explicit TenantPlumbing(BpfInstance& bpf) noexcept : bpf_(bpf) {}
+    // Borrows `bpf`, which must outlive this. `rps`: the flow steering each port's RX queues get
+    // (io/netlink/rps.hpp); one over no CPUs leaves them as they are.
+    explicit TenantPlumbing(BpfInstance& bpf, RpsSteering rps = RpsSteering({})) noexcept : bpf_(bpf), rps_(std::move(rps)) {}
     // Unplumbs every port still plumbed (each is left down): after the workers closed their sockets.
     ~TenantPlumbing();
     TenantPlumbing(const TenantPlumbing&) = delete;
     TenantPlumbing& operator=(const TenantPlumbing&) = delete;
 
-    // Plumbs tenant port `name` (`ifindex`) and sets it up once its programs are attached:
-    // returns its punt devices and sets `note` to what was attached. Throws, leaving nothing of
+    // Plumbs tenant port `name` (`ifindex`) and sets it up once its programs are attached, with
+    // RPS on its RX queues where they had none: returns its punt devices and sets `note` to what
+    // was attached. Throws, leaving nothing of
     // the port behind and the port down.
     const PuntDevices& plumb(const std::string& name, std::uint32_t ifindex, std::string& note);
     // Sets the port down (it fails closed: docs/operations.md, "What a stopped port does"), then
-    // undoes plumb() once no socket binds on the port's steering end; a port not plumbed is only
-    // set down. Errors are logged, not thrown.
+    // undoes plumb() once no socket binds on the port's steering end, RPS masks it set emptied
+    // again; a port not plumbed is only set down. Errors are logged, not thrown.
     void unplumb(const std::string& name, std::uint32_t ifindex) noexcept;
 
     // `table` with every plumbed port's punt devices added (io::add_punt_ports).
@@ -43,8 +46,11 @@ public:
     static void set_down(const std::string& name, std::uint32_t ifindex) noexcept;
 
 private:
+    // Steers the port's flows (RPS) and says so in `note`; never fails the port.
+    void steer_flows(const std::string& name, std::uint32_t ifindex, std::string& note) const;
 
     BpfInstance& bpf_;
+    RpsSteering rps_;
     std::map<std::uint32_t, std::pair<std::string, std::unique_ptr<PuntPair>>> ports_;  // by tenant ifindex
 };
 

@@ -1,0 +1,285 @@
+#include "io/netlink/rps.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <thread>
+
+namespace andromeda::io {
+
+namespace {
+
+constexpr std::uint32_t kCpuLimit = 65536;             // CPUs 0..65535: far above any NR_CPUS
+constexpr std::size_t kMaxGroups = kCpuLimit / 32;     // hex groups of a mask of that many CPUs
+constexpr std::size_t kMaxFile = 16 * 1024;            // rps_cpus of 65,536 CPUs: 2,048 groups of 9
+
+std::string_view without_newline(std::string_view text) {
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    return text;
+}
+
+void trim(CpuMask& mask) {
+    while (!mask.empty() && mask.back() == 0) mask.pop_back();
+}
+
+void add_cpu(CpuMask& mask, std::uint32_t cpu) {
+    if (mask.size() <= cpu / 32) mask.resize(cpu / 32 + 1, 0);
+    mask[cpu / 32] |= 1u << (cpu % 32);
+}
+
+std::optional<std::uint32_t> decimal(std::string_view digits) {
+    if (digits.empty() || digits.size() > 5) return std::nullopt;
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc{} || end != digits.data() + digits.size() || value >= kCpuLimit) return std::nullopt;
+    return value;
+}
+
+// A small sysfs file whole, or nullopt with errno's value in `error`.
+std::optional<std::string> read_file(const std::filesystem::path& path, int& error) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = errno;
+        return std::nullopt;
+    }
+    std::string out;
+    std::array<char, 4096> buffer{};
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) error = errno;
+        if (n <= 0) break;
+        out.append(buffer.data(), static_cast<std::size_t>(n));
+        if (out.size() > kMaxFile) {
+            error = EFBIG;
+            break;
+        }
+    }
+    ::close(fd);
+    if (error != 0) return std::nullopt;
+    return out;
+}
+
+// Writes `text` to a sysfs attribute in one write, as sysfs wants it. 0 or errno's value.
+int write_file(const std::filesystem::path& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);  // as the shell's > does
+    if (fd < 0) return errno;
+    ssize_t n = 0;
+    do n = ::write(fd, text.data(), text.size());
+    while (n < 0 && errno == EINTR);
+    const int error = n < 0 ? errno : (static_cast<std::size_t>(n) == text.size() ? 0 : EIO);
+    ::close(fd);
+    return error;
+}
+
+std::optional<CpuMask> read_mask(const std::filesystem::path& queue) {
+    int error = 0;
+    const auto text = read_file(queue / "rps_cpus", error);
+    if (!text) return std::nullopt;
+    return parse_cpu_mask(*text);
+}
+
+// Runs `work` on a thread of its own with a private mount namespace in which a sysfs of the
+// daemon's network namespace is mounted on /sys (what `ip netns exec` does for a whole process):
+// for a daemon started in a namespace by nsenter, whose /sys still shows the namespace it came
+// from. The mount goes with the thread. False, with the reason in `error`, when the kernel or
+// a sandbox refuses (systemd's RestrictNamespaces=; a daemon under the shipped unit runs in the
+// host's namespace and never needs this).
+template <typename Work>
+bool with_own_sysfs(Work&& work, std::string& error) {
+    bool done = false;
+    std::thread thread([&] {
+        if (::unshare(CLONE_NEWNS) != 0) {
+            error = std::string("a sysfs of its own: unshare(CLONE_NEWNS): ") + std::strerror(errno);
+        } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+            error = std::string("a sysfs of its own: making / a slave mount: ") + std::strerror(errno);
+        } else if (::mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+            error = std::string("a sysfs of its own: mounting it on /sys: ") + std::strerror(errno);
+        } else {
+            work();
+            done = true;
+        }
+    });
+    thread.join();
+    return done;
+}
+
+}  // namespace
+
+std::optional<CpuMask> parse_cpu_list(std::string_view text) {
+    text = without_newline(text);
+    CpuMask mask;
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        const std::size_t dash = item.find('-');
+        const auto first = decimal(item.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : decimal(item.substr(dash + 1));
+        if (!first || !last || *last < *first) return std::nullopt;
+        for (std::uint32_t cpu = *first; cpu <= *last; ++cpu) add_cpu(mask, cpu);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+        if (text.empty()) return std::nullopt;  // a trailing comma
+    }
+    trim(mask);
+    return mask;
+}
+
+std::optional<CpuMask> parse_cpu_mask(std::string_view text) {
+    text = without_newline(text);
+    if (text.empty()) return std::nullopt;
+    std::vector<std::uint32_t> groups;  // most significant first, as written
+    for (;;) {
+        const std::size_t comma = text.find(',');
+        const std::string_view group = text.substr(0, comma);
+        if (group.empty() || group.size() > 8 || groups.size() == kMaxGroups) return std::nullopt;
+        std::uint32_t value = 0;
+        const auto [end, ec] = std::from_chars(group.data(), group.data() + group.size(), value, 16);
+        if (ec != std::errc{} || end != group.data() + group.size()) return std::nullopt;
+        groups.push_back(value);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+    }
+    CpuMask mask(groups.rbegin(), groups.rend());
+    trim(mask);
+    return mask;
+}
+
+std::string format_cpu_mask(std::span<const std::uint32_t> mask) {
+    std::size_t words = mask.size();
+    while (words > 0 && mask[words - 1] == 0) --words;
+    if (words == 0) return "0";
+    std::string out;
+    std::array<char, 9> digits{};
+    for (std::size_t i = words; i-- > 0;) {
+        const auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), mask[i], 16);
+        const std::string_view group(digits.data(), static_cast<std::size_t>(end - digits.data()));
+        if (i + 1 != words) {
+            out += ',';
+            out.append(8 - group.size(), '0');
+        }
+        out += group;
+    }
+    return out;
+}
+
+CpuMask RpsSteering::online_cpus(const std::filesystem::path& sysfs) {
+    int error = 0;
+    const auto text = read_file(sysfs / "devices/system/cpu/online", error);
+    if (!text) return {};
+    auto mask = parse_cpu_list(*text);
+    if (!mask) return {};
+    std::size_t count = 0;
+    for (const std::uint32_t word : *mask) count += static_cast<std::size_t>(__builtin_popcount(word));
+    if (count < 2) return {};
+    return *mask;
+}
+
+std::optional<std::vector<std::filesystem::path>> RpsSteering::rx_queues(const std::string& name, std::uint32_t ifindex,
+                                                                         std::string& error) const {
+    const std::filesystem::path device = sysfs_ / "class/net" / name;
+    int read_error = 0;
+    const auto seen = read_file(device / "ifindex", read_error);
+    if (!seen) {
+        error = device.string() + ": " + std::strerror(read_error) + " (no sysfs here, or it shows another network namespace)";
+        return std::nullopt;
+    }
+    const std::string_view text = without_newline(*seen);
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || value != ifindex) {
+        error = device.string() + " is ifindex " + std::string(text) + ", not " + std::to_string(ifindex) +
+                ": this sysfs shows another network namespace (mount one of the daemon's own: ip netns exec does)";
+        return std::nullopt;
+    }
+    std::vector<std::filesystem::path> queues;
+    std::error_code list_error;
+    for (const auto& entry : std::filesystem::directory_iterator(device / "queues", list_error)) {
+        if (entry.path().filename().string().starts_with("rx-")) queues.push_back(entry.path());
+    }
+    if (list_error) {
+        error = (device / "queues").string() + ": " + list_error.message();
+        return std::nullopt;
+    }
+    std::sort(queues.begin(), queues.end());
+    return queues;
+}
+
+RpsOutcome RpsSteering::steer(const std::string& name, std::uint32_t ifindex) const noexcept {
+    RpsOutcome out;
+    if (cpus_.empty()) return out;
+    if (steer_here(name, ifindex, out) || sysfs_ != "/sys") return out;
+    // /sys shows another namespace's devices: again, with a sysfs of this one.
+    std::string error;
+    RpsOutcome again;
+    try {
+        if (!with_own_sysfs([&] { steer_here(name, ifindex, again); }, error)) out.error += "; " + error;
+        else out = again;
+    } catch (const std::exception& e) {
+        out.error += std::string("; ") + e.what();
+    }
+    return out;
+}
+
+bool RpsSteering::steer_here(const std::string& name, std::uint32_t ifindex, RpsOutcome& out) const noexcept {
+    try {
+        const auto queues = rx_queues(name, ifindex, out.error);
+        if (!queues) return false;
+        out.queues = queues->size();
+        const std::string text = format_cpu_mask(cpus_) + "\n";
+        for (const auto& queue : *queues) {
+            const auto mask = read_mask(queue);
+            if (!mask) {
+                out.error = (queue / "rps_cpus").string() + ": unreadable (a kernel without CONFIG_RPS has no such file)";
+                continue;
+            }
+            if (!mask->empty()) {
+                ++out.kept;
+                continue;
+            }
+            if (const int error = write_file(queue / "rps_cpus", text); error != 0) {
+                out.error = (queue / "rps_cpus").string() + ": " + std::strerror(error);
+                continue;
+            }
+            ++out.set;
+        }
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    return true;
+}
+
+std::size_t RpsSteering::release(const std::string& name, std::uint32_t ifindex) const noexcept {
+    if (cpus_.empty()) return 0;
+    std::size_t emptied = 0;
+    if (release_here(name, ifindex, emptied) || sysfs_ != "/sys") return emptied;
+    try {
+        std::string error;
+        with_own_sysfs([&] { release_here(name, ifindex, emptied); }, error);
+    } catch (const std::exception&) {
+    }
+    return emptied;
+}
+
+bool RpsSteering::release_here(const std::string& name, std::uint32_t ifindex, std::size_t& emptied) const noexcept {
+    try {
+        std::string error;
+        const auto queues = rx_queues(name, ifindex, error);
+        if (!queues) return false;
+        for (const auto& queue : *queues) {
+            const auto mask = read_mask(queue);
+            if (mask && *mask == cpus_ && write_file(queue / "rps_cpus", "0\n") == 0) ++emptied;
+        }
+    } catch (const std::exception&) {
+    }
+    return true;
+}
+
+}  // namespace andromeda::io

@@ -4,8 +4,11 @@
 # turn, first with nothing attached, then with the least XDP program there is on the receiving end
 # (andromeda-forward --xdp-pass: XDP_PASS in generic mode, the mode andromedad's prefilter runs in
 # on a veth underlay). No Andromeda code is on the path: it measures what this kernel's generic XDP
-# does to each family on this machine, which bounds any datapath that keeps an XDP program on a
-# veth underlay (docs/ipv6.md, "Performance").
+# does to each family on this machine (docs/ipv6.md, "What bounds IPv6's TCP ratio"). A third case
+# keeps the empty program and adds RPS on the receiving end over every CPU (what andromedad sets on
+# its tenant ports, [node] tenant_rps): each flow then goes through one CPU's backlog in the order
+# it was sent, and the loss the second case shows is gone (docs/fastpath.md, "A tenant's flow in
+# order").
 #   --runs N      runs, each measuring every case (default 5); medians with min/max
 #   --seconds S   length of each iperf3 run (default 5)
 #   --out FILE    JSON result (default bench/results/veth-xdp-family.json)
@@ -29,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --pin) PIN=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench-veth-xdp.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,6 +85,9 @@ stop_forward() {
   FORWARD_PID=
   return 0
 }
+# RPS on B's eth0 (its one RX queue): ip netns exec mounts a sysfs of B's own for the command.
+ALL_CPUS=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
+set_rps() { ip netns exec "$B" sh -c "echo $1 > /sys/class/net/eth0/queues/rx-0/rps_cpus"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -123,8 +129,9 @@ measure() {
 }
 # Each run measures every case, so that the machine's slower and faster moments fall on all of them.
 for i in $(seq "$RUNS"); do
-  for case in none xdp-generic; do
-    [ "$case" = xdp-generic ] && start_forward
+  for case in none xdp-generic xdp-generic-rps; do
+    [ "$case" != none ] && start_forward
+    set_rps "$([ "$case" = xdp-generic-rps ] && echo "$ALL_CPUS" || echo 0)"
     measure "$i" "$case" ipv4 10.99.0.2 >> "$RESULTS"
     measure "$i" "$case" ipv6 fd99::2 >> "$RESULTS"
     stop_forward
@@ -149,7 +156,7 @@ for (case, family), c in sorted(cases.items()):
 # IPv6 against IPv4 within each run (the two measured back to back), then the median of those:
 # the machine's slow spells, which the medians of the rates alone let through, cancel out.
 out["ipv6_over_ipv4"] = {}
-for case in ("none", "xdp-generic"):
+for case in ("none", "xdp-generic", "xdp-generic-rps"):
     ratios = [by_run[(r, case, "ipv6")] / by_run[(r, case, "ipv4")] for r in sorted({k[0] for k in by_run}, key=int)]
     out["ipv6_over_ipv4"][case] = {"median": round(statistics.median(ratios), 2), "per_run": [round(x, 2) for x in ratios]}
 json.dump(out, open(sys.argv[2], "w"), indent=2)

@@ -10,7 +10,8 @@
 // tenant port on a tenant-only worker; "andromeda-policy" the default config with a 100-rule
 // security group on both tenants, "andromeda-policy-10" and "-1000" with 10 and 1000 rules; all
 // asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
-// plus a `vxlan` device (VNI 100, port 4789, static FDB) per host. Asked for by name (--only),
+// plus a `vxlan` device (VNI 100, port 4789, static FDB) per host ("kernel-vxlan-rps", asked for
+// by name: the same with the RPS andromedad sets on its tenant ports). Asked for by name (--only),
 // the ceiling of this topology too: "ceiling", tc redirects over the fast path's hops doing no
 // work at all (andromeda-forward), and "ceiling-xdp", the same with an empty XDP program on each
 // underlay, as issue 14 keeps a prefilter there. Underlay MTU 1550 in all, so
@@ -53,6 +54,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_common.hpp"
+#include "io/netlink/rps.hpp"
 #include "netns_topology.hpp"
 #include "north_south.hpp"
 
@@ -111,10 +113,11 @@ public:
         else if (impl == "andromeda-policy-10") start_andromeda(true, "", policy_of_rules(10));
         else if (impl == "andromeda-policy-1000") start_andromeda(true, "", policy_of_rules(1000));
         else if (impl == "kernel-vxlan") build_kernel_vxlan();
+        else if (impl == "kernel-vxlan-rps") build_kernel_vxlan(true);
         else if (impl == "ceiling" || impl == "ceiling-xdp") start_ceiling(impl == "ceiling-xdp");
         else throw std::runtime_error("unknown datapath '" + impl +
-                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy[-10|-1000], kernel-vxlan, ceiling, "
-                                      "ceiling-xdp)");
+                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy[-10|-1000], kernel-vxlan, kernel-vxlan-rps, "
+                                      "ceiling, ceiling-xdp)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
             if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(impl + ": 10.0.0.10 cannot ping 10.0.0.20");
@@ -391,9 +394,19 @@ private:
         }
     }
 
-    void build_kernel_vxlan() {
+    // With `rps`, the tenant ports get the RPS andromedad gives its own ([node] tenant_rps): the
+    // kernel's overlay with the same steering, to tell what RPS does from what the datapath does.
+    void build_kernel_vxlan(bool rps = false) {
         add_kernel_vxlan(*hosts_[0], underlay_address(0), underlay_address(1), {"tap-blue-10"}, {"02:00:00:00:00:20"});
         add_kernel_vxlan(*hosts_[1], underlay_address(1), underlay_address(0), {"tap-blue-20"}, {"02:00:00:00:00:10"});
+        if (!rps) return;
+        const std::string cpus = andromeda::io::format_cpu_mask(andromeda::io::RpsSteering::online_cpus());
+        for (int i = 0; i < 2; ++i) {
+            const std::string tap = i == 0 ? "tap-blue-10" : "tap-blue-20";
+            const auto r = run_command({"ip", "netns", "exec", hosts_[i]->name(), "sh", "-c",
+                                        "echo " + cpus + " > /sys/class/net/" + tap + "/queues/rx-0/rps_cpus"});
+            if (!r.ok()) throw std::runtime_error("kernel-vxlan-rps: setting RPS on " + tap + ": " + r.output);
+        }
     }
 
     // The ceiling (bench/e2e/forward.bpf.c): on each host, a tc program on the tenant port sends
@@ -503,7 +516,7 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
                  "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-policy[-10|-1000]|kernel-vxlan|\n"
-                 "                             ceiling|ceiling-xdp|\n"
+                 "                             kernel-vxlan-rps|ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
                  "                     [--check] [--ipv6] [--ipv6-underlay] [--ping-interval SECONDS]\n";
@@ -706,7 +719,7 @@ int main(int argc, char** argv) {
     if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
     for (const std::string impl :
-         {"ceiling", "ceiling-xdp", "andromeda-slow-workers", "andromeda-policy", "andromeda-policy-10", "andromeda-policy-1000"})
+         {"ceiling", "ceiling-xdp", "kernel-vxlan-rps", "andromeda-slow-workers", "andromeda-policy", "andromeda-policy-10", "andromeda-policy-1000"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end()) {
             result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
             result["paired_ratios_" + impl + "_over_kernel"] = paired_ratios_of(impl);

@@ -116,19 +116,19 @@ TEST_F(TwoNodesFastPath, TenantPortsKeepEachFlowOnOneCpu) {
     start_both();
     EXPECT_EQ(mask(*nodes_[0].host, "tap-blue-10"), ours) << logs();
     EXPECT_EQ(mask(*nodes_[1].host, "tap-blue-20"), "1") << logs();
-    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "RPS over CPUs " + ours + " on 1 RX queue(s)")) << logs();
+    EXPECT_TRUE(contains(nodes_[0].daemon->output(), "RPS over CPUs " + io::format_cpu_list(cpus) + " (rps_cpus " + ours + ") on 1 RX queue(s)")) << logs();
     EXPECT_TRUE(contains(nodes_[1].daemon->output(), "RPS as found on 1 RX queue(s)")) << logs();
     EXPECT_FALSE(contains(logs(), "RPS not set")) << logs();
 
-    // 50 MB from t10 to t20, which queues none of it out of order. (Without RPS on tap-blue-10,
-    // `tenant_rps = false`, the receiver here counted 1 to 5 segments out of order in each of three
-    // runs, and a few hundred a second in longer transfers at full rate: the fast path runs on the
-    // CPU the segment was sent from, and the application's CPU and the one taking its ACKs send
-    // side by side.)
+    // 1 GB from t10 to t20, which queues next to none of it out of order. Measured here: with RPS
+    // 0, and 1 in two runs of fifteen (50 MB or 1 GB alike: an event per flow, not per byte);
+    // without (`tenant_rps = false` on both nodes) 258 to 336 in each of four 1 GB runs, for the
+    // fast path runs on the CPU a segment was sent from, and the application's CPU and the one
+    // taking its ACKs send side by side.
     ASSERT_TRUE(eventually([&] { return ping_once(*t10_, "10.0.0.20"); }, 5s)) << logs();
     Process& receiver = topo_.spawn(*t20_, {"sh", "-c", "nc -l 5001 </dev/null >/dev/null"});
     ASSERT_TRUE(eventually([&] { return contains(t20_->try_run({"ss", "-Hltn", "sport = :5001"}).output, "5001"); }, 5s));
-    const auto sender = t10_->try_run({"sh", "-c", "head -c 50000000 /dev/zero | nc -N 10.0.0.20 5001"}, 120s);
+    const auto sender = t10_->try_run({"sh", "-c", "head -c 1000000000 /dev/zero | nc -N 10.0.0.20 5001"}, 120s);
     ASSERT_TRUE(sender.ok()) << sender.output << logs();
     ASSERT_NE(receiver.wait(30s), -1) << "the receiver never saw the end of the stream";
     // t20's namespace is this test's, so its counter holds this transfer alone (and the pings).
@@ -136,7 +136,7 @@ TEST_F(TwoNodesFastPath, TenantPortsKeepEachFlowOnOneCpu) {
     ASSERT_TRUE(ofo.ok()) << ofo.output;
     const auto at = ofo.output.find("TcpExtTCPOFOQueue");
     ASSERT_NE(at, std::string::npos) << ofo.output;
-    EXPECT_EQ(std::stoull(ofo.output.substr(at + std::strlen("TcpExtTCPOFOQueue"))), 0u)
+    EXPECT_LT(std::stoull(ofo.output.substr(at + std::strlen("TcpExtTCPOFOQueue"))), 16u)
         << "segments t20 queued out of order:\n" << ofo.output;
 
     nodes_[0].daemon->stop(20s);

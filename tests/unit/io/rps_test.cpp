@@ -37,6 +37,10 @@ TEST(RpsFormats, ParsesAndWritesTheKernelsMasks) {
     EXPECT_EQ(format_cpu_mask(CpuMask{0x3}), "3");
     EXPECT_EQ(format_cpu_mask(CpuMask{0x103, 0x1}), "1,00000103");
     EXPECT_EQ(format_cpu_mask(CpuMask{0x1, 0, 0}), "1");
+    EXPECT_EQ(format_cpu_list(CpuMask{}), "");
+    EXPECT_EQ(format_cpu_list(CpuMask{0x3}), "0-1");
+    EXPECT_EQ(format_cpu_list(CpuMask{0xd0f}), "0-3,8,10-11");
+    EXPECT_EQ(format_cpu_list(CpuMask{0x80000000u, 0x1}), "31-32");
 }
 
 // Property: whatever set, the mask written reads back as that set, and so does the list.
@@ -53,6 +57,7 @@ TEST(RpsFormats, EveryMaskReadsBackAsItWasWritten) {
         while (!mask.empty() && mask.back() == 0) mask.pop_back();
         EXPECT_EQ(parse_cpu_mask(format_cpu_mask(mask)), mask) << format_cpu_mask(mask);
         EXPECT_EQ(parse_cpu_list(list + "\n"), mask) << list;
+        EXPECT_EQ(parse_cpu_list(format_cpu_list(mask)), mask) << format_cpu_list(mask);
     }
 }
 

@@ -43,7 +43,7 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
 void TenantPlumbing::steer_flows(const std::string& name, std::uint32_t ifindex, std::string& note) const {
     if (rps_.cpus().empty()) return;
     const RpsOutcome rps = rps_.steer(name, ifindex);
-    const std::string cpus = format_cpu_mask(rps_.cpus());
+    const std::string cpus = format_cpu_list(rps_.cpus()) + " (rps_cpus " + format_cpu_mask(rps_.cpus()) + ")";
     std::string said;
     if (rps.set > 0) said += "RPS over CPUs " + cpus + " on " + std::to_string(rps.set) + " RX queue(s)";
     if (rps.kept > 0) said += (said.empty() ? "" : ", ") + std::string("RPS as found on ") + std::to_string(rps.kept) + " RX queue(s)";

@@ -170,6 +170,22 @@ std::string format_cpu_mask(std::span<const std::uint32_t> mask) {
     return out;
 }
 
+std::string format_cpu_list(std::span<const std::uint32_t> mask) {
+    std::string out;
+    const auto has = [&](std::size_t cpu) { return cpu / 32 < mask.size() && (mask[cpu / 32] >> (cpu % 32) & 1u) != 0; };
+    const std::size_t end = mask.size() * 32;
+    for (std::size_t cpu = 0; cpu < end; ++cpu) {
+        if (!has(cpu)) continue;
+        std::size_t last = cpu;
+        while (last + 1 < end && has(last + 1)) ++last;
+        if (!out.empty()) out += ',';
+        out += std::to_string(cpu);
+        if (last > cpu) out += '-' + std::to_string(last);
+        cpu = last;
+    }
+    return out;
+}
+
 CpuMask RpsSteering::online_cpus(const std::filesystem::path& sysfs) {
     int error = 0;
     const auto text = read_file(sysfs / "devices/system/cpu/online", error);

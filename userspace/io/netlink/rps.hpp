@@ -39,6 +39,8 @@ using CpuMask = std::vector<std::uint32_t>;
 [[nodiscard]] std::optional<CpuMask> parse_cpu_mask(std::string_view text);
 // `mask` in the format parse_cpu_mask reads ("0" for the empty set).
 [[nodiscard]] std::string format_cpu_mask(std::span<const std::uint32_t> mask);
+// `mask` in the format parse_cpu_list reads ("0-3,8"; empty for the empty set), for people.
+[[nodiscard]] std::string format_cpu_list(std::span<const std::uint32_t> mask);
 
 // What steer_flows did to one device.
 struct RpsOutcome {

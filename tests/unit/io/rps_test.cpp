@@ -1,15 +1,14 @@
 // io/netlink/rps.hpp without root: the kernel's CPU list and mask formats, and steering against a
-// sysfs tree of the test's own (the real one is checked end to end in
-// tests/integration/daemon: DaemonTenantRps).
-#include <gtest/gtest.h>
+// sysfs tree of the test's own (the real one is checked end to end by
+// TwoNodesFastPath.TenantPortsKeepEachFlowOnOneCpu, tests/integration/daemon_overlay_test.cpp).
+#include "io/netlink/rps.hpp"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include "io/netlink/rps.hpp"
 
 namespace andromeda::io {
 namespace {
@@ -21,7 +20,8 @@ TEST(RpsFormats, ParsesTheKernelsCpuLists) {
     EXPECT_EQ(parse_cpu_list("31-32"), (CpuMask{0x80000000u, 0x1}));
     EXPECT_EQ(parse_cpu_list("64"), (CpuMask{0, 0, 0x1}));
     EXPECT_EQ(parse_cpu_list("\n"), CpuMask{});
-    for (const char* bad : {"1-0", "0-", "-1", "0,", ",0", "0,,1", "a", "0-1x", "65536", "0-65536", "1 2", "0\n\n", "99999"})
+    for (const char* bad :
+         {"1-0", "0-", "-1", "0,", ",0", "0,,1", "a", "0-1x", "65536", "0-65536", "1 2", "0\n\n", "99999"})
         EXPECT_EQ(parse_cpu_list(bad), std::nullopt) << bad;
 }
 
@@ -64,16 +64,23 @@ TEST(RpsFormats, EveryMaskReadsBackAsItWasWritten) {
 // A sysfs of the test's own: one device with `queues` RX queues, each with the mask given.
 class FakeSysfs : public ::testing::Test {
 protected:
+    static constexpr const char* kMac = "02:00:00:00:00:10";
+    static RpsDevice port(const std::string& name, std::uint32_t ifindex, const std::string& mac = kMac) {
+        return {name, ifindex, mac};
+    }
+
     void SetUp() override {
         root_ = std::filesystem::temp_directory_path() / ("andromeda-rps-" + std::to_string(::getpid()));
         std::filesystem::remove_all(root_);
     }
     void TearDown() override { std::filesystem::remove_all(root_); }
 
+    // The device's sysfs directory, with the MAC kMac.
     void device(const std::string& name, std::uint32_t ifindex, const std::vector<std::string>& masks) {
         const auto dir = root_ / "class/net" / name;
         std::filesystem::create_directories(dir / "queues");
         std::ofstream(dir / "ifindex") << ifindex << "\n";
+        std::ofstream(dir / "address") << kMac << "\n";
         for (std::size_t i = 0; i < masks.size(); ++i) {
             std::filesystem::create_directories(dir / "queues" / ("rx-" + std::to_string(i)));
             std::filesystem::create_directories(dir / "queues" / ("tx-" + std::to_string(i)));
@@ -97,7 +104,7 @@ protected:
 TEST_F(FakeSysfs, SteersEmptyQueuesAndLeavesAnOperatorsMaskAlone) {
     device("tap-a", 7, {"0", "00000000", "1"});
     const RpsSteering rps(CpuMask{0x3}, root_);
-    const RpsOutcome out = rps.steer("tap-a", 7);
+    const RpsOutcome out = rps.steer(port("tap-a", 7));
     EXPECT_EQ(out.queues, 3u);
     EXPECT_EQ(out.set, 2u);
     EXPECT_EQ(out.kept, 1u);
@@ -107,9 +114,9 @@ TEST_F(FakeSysfs, SteersEmptyQueuesAndLeavesAnOperatorsMaskAlone) {
     EXPECT_EQ(mask_of("tap-a", 2), "1");  // the operator's
 
     // Steering again (a restart after kill -9) finds its own masks and keeps them.
-    EXPECT_EQ(rps.steer("tap-a", 7).set, 0u);
+    EXPECT_EQ(rps.steer(port("tap-a", 7)).set, 0u);
     // Release empties what holds exactly its CPUs, and nothing else.
-    EXPECT_EQ(rps.release("tap-a", 7), 2u);
+    EXPECT_EQ(rps.release(port("tap-a", 7)), 2u);
     EXPECT_EQ(mask_of("tap-a", 0), "0");
     EXPECT_EQ(mask_of("tap-a", 1), "0");
     EXPECT_EQ(mask_of("tap-a", 2), "1");
@@ -118,20 +125,29 @@ TEST_F(FakeSysfs, SteersEmptyQueuesAndLeavesAnOperatorsMaskAlone) {
 TEST_F(FakeSysfs, WritesNothingWhereSysfsShowsAnotherDevice) {
     device("tap-a", 7, {"0"});
     const RpsSteering rps(CpuMask{0x3}, root_);
-    const RpsOutcome other = rps.steer("tap-a", 8);  // same name, another namespace's device
+    const RpsOutcome other = rps.steer(port("tap-a", 8));  // same name, another namespace's device
     EXPECT_EQ(other.set, 0u);
     EXPECT_NE(other.error.find("another network namespace"), std::string::npos) << other.error;
     EXPECT_EQ(mask_of("tap-a", 0), "0");
-    const RpsOutcome missing = rps.steer("tap-b", 9);
+    // Same name and ifindex, another MAC: ifindex numbers repeat across namespaces.
+    const RpsOutcome same_number = rps.steer(port("tap-a", 7, "02:00:00:00:00:99"));
+    EXPECT_EQ(same_number.set, 0u);
+    EXPECT_NE(same_number.error.find("another network namespace"), std::string::npos) << same_number.error;
+    EXPECT_EQ(mask_of("tap-a", 0), "0");
+    // Nor is what it set released through another device's eyes.
+    EXPECT_EQ(rps.steer(port("tap-a", 7)).set, 1u);
+    EXPECT_EQ(rps.release(port("tap-a", 7, "02:00:00:00:00:99")), 0u);
+    EXPECT_EQ(mask_of("tap-a", 0), "3");
+    const RpsOutcome missing = rps.steer(port("tap-b", 9));
     EXPECT_EQ(missing.set, 0u);
     EXPECT_NE(missing.error.find("class/net/tap-b"), std::string::npos) << missing.error;
-    EXPECT_EQ(rps.release("tap-b", 9), 0u);
+    EXPECT_EQ(rps.release(port("tap-b", 9)), 0u);
 }
 
 TEST_F(FakeSysfs, SteeringOverNoCpusTouchesNothing) {
     device("tap-a", 7, {"0"});
     const RpsSteering off(CpuMask{}, root_);
-    const RpsOutcome out = off.steer("tap-a", 7);
+    const RpsOutcome out = off.steer(port("tap-a", 7));
     EXPECT_EQ(out.queues, 0u);
     EXPECT_EQ(out.set, 0u);
     EXPECT_EQ(mask_of("tap-a", 0), "0");

@@ -27,7 +27,7 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
         set_link_up(ifindex, true);
         if (!link.up) spdlog::info("{}: set up (a stop or a reload had set it down, or it was down)", name);
         note = "tc ingress (fast path, punt via " + devices.visible + "), " + report.message();
-        steer_flows(name, ifindex, note);
+        steer_flows(link, note);
     } catch (...) {
         set_down(name, ifindex);
         bpf_.detach_tc(name);
@@ -40,9 +40,10 @@ const PuntDevices& TenantPlumbing::plumb(const std::string& name, std::uint32_t 
     return slot.second->devices();
 }
 
-void TenantPlumbing::steer_flows(const std::string& name, std::uint32_t ifindex, std::string& note) const {
+void TenantPlumbing::steer_flows(const InterfaceInfo& link, std::string& note) const {
     if (rps_.cpus().empty()) return;
-    const RpsOutcome rps = rps_.steer(name, ifindex);
+    const std::string& name = link.name;
+    const RpsOutcome rps = rps_.steer({link.name, link.ifindex, link.mac.to_string()});
     const std::string cpus = format_cpu_list(rps_.cpus()) + " (rps_cpus " + format_cpu_mask(rps_.cpus()) + ")";
     std::string said;
     if (rps.set > 0) said += "RPS over CPUs " + cpus + " on " + std::to_string(rps.set) + " RX queue(s)";
@@ -57,9 +58,18 @@ void TenantPlumbing::steer_flows(const std::string& name, std::uint32_t ifindex,
                      name, rps.error);
 }
 
+void TenantPlumbing::release_flows(std::uint32_t ifindex) const noexcept {
+    if (rps_.cpus().empty()) return;
+    try {
+        if (const auto link = find_interface(ifindex)) rps_.release({link->name, ifindex, link->mac.to_string()});
+    } catch (const std::exception& e) {
+        spdlog::warn("tenant port (ifindex {}): its RPS masks were left as they are: {}", ifindex, e.what());
+    }
+}
+
 void TenantPlumbing::unplumb(const std::string& name, std::uint32_t ifindex) noexcept {
     set_down(name, ifindex);  // before its program goes: never an ordinary host interface
-    rps_.release(name, ifindex);
+    release_flows(ifindex);
     try {
         bpf_.detach_tc(name);
         const auto it = ports_.find(ifindex);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/bpf/bpf_instance.hpp"
+#include "io/netlink/interfaces.hpp"
 #include "io/netlink/punt_pair.hpp"
 #include "io/netlink/rps.hpp"
 #include "io/plan/port_table.hpp"
@@ -47,7 +48,9 @@ public:
 
 private:
     // Steers the port's flows (RPS) and says so in `note`; never fails the port.
-    void steer_flows(const std::string& name, std::uint32_t ifindex, std::string& note) const;
+    void steer_flows(const InterfaceInfo& link, std::string& note) const;
+    // Empties the RPS masks steer_flows set on the port (as it is now, by ifindex).
+    void release_flows(std::uint32_t ifindex) const noexcept;
 
     BpfInstance& bpf_;
     RpsSteering rps_;

@@ -16,9 +16,9 @@ namespace andromeda::io {
 
 namespace {
 
-constexpr std::uint32_t kCpuLimit = 65536;             // CPUs 0..65535: far above any NR_CPUS
-constexpr std::size_t kMaxGroups = kCpuLimit / 32;     // hex groups of a mask of that many CPUs
-constexpr std::size_t kMaxFile = 16 * 1024;            // rps_cpus of 65,536 CPUs: 2,048 groups of 9
+constexpr std::uint32_t kCpuLimit = 65536;          // CPUs 0..65535: far above any NR_CPUS
+constexpr std::size_t kMaxGroups = kCpuLimit / 32;  // hex groups of a mask of that many CPUs
+constexpr std::size_t kMaxFile = 16 * 1024;         // rps_cpus of 65,536 CPUs: 2,048 groups of 9
 
 std::string_view without_newline(std::string_view text) {
     if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
@@ -172,7 +172,9 @@ std::string format_cpu_mask(std::span<const std::uint32_t> mask) {
 
 std::string format_cpu_list(std::span<const std::uint32_t> mask) {
     std::string out;
-    const auto has = [&](std::size_t cpu) { return cpu / 32 < mask.size() && (mask[cpu / 32] >> (cpu % 32) & 1u) != 0; };
+    const auto has = [&](std::size_t cpu) {
+        return cpu / 32 < mask.size() && (mask[cpu / 32] >> (cpu % 32) & 1u) != 0;
+    };
     const std::size_t end = mask.size() * 32;
     for (std::size_t cpu = 0; cpu < end; ++cpu) {
         if (!has(cpu)) continue;
@@ -198,62 +200,70 @@ CpuMask RpsSteering::online_cpus(const std::filesystem::path& sysfs) {
     return *mask;
 }
 
-std::optional<std::vector<std::filesystem::path>> RpsSteering::rx_queues(const std::string& name, std::uint32_t ifindex,
+std::optional<std::vector<std::filesystem::path>> RpsSteering::rx_queues(const RpsDevice& device,
                                                                          std::string& error) const {
-    const std::filesystem::path device = sysfs_ / "class/net" / name;
+    const std::filesystem::path dir = sysfs_ / "class/net" / device.name;
     int read_error = 0;
-    const auto seen = read_file(device / "ifindex", read_error);
+    const auto seen = read_file(dir / "ifindex", read_error);
     if (!seen) {
-        error = device.string() + ": " + std::strerror(read_error) + " (no sysfs here, or it shows another network namespace)";
+        error =
+            dir.string() + ": " + std::strerror(read_error) + " (no sysfs here, or it shows another network namespace)";
         return std::nullopt;
     }
     const std::string_view text = without_newline(*seen);
     std::uint32_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || value != ifindex) {
-        error = device.string() + " is ifindex " + std::string(text) + ", not " + std::to_string(ifindex) +
-                ": this sysfs shows another network namespace (mount one of the daemon's own: ip netns exec does)";
+    const auto mac = read_file(dir / "address", read_error);
+    if (ec != std::errc{} || end != text.data() + text.size() || value != device.ifindex || !mac ||
+        without_newline(*mac) != device.mac) {
+        error = dir.string() + " is ifindex " + std::string(text) + " (" +
+                (mac ? std::string(without_newline(*mac)) : "no address") + "), not " + std::to_string(device.ifindex) +
+                " (" + device.mac +
+                "): this sysfs shows another network namespace (mount one of the daemon's own: ip netns exec does)";
         return std::nullopt;
     }
     std::vector<std::filesystem::path> queues;
     std::error_code list_error;
-    for (const auto& entry : std::filesystem::directory_iterator(device / "queues", list_error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "queues", list_error)) {
         if (entry.path().filename().string().starts_with("rx-")) queues.push_back(entry.path());
     }
     if (list_error) {
-        error = (device / "queues").string() + ": " + list_error.message();
+        error = (dir / "queues").string() + ": " + list_error.message();
         return std::nullopt;
     }
     std::sort(queues.begin(), queues.end());
     return queues;
 }
 
-RpsOutcome RpsSteering::steer(const std::string& name, std::uint32_t ifindex) const noexcept {
+RpsOutcome RpsSteering::steer(const RpsDevice& device) const noexcept {
     RpsOutcome out;
     if (cpus_.empty()) return out;
-    if (steer_here(name, ifindex, out) || sysfs_ != "/sys") return out;
+    if (steer_here(device, out) || sysfs_ != "/sys") return out;
     // /sys shows another namespace's devices: again, with a sysfs of this one.
     std::string error;
     RpsOutcome again;
     try {
-        if (!with_own_sysfs([&] { steer_here(name, ifindex, again); }, error)) out.error += "; " + error;
-        else out = again;
+        if (!with_own_sysfs([&] { steer_here(device, again); }, error))
+            out.error += "; " + error;
+        else
+            out = again;
     } catch (const std::exception& e) {
         out.error += std::string("; ") + e.what();
     }
     return out;
 }
 
-bool RpsSteering::steer_here(const std::string& name, std::uint32_t ifindex, RpsOutcome& out) const noexcept {
+bool RpsSteering::steer_here(const RpsDevice& device, RpsOutcome& out) const noexcept {
     try {
-        const auto queues = rx_queues(name, ifindex, out.error);
+        const auto queues = rx_queues(device, out.error);
         if (!queues) return false;
         out.queues = queues->size();
         const std::string text = format_cpu_mask(cpus_) + "\n";
         for (const auto& queue : *queues) {
             const auto mask = read_mask(queue);
             if (!mask) {
-                out.error = (queue / "rps_cpus").string() + ": unreadable (a kernel without CONFIG_RPS has no such file)";
+                out.error =
+                    (queue / "rps_cpus").string() + ": unreadable (a kernel without CONFIG_RPS has no such file)";
                 continue;
             }
             if (!mask->empty()) {
@@ -272,22 +282,22 @@ bool RpsSteering::steer_here(const std::string& name, std::uint32_t ifindex, Rps
     return true;
 }
 
-std::size_t RpsSteering::release(const std::string& name, std::uint32_t ifindex) const noexcept {
+std::size_t RpsSteering::release(const RpsDevice& device) const noexcept {
     if (cpus_.empty()) return 0;
     std::size_t emptied = 0;
-    if (release_here(name, ifindex, emptied) || sysfs_ != "/sys") return emptied;
+    if (release_here(device, emptied) || sysfs_ != "/sys") return emptied;
     try {
         std::string error;
-        with_own_sysfs([&] { release_here(name, ifindex, emptied); }, error);
+        with_own_sysfs([&] { release_here(device, emptied); }, error);
     } catch (const std::exception&) {
     }
     return emptied;
 }
 
-bool RpsSteering::release_here(const std::string& name, std::uint32_t ifindex, std::size_t& emptied) const noexcept {
+bool RpsSteering::release_here(const RpsDevice& device, std::size_t& emptied) const noexcept {
     try {
         std::string error;
-        const auto queues = rx_queues(name, ifindex, error);
+        const auto queues = rx_queues(device, error);
         if (!queues) return false;
         for (const auto& queue : *queues) {
             const auto mask = read_mask(queue);

@@ -42,19 +42,29 @@ using CpuMask = std::vector<std::uint32_t>;
 // `mask` in the format parse_cpu_list reads ("0-3,8"; empty for the empty set), for people.
 [[nodiscard]] std::string format_cpu_list(std::span<const std::uint32_t> mask);
 
-// What steer_flows did to one device.
+// A device as netlink shows it in the daemon's network namespace: what its sysfs directory must
+// show too (ifindex numbers repeat from one namespace to the next; the MAC makes a same-named
+// device of another namespace with the same ifindex all but impossible to take for it).
+struct RpsDevice {
+    std::string name;
+    std::uint32_t ifindex = 0;
+    std::string mac;  // as sysfs writes it, "02:00:00:00:00:10"
+};
+
+// What steer did to one device.
 struct RpsOutcome {
-    std::size_t queues = 0;      // RX queues the device has in sysfs
-    std::size_t set = 0;         // set to the CPUs asked for (their mask was empty)
-    std::size_t kept = 0;        // left alone: already had a mask (the operator's, or ours)
-    std::string error;           // why nothing was done, if so (no sysfs for it, wrong namespace)
+    std::size_t queues = 0;  // RX queues the device has in sysfs
+    std::size_t set = 0;     // set to the CPUs asked for (their mask was empty)
+    std::size_t kept = 0;    // left alone: already had a mask (the operator's, or ours)
+    std::string error;       // why nothing was done, if so (no sysfs for it, wrong namespace)
 };
 
 class RpsSteering {
 public:
     // Steers over `cpus` (an empty set turns steering off: nothing is ever written). `sysfs` is
     // where sysfs is mounted; tests point it at a directory of their own.
-    explicit RpsSteering(CpuMask cpus, std::filesystem::path sysfs = "/sys") : cpus_(std::move(cpus)), sysfs_(std::move(sysfs)) {}
+    explicit RpsSteering(CpuMask cpus, std::filesystem::path sysfs = "/sys")
+        : cpus_(std::move(cpus)), sysfs_(std::move(sysfs)) {}
 
     // The CPUs this machine has online (<sysfs>/devices/system/cpu/online), or the empty set
     // when there is only one (nothing to steer between) or the file cannot be read.
@@ -62,23 +72,23 @@ public:
 
     [[nodiscard]] const CpuMask& cpus() const noexcept { return cpus_; }
 
-    // Sets every RX queue of device `name` whose rps_cpus is empty (the kernel's default) to this
-    // steering's CPUs; a queue with a mask already keeps it. Nothing is written to a device whose
-    // sysfs ifindex is not `ifindex`: with the real /sys, a sysfs of this network namespace is
-    // tried next (above). Does not throw.
-    [[nodiscard]] RpsOutcome steer(const std::string& name, std::uint32_t ifindex) const noexcept;
-    // Empties the mask of every RX queue of `name` that holds exactly this steering's CPUs (what
+    // Sets every RX queue of `device` whose rps_cpus is empty (the kernel's default) to this
+    // steering's CPUs; a queue with a mask already keeps it. Nothing is written to a sysfs device
+    // whose ifindex or MAC is not the device's: with the real /sys, a sysfs of this network
+    // namespace is tried next (above). Does not throw.
+    [[nodiscard]] RpsOutcome steer(const RpsDevice& device) const noexcept;
+    // Empties the mask of every RX queue of `device` that holds exactly this steering's CPUs (what
     // steer() wrote, or what a killed predecessor's did); other masks are left alone. Returns the
     // queues emptied. Does not throw.
-    std::size_t release(const std::string& name, std::uint32_t ifindex) const noexcept;
+    std::size_t release(const RpsDevice& device) const noexcept;
 
 private:
     // steer() and release() in sysfs_ alone: false when sysfs_ does not show the device.
-    bool steer_here(const std::string& name, std::uint32_t ifindex, RpsOutcome& out) const noexcept;
-    bool release_here(const std::string& name, std::uint32_t ifindex, std::size_t& emptied) const noexcept;
+    bool steer_here(const RpsDevice& device, RpsOutcome& out) const noexcept;
+    bool release_here(const RpsDevice& device, std::size_t& emptied) const noexcept;
     // The device's queues/rx-* directories, or nullopt (and `error` set) when its sysfs directory
-    // is missing or belongs to another ifindex.
-    [[nodiscard]] std::optional<std::vector<std::filesystem::path>> rx_queues(const std::string& name, std::uint32_t ifindex,
+    // is missing or shows another device.
+    [[nodiscard]] std::optional<std::vector<std::filesystem::path>> rx_queues(const RpsDevice& device,
                                                                               std::string& error) const;
 
     CpuMask cpus_;

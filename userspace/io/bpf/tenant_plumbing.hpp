@@ -29,8 +29,7 @@ public:
 
     // Plumbs tenant port `name` (`ifindex`) and sets it up once its programs are attached, with
     // RPS on its RX queues where they had none: returns its punt devices and sets `note` to what
-    // was attached. Throws, leaving nothing of
-    // the port behind and the port down.
+    // was attached. Throws, leaving nothing of the port behind and the port down.
     const PuntDevices& plumb(const std::string& name, std::uint32_t ifindex, std::string& note);
     // Sets the port down (it fails closed: docs/operations.md, "What a stopped port does"), then
     // undoes plumb() once no socket binds on the port's steering end, RPS masks it set emptied

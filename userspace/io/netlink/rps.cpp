@@ -111,6 +111,19 @@ bool with_own_sysfs(Work&& work, std::string& error) {
     return done;
 }
 
+// Runs `here` (true when `sysfs` showed the device) and, when it did not and `sysfs` is the real
+// /sys, once more in a sysfs of the daemon's own namespace (with_own_sysfs); why that second run
+// could not be made goes to `refused`.
+template <typename Here>
+void here_or_in_own_sysfs(const std::filesystem::path& sysfs, Here&& here, std::string& refused) noexcept {
+    if (here() || sysfs != "/sys") return;
+    try {
+        with_own_sysfs([&] { here(); }, refused);
+    } catch (const std::exception& e) {
+        refused = e.what();
+    }
+}
+
 }  // namespace
 
 std::optional<CpuMask> parse_cpu_list(std::string_view text) {
@@ -238,18 +251,15 @@ std::optional<std::vector<std::filesystem::path>> RpsSteering::rx_queues(const R
 RpsOutcome RpsSteering::steer(const RpsDevice& device) const noexcept {
     RpsOutcome out;
     if (cpus_.empty()) return out;
-    if (steer_here(device, out) || sysfs_ != "/sys") return out;
-    // /sys shows another namespace's devices: again, with a sysfs of this one.
-    std::string error;
-    RpsOutcome again;
-    try {
-        if (!with_own_sysfs([&] { steer_here(device, again); }, error))
-            out.error += "; " + error;
-        else
-            out = again;
-    } catch (const std::exception& e) {
-        out.error += std::string("; ") + e.what();
-    }
+    std::string refused;
+    here_or_in_own_sysfs(
+        sysfs_,
+        [&] {
+            out = RpsOutcome{};
+            return steer_here(device, out);
+        },
+        refused);
+    if (!refused.empty()) out.error += "; " + refused;
     return out;
 }
 
@@ -285,12 +295,9 @@ bool RpsSteering::steer_here(const RpsDevice& device, RpsOutcome& out) const noe
 std::size_t RpsSteering::release(const RpsDevice& device) const noexcept {
     if (cpus_.empty()) return 0;
     std::size_t emptied = 0;
-    if (release_here(device, emptied) || sysfs_ != "/sys") return emptied;
-    try {
-        std::string error;
-        with_own_sysfs([&] { release_here(device, emptied); }, error);
-    } catch (const std::exception&) {
-    }
+    std::string refused;
+    here_or_in_own_sysfs(
+        sysfs_, [&] { return release_here(device, emptied); }, refused);
     return emptied;
 }
 

@@ -11,7 +11,7 @@
 //
 // The kernel has no netlink attribute for it: the mask is /sys/class/net/<dev>/queues/rx-N/rps_cpus
 // of the sysfs the daemon sees, which shows the devices of the namespace that mounted it. The
-// ifindex in that directory is checked against the port's first, so a sysfs of another namespace
+// ifindex and MAC in that directory are checked against the port's first, so a sysfs of another namespace
 // (a daemon entered into a namespace by nsenter, without remounting /sys) is noticed, not
 // written; the daemon then mounts a sysfs of its own namespace for a moment, on a thread with a
 // private mount namespace, and writes there.

@@ -23,6 +23,7 @@
 #include "io/plan/map_plan.hpp"
 #include "io/plan/map_sync.hpp"
 #include "io/plan/port_table.hpp"
+#include "io/xsk/packet_socket.hpp"
 #include "io/xsk/worker_thread.hpp"
 #include "io/xsk/xsk_worker.hpp"
 #include "io_test_support.hpp"
@@ -466,6 +467,36 @@ TEST_F(AfXdpMultiQueue, OneWorkerPerUnderlayQueue) {
         total += rx;
     }
     EXPECT_EQ(total, kFlows * kPerFlow);
+}
+
+// What a worker sends by copy (to a port it has no AF_XDP socket on) goes through a packet
+// socket, which tells a full queue from a refusal: the first is a frame lost as a full NIC queue
+// loses it (handler_tx_copy_busy), the second a frame that could never have gone out
+// (handler_tx_copy_failed).
+TEST(PacketSocketOnVeths, TellsSentFromAFullQueueFromARefusal) {
+    ANDROMEDA_REQUIRE_ROOT();
+    Topology topo;
+    const auto& ns = topo.add_namespace("pkt");
+    topo.add_veth(ns, "open0", ns, "open1");
+    topo.add_veth(ns, "full0", ns, "full1");
+    // A FIFO with room for no frame (and so no bypass when it is empty) drops everything.
+    ns.run({"tc", "qdisc", "replace", "dev", "full0", "root", "pfifo", "limit", "0"});
+    NetnsGuard inside(ns);
+    PacketSocket socket;
+    const std::uint32_t open = if_nametoindex("open0");
+    const std::uint32_t full = if_nametoindex("full0");
+    ASSERT_NE(open, 0u);
+    ASSERT_NE(full, 0u);
+    const Bytes frame = tenant_frame(1, mac_bytes("02:00:00:00:00:20"), mac_bytes(kTenantMac));
+    EXPECT_EQ(socket.send(open, frame), PacketSocket::Sent::sent);
+    EXPECT_EQ(socket.send(full, frame), PacketSocket::Sent::busy) << "pfifo limit 0 drops it: ENOBUFS";
+    EXPECT_EQ(socket.send(open, std::span(frame).first(13)), PacketSocket::Sent::refused) << "no Ethernet header";
+    Bytes jumbo = frame;
+    jumbo.resize(1515, 0x5a);  // one byte past what an MTU of 1500 carries
+    EXPECT_EQ(socket.send(open, jumbo), PacketSocket::Sent::refused) << "EMSGSIZE";
+    EXPECT_EQ(socket.send(0x7fff0000u, frame), PacketSocket::Sent::refused) << "no such interface";
+    ns.run({"ip", "link", "set", "open0", "down"});
+    EXPECT_EQ(socket.send(open, frame), PacketSocket::Sent::refused) << "ENETDOWN";
 }
 
 }  // namespace

@@ -132,6 +132,11 @@ TEST_F(Workers, EastWestPingAndTcpAreByteExactAcrossWorkers) {
     if (!fast_path_on()) {  // the pipeline carries all of it: the tenant-only workers' underlay frames are copies
         EXPECT_GT(counter(1, "io", "handler_tx_copied"), 0u);
     }
+    // A copy lost to a full kernel queue (handler_tx_copy_busy: a tenant veth's backlog on a
+    // loaded CPU) is congestion, TCP's to recover, and the transfers above are byte-exact; a
+    // refused copy is a bug of ours.
+    std::printf("copies lost to a full queue: %llu\n",
+                static_cast<unsigned long long>(counter(1, "io", "handler_tx_copy_busy")));
     EXPECT_EQ(counter(1, "io", "handler_tx_copy_failed"), 0u);
     EXPECT_EQ(counter(1, "io", "ledger_violations"), 0u);
 }

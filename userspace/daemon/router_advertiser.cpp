@@ -40,7 +40,7 @@ std::size_t RouterAdvertiser::advertise(std::uint64_t now_ns) {
         if (port.steering == 0) continue;
         const std::size_t length = schedules_->advertise_if_due(port.ifindex, port.gateway, now_ns, frame);
         if (length == 0) continue;
-        if (socket_.send(port.steering, {frame.data(), length})) {
+        if (socket_.send(port.steering, {frame.data(), length}) == io::PacketSocket::Sent::sent) {
             ++counters_.sent;
             ++sent;
         } else {

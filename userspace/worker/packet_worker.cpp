@@ -77,13 +77,18 @@ void PacketWorker::send(io::Frame& frame, PortId port, io::FrameOutput& out) noe
     }
     // A port whose queues all belong to other workers (a single-queue tenant veth on a
     // multi-queue underlay): hand the kernel a copy.
-    if (packet_socket_.send(port, frame.bytes())) {
-        ++glue_.tx_copied;
-        out.release(frame);
-    } else {
-        ++glue_.tx_copy_failed;
-        out.drop(frame);
+    if (send_by_copy(port, frame.bytes())) out.release(frame);
+    else out.drop(frame);
+}
+
+bool PacketWorker::send_by_copy(PortId port, std::span<const std::uint8_t> bytes) noexcept {
+    switch (packet_socket_.send(port, bytes)) {
+        case io::PacketSocket::Sent::sent: ++glue_.tx_copied; return true;
+        case io::PacketSocket::Sent::busy: ++glue_.tx_copy_busy; return false;
+        case io::PacketSocket::Sent::refused: break;
     }
+    ++glue_.tx_copy_failed;
+    return false;
 }
 
 // A second output from one input chunk (the input frame already carries the first); to a port
@@ -95,8 +100,8 @@ void PacketWorker::send_copy(const dataplane::Emission& e, io::FrameOutput& out)
         if (!out.transmit_copy(bytes, socket)) ++glue_.tx_copy_failed;
         return;
     }
-    if (e.port != dataplane::kNoPort && packet_socket_.send(e.port, bytes)) ++glue_.tx_copied;
-    else ++glue_.tx_copy_failed;
+    if (e.port != dataplane::kNoPort) send_by_copy(e.port, bytes);
+    else ++glue_.tx_no_port;
 }
 
 }  // namespace andromeda::worker

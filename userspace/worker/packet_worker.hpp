@@ -33,7 +33,8 @@ namespace andromeda::worker {
     X(batches)                                                                     \
     X(no_fabric)      /* frames dropped before the first snapshot was published */ \
     X(tx_copied)      /* sent through the packet socket: no AF_XDP socket here */  \
-    X(tx_copy_failed) /* ... and the kernel refused it */                          \
+    X(tx_copy_busy)   /* ... lost: the kernel's queue for the port was full */     \
+    X(tx_copy_failed) /* a copy refused (no such port) or with no UMEM frame */    \
     X(tx_no_port)     /* an emission for a port this node does not own */
 
 struct GlueCounters {
@@ -77,6 +78,8 @@ private:
     void process(std::span<io::Frame> frames, const fabric::FabricSnapshot& fabric, io::FrameOutput& out) noexcept;
     void send(io::Frame& frame, dataplane::PortId port, io::FrameOutput& out) noexcept;
     void send_copy(const dataplane::Emission& emission, io::FrameOutput& out) noexcept;
+    // Through the packet socket, counted as tx_copied, tx_copy_busy or tx_copy_failed.
+    bool send_by_copy(dataplane::PortId port, std::span<const std::uint8_t> bytes) noexcept;
     // The socket (index in this worker) a port's frames leave on, or kNoSocket.
     [[nodiscard]] std::uint32_t socket_of(dataplane::PortId port) const noexcept { return socket_of_port_.find(port); }
     void publish_counters() noexcept;

@@ -23,8 +23,8 @@ PacketSocket::~PacketSocket() {
     if (fd_ >= 0) close(fd_);
 }
 
-bool PacketSocket::send(std::uint32_t ifindex, std::span<const std::uint8_t> frame) noexcept {
-    if (frame.size() < ETH_HLEN) return false;
+PacketSocket::Sent PacketSocket::send(std::uint32_t ifindex, std::span<const std::uint8_t> frame) noexcept {
+    if (frame.size() < ETH_HLEN) return Sent::refused;
     sockaddr_ll addr{};
     addr.sll_family = AF_PACKET;
     addr.sll_ifindex = static_cast<int>(ifindex);
@@ -33,7 +33,8 @@ bool PacketSocket::send(std::uint32_t ifindex, std::span<const std::uint8_t> fra
     std::copy_n(frame.data(), ETH_ALEN, addr.sll_addr);
     const ssize_t sent = sendto(fd_, frame.data(), frame.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&addr),
                                 sizeof addr);
-    return sent == static_cast<ssize_t>(frame.size());
+    if (sent == static_cast<ssize_t>(frame.size())) return Sent::sent;
+    return sent < 0 && (errno == ENOBUFS || errno == EAGAIN || errno == EWOULDBLOCK) ? Sent::busy : Sent::refused;
 }
 
 }  // namespace andromeda::io

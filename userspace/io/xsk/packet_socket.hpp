@@ -16,10 +16,19 @@ public:
     PacketSocket(const PacketSocket&) = delete;
     PacketSocket& operator=(const PacketSocket&) = delete;
 
-    // Sends the Ethernet frame `frame` out of interface `ifindex`, without blocking. False when
-    // the frame is shorter than an Ethernet header or the kernel refused it (queue full, no
-    // such interface, ...).
-    bool send(std::uint32_t ifindex, std::span<const std::uint8_t> frame) noexcept;
+    enum class Sent : std::uint8_t {
+        sent,
+        // The kernel had no room: the socket's send buffer (EAGAIN) or the device's queue
+        // (ENOBUFS: a full qdisc, or for a veth with no queue, the full backlog of the CPU its
+        // peer receives on). The frame is lost as a full NIC queue loses it; TCP recovers.
+        busy,
+        // Anything else (no such interface, a frame too long for it, ...), or a frame shorter
+        // than an Ethernet header: the frame could never have gone out this way.
+        refused,
+    };
+
+    // Sends the Ethernet frame `frame` out of interface `ifindex`, without blocking.
+    Sent send(std::uint32_t ifindex, std::span<const std::uint8_t> frame) noexcept;
 
 private:
     int fd_ = -1;

@@ -86,7 +86,17 @@ stop_forward() {
   return 0
 }
 # RPS on B's eth0 (its one RX queue): ip netns exec mounts a sysfs of B's own for the command.
-ALL_CPUS=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
+# rps_cpus takes comma-separated 32-bit hex words, the most significant first ("f,ffffffff" for
+# 36 CPUs); one shell integer would overflow past 62.
+cpu_mask() {
+  local n=$1 out='' word
+  while [ "$n" -gt 0 ]; do
+    if [ "$n" -ge 32 ]; then word=ffffffff; n=$(( n - 32 )); else word=$(printf '%x' $(( (1 << n) - 1 ))); n=0; fi
+    out=$word${out:+,$out}
+  done
+  echo "$out"
+}
+ALL_CPUS=$(cpu_mask "$(nproc --all)")
 set_rps() { ip netns exec "$B" sh -c "echo $1 > /sys/class/net/eth0/queues/rx-0/rps_cpus"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -31,9 +32,11 @@ std::chrono::milliseconds seconds_plus(double seconds, std::chrono::milliseconds
 }
 
 // ping -i's argument: "0.005", "0" (a shortest decimal, as ping parses it).
+// Fixed notation, to the microsecond: ping refuses "1e-05", which the stream's default format
+// would write for an interval below 0.0001 s.
 std::string fmt_seconds(double seconds) {
     std::ostringstream out;
-    out << seconds;
+    out << std::fixed << std::setprecision(6) << seconds;
     return out.str();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "e2e_common.hpp"
+#include "north_south.hpp"
 
 namespace andromeda::e2e {
 namespace {
@@ -49,6 +50,35 @@ TEST(E2eAggregate, PairedRatioMatchesOneFigureAndSkipsRunsWithoutTheBaseline) {
     EXPECT_DOUBLE_EQ(four["median"].get<double>(), 2.0);
     EXPECT_TRUE(paired_ratio(rows, "andromeda-slow", "kernel-vxlan", "p50_us").is_null());
     EXPECT_TRUE(paired_ratio(rows, "andromeda", "kernel-vxlan", "gbps").is_null());
+}
+
+// North-south: the report pairs each Andromeda path with ns-kernel run by run, figure by figure,
+// beside the ratios of medians it always gave.
+TEST(E2eAggregate, NorthSouthReportPairsEachPathWithTheKernelRunByRun) {
+    const auto tcp_row = [](const std::string& impl, int run, int streams, double gbps) {
+        return json{{"impl", impl}, {"run", run}, {"streams", streams}, {"gbps", gbps}};
+    };
+    std::vector<json> tcp, ping;
+    for (int run = 0; run < 3; ++run) {
+        const double load = 1.0 + run;  // each run slower than the last, for every datapath alike
+        tcp.push_back(tcp_row("ns-kernel", run, 1, 10 / load));
+        tcp.push_back(tcp_row("ns-andromeda", run, 1, 12 / load));
+        tcp.push_back(tcp_row("ns-kernel", run, 4, 20 / load));
+        tcp.push_back(tcp_row("ns-andromeda", run, 4, 15 / load));
+        ping.push_back({{"impl", "ns-kernel"}, {"run", run}, {"p50_us", 100 * load}, {"p99_us", 200 * load}});
+        ping.push_back({{"impl", "ns-andromeda"}, {"run", run}, {"p50_us", 50 * load}, {"p99_us", 150 * load}});
+    }
+    ping.push_back({{"impl", "ns-andromeda"}, {"run", 3}, {"p50_us", 1.0}, {"p99_us", 1.0}});  // no kernel run 3
+    const json report = north_south_report(tcp, ping, {}, {});
+    const json& paired = report["paired_ratios_andromeda_over_kernel"];
+    EXPECT_DOUBLE_EQ(paired["tcp_1"]["median"].get<double>(), 1.2) << paired.dump(2);
+    EXPECT_DOUBLE_EQ(paired["tcp_4"]["median"].get<double>(), 0.75);
+    EXPECT_DOUBLE_EQ(paired["ping_p50_us"]["median"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(paired["ping_p99_us"]["median"].get<double>(), 0.75);
+    EXPECT_EQ(paired["ping_p50_us"]["runs"].get<int>(), 3) << "a run without the kernel pairs with nothing";
+    EXPECT_FALSE(paired.contains("udp_rr_p50_us")) << "no UDP measured, no ratio";
+    EXPECT_TRUE(report["paired_ratios_slow_path_over_kernel"].empty());
+    EXPECT_FALSE(report["tcp"][0].contains("run"));
 }
 
 }  // namespace

@@ -599,14 +599,18 @@ int main(int argc, char** argv) {
             if (run % 2 == 1) std::reverse(order.begin(), order.end());  // neither always goes first
             for (const auto& impl : order) {
                 log("run " + std::to_string(run + 1) + "/" + std::to_string(s.runs) + ": " + impl);
+                const auto in_run = [run](json r) {
+                    r["run"] = run;
+                    return r;
+                };
                 if (is_north_south(impl)) {
                     NorthSouthBed bed(impl, s);
                     hold_if_asked(impl, bed.describe());
                     if (s.wants("tcp"))
-                        for (const int streams : {1, 4}) ns_tcp.push_back(bed.measure_tcp(streams));
-                    if (s.wants("ping")) ns_ping.push_back(bed.measure_ping());
-                    if (s.wants("latency")) ns_udp_rr.push_back(bed.measure_udp_rr());
-                    if (s.wants("crr")) ns_connections.push_back(bed.measure_connections());
+                        for (const int streams : {1, 4}) ns_tcp.push_back(in_run(bed.measure_tcp(streams)));
+                    if (s.wants("ping")) ns_ping.push_back(in_run(bed.measure_ping()));
+                    if (s.wants("latency")) ns_udp_rr.push_back(in_run(bed.measure_udp_rr()));
+                    if (s.wants("crr")) ns_connections.push_back(in_run(bed.measure_connections()));
                     continue;
                 }
                 Testbed bed(impl, s);
@@ -616,10 +620,6 @@ int main(int argc, char** argv) {
                 if (s.wants("cpu"))
                     cpu.push_back(bed.measure_pps(64, s.cpu_rate, generator_ns[{64, static_cast<long>(s.cpu_rate)}]));
                 if (s.wants("bpf") && impl.rfind("andromeda", 0) == 0) bpf.push_back(bed.measure_bpf(s.cpu_rate));
-                const auto in_run = [run](json r) {
-                    r["run"] = run;
-                    return r;
-                };
                 if (s.wants("tcp"))
                     for (const int streams : {1, 4}) tcp.push_back(in_run(bed.measure_tcp(streams)));
                 if (s.wants("crr")) connections.push_back(bed.measure_connections());

@@ -316,8 +316,24 @@ json north_south_report(const std::vector<json>& tcp, const std::vector<json>& p
         ratio("connections_per_second", row("connections", impl), row("connections", "ns-kernel"), "per_second");
         return ratios;
     };
+    // Each run's own ratio, then their median (paired_ratio, e2e_common.hpp): the figures to quote,
+    // since an idle RTT drifts between runs more than between the datapaths.
+    const auto paired_ratios_of = [&](const std::string& impl) {
+        json ratios = json::object();
+        const auto pair = [&](const std::string& name, const std::vector<json>& rows, const char* field,
+                              const std::pair<std::string, json>& match = {}) {
+            if (json r = paired_ratio(rows, impl, "ns-kernel", field, match); !r.is_null()) ratios[name] = r;
+        };
+        for (const int streams : {1, 4}) pair("tcp_" + std::to_string(streams), tcp, "gbps", {"streams", streams});
+        for (const char* f : {"p50_us", "p99_us"}) pair(std::string("ping_") + f, ping, f);
+        for (const char* f : {"p50_us", "p99_us", "p999_us"}) pair(std::string("udp_rr_") + f, udp_rr, f);
+        pair("connections_per_second", connections, "per_second");
+        return ratios;
+    };
     out["ratios_andromeda_over_kernel"] = ratios_of("ns-andromeda");
     out["ratios_slow_path_over_kernel"] = ratios_of("ns-andromeda-slow");
+    out["paired_ratios_andromeda_over_kernel"] = paired_ratios_of("ns-andromeda");
+    out["paired_ratios_slow_path_over_kernel"] = paired_ratios_of("ns-andromeda-slow");
     return out;
 }
 

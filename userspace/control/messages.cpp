@@ -86,7 +86,7 @@ ANDROMEDA_CONTROL_FIELDS(ReloadReply, generation, summary)
 ANDROMEDA_CONTROL_FIELDS(LogLevelReply, level, previous)
 ANDROMEDA_CONTROL_FIELDS(PolicyRule, vpc, group, index, direction, action, priority, rule, hits)
 ANDROMEDA_CONTROL_FIELDS(PolicyReply, generation, enforced_vpcs, rules, flows, opened, denied, revoked, expired,
-                         fragments_unknown, table_full)
+                         fragments_unknown, table_full, unopened)
 ANDROMEDA_CONTROL_FIELDS(DhcpLeaseEntry, vni, mac, address, state, expires_in_seconds, last_seen_seconds_ago,
                          last_message, naks)
 ANDROMEDA_CONTROL_FIELDS(LeasesReply, leases, discovers, requests, offers, acks, naks, releases, declines, informs,

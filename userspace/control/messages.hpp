@@ -257,6 +257,7 @@ struct PolicyReply {
     std::vector<PolicyRule> rules;
     std::uint64_t flows = 0;  // tracked now
     std::uint64_t opened = 0, denied = 0, revoked = 0, expired = 0, fragments_unknown = 0, table_full = 0;
+    std::uint64_t unopened = 0;  // TCP segments of no tracked connection, passed by the rules alone
 };
 
 // --- leases -------------------------------------------------------------------------------

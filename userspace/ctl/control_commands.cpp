@@ -197,8 +197,9 @@ std::string render_policy(const control::PolicyReply& r) {
                         rule.index < 0 ? "-" : std::to_string(rule.index), rule.rule, std::to_string(rule.hits)});
     std::string s = table({"VPC", "GROUP", "#", "RULE", "HITS"}, rows);
     s += fmt::format("firewall: {} flows tracked; {} opened, {} denied, {} revoked by a new policy, {} expired, "
-                     "{} unknown fragments, {} refused with the table full\n",
-                     r.flows, r.opened, r.denied, r.revoked, r.expired, r.fragments_unknown, r.table_full);
+                     "{} unknown fragments, {} refused with the table full, {} TCP segments of no open connection "
+                     "passed by the rules alone\n",
+                     r.flows, r.opened, r.denied, r.revoked, r.expired, r.fragments_unknown, r.table_full, r.unopened);
     return s;
 }
 

@@ -73,6 +73,7 @@ control::PolicyReply Daemon::policy() const {
     reply.expired = c.expired;
     reply.fragments_unknown = c.fragments_unknown;
     reply.table_full = c.table_full;
+    reply.unopened = c.unopened;
     return reply;
 }
 

@@ -44,6 +44,7 @@ struct Parsed {
     bool more_fragments = false;
     std::uint32_t ip_id = 0;  // IPv4: 16 bits; IPv6: the fragment header's 32
     bool closing = false;  // TCP FIN or RST
+    bool tcp_first = false;  // TCP SYN without ACK: the segment that opens a connection
     bool icmp_error = false;
     const std::uint8_t* quoted = nullptr;  // ICMP error: the packet it is about
     std::size_t quoted_size = 0;
@@ -67,7 +68,10 @@ bool read_transport(Parsed& p, const std::uint8_t* l4, std::size_t l4_size, bool
     if (k.protocol == kTcp || k.protocol == kUdp) {
         if (k.protocol == kTcp && l4_size < (is_quote ? 4u : 14u)) return false;
         if (l4_size < 4) return false;
-        if (k.protocol == kTcp && !is_quote) p.closing = (l4[13] & 0x05) != 0;  // FIN, RST
+        if (k.protocol == kTcp && !is_quote) {
+            p.closing = (l4[13] & 0x05) != 0;      // FIN, RST
+            p.tcp_first = (l4[13] & 0x12) == 0x02;  // SYN, not ACK
+        }
         k.source_port = wire::load_be16(l4);
         k.destination_port = wire::load_be16(l4 + 2);
         p.match.port = k.destination_port;
@@ -186,6 +190,7 @@ const char* to_string(Outcome o) noexcept {
         case Outcome::related: return "related";
         case Outcome::fragment: return "fragment";
         case Outcome::opened: return "opened";
+        case Outcome::unopened: return "unopened";
         case Outcome::denied: return "denied";
         case Outcome::revoked: return "revoked";
         case Outcome::fragment_unknown: return "fragment_unknown";
@@ -411,11 +416,21 @@ CheckResult Firewall::check(const CompiledPolicy& policy, const fabric::Endpoint
     }
 
     const Decision d = rules->decide(p.match);
-    policy.count(d.rule);
     if (d.action == PolicyAction::deny) {
+        policy.count(d.rule);
         denied_.fetch_add(1, std::memory_order_relaxed);
         return {false, Outcome::denied, d.rule};
     }
+    // Only a connection's first segment opens a TCP flow. One from the middle of a connection (it
+    // was open before its VPC had groups, or before this daemon started) cannot say which side
+    // opened it: a flow opened by the protected side's ACK would pass the other side's segments
+    // as its replies, unjudged, and whether a connection the rules refuse lived on would depend on
+    // which of its packets came first. So it is judged by the rules alone, packet by packet.
+    if (p.key.protocol == kTcp && !p.tcp_first) {
+        unopened_.fetch_add(1, std::memory_order_relaxed);
+        return {true, Outcome::unopened, d.rule};
+    }
+    policy.count(d.rule);
     if (!insert(p.key, d.rule, generation, t, p.closing)) {
         table_full_.fetch_add(1, std::memory_order_relaxed);
         return {false, Outcome::table_full, d.rule};
@@ -473,6 +488,7 @@ FirewallCounters Firewall::counters() const {
     FirewallCounters c;
     c.flows = size_.load(std::memory_order_relaxed);
     c.opened = opened_.load(std::memory_order_relaxed);
+    c.unopened = unopened_.load(std::memory_order_relaxed);
     c.denied = denied_.load(std::memory_order_relaxed);
     c.revoked = revoked_.load(std::memory_order_relaxed);
     c.expired = expired_.load(std::memory_order_relaxed);

@@ -6,7 +6,9 @@
 //   - A packet of a flow the firewall already allowed passes: the flow's own direction, its
 //     replies (the reversed tuple, at the same endpoint, in the other direction) and ICMP errors
 //     about either (they quote the packet they are about).
-//   - Otherwise the rules decide; an allowed packet opens the flow.
+//   - Otherwise the rules decide; an allowed packet opens the flow, except a TCP segment other
+//     than a SYN without ACK: seen mid-connection, it passes if the rules allow it and opens
+//     nothing (it cannot tell which side opened the connection).
 //   - A flow remembers the policy generation that allowed it; after a reload (or an etcd change)
 //     its next packet is judged again, so a revoked rule stops an open connection at once.
 //   - A non-first fragment follows its first fragment (same source, destination, protocol and IP
@@ -60,6 +62,7 @@ enum class Outcome : std::uint8_t {
     related,       // an ICMP error about an allowed flow
     fragment,      // a non-first fragment of an allowed first fragment
     opened,        // the rules allowed it: a new flow
+    unopened,      // the rules allowed a TCP segment of no tracked connection, not its SYN: no flow
     denied,        // the rules (or the default) denied it
     revoked,       // a flow the current policy no longer allows
     fragment_unknown,
@@ -115,6 +118,7 @@ struct KernelChange {
 struct FirewallCounters {
     std::uint64_t flows = 0;  // tracked now
     std::uint64_t opened = 0, denied = 0, revoked = 0, expired = 0, fragments_unknown = 0, table_full = 0;
+    std::uint64_t unopened = 0;  // TCP segments passed by the rules alone (Outcome::unopened)
 };
 
 class Firewall {
@@ -220,7 +224,8 @@ private:
     std::mutex kernel_mutex_;
     std::vector<KernelChange> kernel_changes_;  // guarded by kernel_mutex_
 
-    std::atomic<std::uint64_t> opened_{0}, denied_{0}, revoked_{0}, expired_{0}, fragments_unknown_{0}, table_full_{0};
+    std::atomic<std::uint64_t> opened_{0}, denied_{0}, revoked_{0}, expired_{0}, fragments_unknown_{0}, table_full_{0},
+        unopened_{0};
 };
 
 }  // namespace andromeda::policy

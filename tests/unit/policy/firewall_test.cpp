@@ -237,12 +237,50 @@ TEST_F(FirewallTest, ANewPolicyRevokesOpenConnectionsItNoLongerAllows) {
     ssh_data.tcp_flags = 0x10;
     EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::revoked);
     EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::denied);  // and stays closed
-    // (web's own packets to the client are egress, which the default still allows, as a new flow:
-    // the connection is dead anyway, its client's packets never reach web.)
+    // web's own segments to the client are egress, which the default still allows; they open
+    // nothing (not SYNs), so the client's stay denied rather than pass as their replies.
+    Packet web_ack = reply_of(ssh);
+    web_ack.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", web_ack).outcome, Outcome::unopened);
+    EXPECT_EQ(check("10.0.0.10", ssh_data).outcome, Outcome::denied);
     // The connection the new policy still allows carries on, its replies included.
     EXPECT_EQ(check("10.0.0.10", reply_of(http)).outcome, Outcome::reply);
     EXPECT_EQ(check("10.0.0.10", http).outcome, Outcome::established);
     EXPECT_EQ(firewall_.counters().revoked, 1u);
+}
+
+// A connection open before its VPC had groups (or before this daemon started) has no flow: its
+// next segments are judged by the rules alone, whichever side sends first. Only a SYN without ACK
+// opens a TCP flow.
+TEST_F(FirewallTest, OnlyASynOpensATcpFlowAndMidConnectionSegmentsMeetTheRules) {
+    // .20 -> web:22, which web's rules refuse (ssh only from .21). web's ACK happens to go first:
+    // egress allows it, and it opens nothing.
+    Packet data = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40000, 22);
+    data.tcp_flags = 0x18;  // PSH ACK
+    Packet ack = reply_of(data);
+    ack.tcp_flags = 0x10;
+    const CheckResult web_ack = check("10.0.0.10", ack);
+    EXPECT_TRUE(web_ack.allowed);
+    EXPECT_EQ(web_ack.outcome, Outcome::unopened);
+    EXPECT_EQ(check("10.0.0.10", data).outcome, Outcome::denied) << "not a reply of web's ACK";
+    EXPECT_EQ(firewall_.counters().flows, 0u);
+    // What the rules allow passes, packet by packet, without a flow: http from app, mid-connection.
+    Packet http = pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40001, 80);
+    http.tcp_flags = 0x10;
+    EXPECT_EQ(check("10.0.0.10", http).outcome, Outcome::unopened);
+    EXPECT_EQ(check("10.0.0.10", http).outcome, Outcome::unopened);
+    Packet synack = reply_of(pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40002, 80));  // SYN ACK: not a first segment
+    EXPECT_EQ(check("10.0.0.10", synack).outcome, Outcome::unopened);
+    Packet v6 = pkt(ip("fd00:0:0:100::20"), ip("fd00:0:0:100::10"), 6, 40003, 80);
+    v6.tcp_flags = 0x10;
+    EXPECT_EQ(check("fd00:0:0:100::10", v6).outcome, Outcome::unopened);
+    EXPECT_EQ(firewall_.counters().flows, 0u);
+    EXPECT_EQ(firewall_.counters().unopened, 5u);
+    // A SYN opens, and the rule counts the flow it opened, not the segments that opened nothing.
+    const CheckResult syn = check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"), 6, 40004, 80));
+    EXPECT_EQ(syn.outcome, Outcome::opened);
+    EXPECT_EQ(rule(syn.rule).hits->load(), 1u);
+    EXPECT_EQ(firewall_.counters().flows, 1u);
 }
 
 TEST_F(FirewallTest, WorkersStillOnThePreviousSnapshotShareItsPolicyAndFlowsStayJudged) {
@@ -333,7 +371,7 @@ TEST_F(FirewallTest, Ipv6FlowsAreJudgedByTheSameRulesAndTheirRepliesPass) {
     EXPECT_EQ(check("fd00:0:0:100::20", syn).outcome, Outcome::opened);  // egress at app: the default
     EXPECT_EQ(check("fd00:0:0:100::20", reply_of(syn)).outcome, Outcome::reply);
     // The IPv4 flow between the same two is another flow, judged on its own.
-    EXPECT_EQ(check("10.0.0.10", reply_of(pkt(ip("10.0.0.20"), ip("10.0.0.10")))).outcome, Outcome::opened);
+    EXPECT_EQ(check("10.0.0.10", pkt(ip("10.0.0.20"), ip("10.0.0.10"))).outcome, Outcome::opened);
     // ssh from .21 over IPv6: its rule's CIDR is IPv4 (10.0.0.21/32), so the default denies it.
     const CheckResult ssh = check("fd00:0:0:100::10", pkt(ip("fd00:0:0:100::21"), ip("fd00:0:0:100::10"), 6, 40000, 22));
     EXPECT_EQ(ssh.outcome, Outcome::denied);

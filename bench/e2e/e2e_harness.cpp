@@ -7,7 +7,8 @@
 // where [datapath] is two andromedad (configs/node1.toml, node2.toml, node names made unique)
 // with the kernel fast path ("andromeda") or with `fastpath = false`, every packet through the
 // AF_XDP pipeline ("andromeda-slow"; "andromeda-slow-workers" the same with `workers = 2`, the
-// tenant port on a tenant-only worker; "andromeda-policy" the default config with a 100-rule
+// tenant port on a tenant-only worker; "andromeda-norps" the fast path with `tenant_rps = false`,
+// the tenant ports as the kernel made them; "andromeda-policy" the default config with a 100-rule
 // security group on both tenants, "andromeda-policy-10" and "-1000" with 10 and 1000 rules; all
 // asked for by name), or the kernel's overlay ("kernel-vxlan"): a Linux bridge
 // plus a `vxlan` device (VNI 100, port 4789, static FDB) per host ("kernel-vxlan-rps", asked for
@@ -109,6 +110,7 @@ public:
         if (settings.ipv6_underlay) move_underlay_to_ipv6();
         if (impl == "andromeda" || impl == "andromeda-slow") start_andromeda(impl == "andromeda");
         else if (impl == "andromeda-slow-workers") start_andromeda(false, "workers = 2\n");
+        else if (impl == "andromeda-norps") start_andromeda(true, "tenant_rps = false\n");
         else if (impl == "andromeda-policy") start_andromeda(true, "", policy_of_rules(100));
         else if (impl == "andromeda-policy-10") start_andromeda(true, "", policy_of_rules(10));
         else if (impl == "andromeda-policy-1000") start_andromeda(true, "", policy_of_rules(1000));
@@ -116,7 +118,7 @@ public:
         else if (impl == "kernel-vxlan-rps") build_kernel_vxlan(true);
         else if (impl == "ceiling" || impl == "ceiling-xdp") start_ceiling(impl == "ceiling-xdp");
         else throw std::runtime_error("unknown datapath '" + impl +
-                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-policy[-10|-1000], kernel-vxlan, kernel-vxlan-rps, "
+                                      "' (andromeda, andromeda-slow, andromeda-slow-workers, andromeda-norps, andromeda-policy[-10|-1000], kernel-vxlan, kernel-vxlan-rps, "
                                       "ceiling, ceiling-xdp)");
         const auto deadline = std::chrono::steady_clock::now() + 20s;
         while (!t10_->try_run({"ping", "-c", "1", "-W", "1", "10.0.0.20"}, 5s).ok()) {
@@ -515,8 +517,8 @@ void hold_if_asked(const std::string& impl, const std::string& description) {
 
 [[noreturn]] void usage() {
     std::cerr << "usage: andromeda-e2e [--quick] [--out FILE] [--runs N] [--seconds S] [--rate PER_S] [--crr-concurrency K]\n"
-                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-policy[-10|-1000]|kernel-vxlan|\n"
-                 "                             kernel-vxlan-rps|ceiling|ceiling-xdp|\n"
+                 "                     [--only andromeda|andromeda-slow|andromeda-slow-workers|andromeda-norps|andromeda-policy[-10|-1000]|\n"
+                 "                             kernel-vxlan|kernel-vxlan-rps|ceiling|ceiling-xdp|\n"
                  "                             ns-kernel|ns-andromeda|ns-andromeda-slow[,...]]\n"
                  "                     [--tests generator,pps,cpu,bpf,tcp,latency,latency-fifo,ping,crr] [--realtime] [--daemon PATH]\n"
                  "                     [--check] [--ipv6] [--ipv6-underlay] [--ping-interval SECONDS]\n";
@@ -719,7 +721,8 @@ int main(int argc, char** argv) {
     if (any_north_south) result["north_south"] = north_south_report(ns_tcp, ns_ping, ns_udp_rr, ns_connections);
     // The ceilings, when measured (--only ...,ceiling,ceiling-xdp): what the topology allows.
     for (const std::string impl :
-         {"ceiling", "ceiling-xdp", "kernel-vxlan-rps", "andromeda-slow-workers", "andromeda-policy", "andromeda-policy-10", "andromeda-policy-1000"})
+         {"ceiling", "ceiling-xdp", "kernel-vxlan-rps", "andromeda-slow-workers", "andromeda-norps", "andromeda-policy", "andromeda-policy-10",
+          "andromeda-policy-1000"})
         if (std::find(s.impls.begin(), s.impls.end(), impl) != s.impls.end()) {
             result["ratios_" + impl + "_over_kernel"] = ratios_of(impl);
             result["paired_ratios_" + impl + "_over_kernel"] = paired_ratios_of(impl);

@@ -101,7 +101,7 @@ private:
                                            &src.pin_dir)
                                 .value_or("");
             local.fastpath = fields_.boolean(*table, "node", "fastpath", true);
-            local.tenant_rps = fields_.boolean(*table, "node", "tenant_rps", true);
+            local.tenant_rps = fields_.boolean(*table, "node", "tenant_rps", false);
             local.punt_rate = static_cast<std::uint32_t>(
                 fields_.integer(*table, "node", "punt_rate", false,
                                 {0, kMaxPuntRate, kDefaultPuntRate, "frames per second a tenant port may punt (0: no limit)"})

@@ -147,8 +147,9 @@ struct LocalNodeSettings {
     // decapsulated by tc programs); false: every tenant frame goes through the AF_XDP pipeline.
     bool fastpath = true;
     // Whether tenant ports get Receive Packet Steering over every online CPU on RX queues without a
-    // mask (io/netlink/rps.hpp), so that a tenant's flow stays in the order it was sent.
-    bool tenant_rps = true;
+    // mask (io/netlink/rps.hpp), so that a tenant's flow stays in the order it was sent. Off by
+    // default: measured, it costs throughput (docs/fastpath.md, "A tenant's flow in order").
+    bool tenant_rps = false;
     // The token bucket of every tenant port's punts (andromeda_punt_limits): frames per second
     // (0: unlimited) and the burst an idle port may send at once. Applied again on every reload.
     std::uint32_t punt_rate = kDefaultPuntRate;

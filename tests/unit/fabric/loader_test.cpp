@@ -107,11 +107,11 @@ TEST(FabricLoader, FloodRateKeys) {
     EXPECT_EQ(fabric->local().flood_burst, 7u);
 }
 
-TEST(FabricLoader, TenantRpsIsOnUnlessTurnedOff) {
-    EXPECT_TRUE(load_ok(kBaseFabric)->local().tenant_rps);
-    EXPECT_FALSE(load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ntenant_rps = false\n"))
-                     ->local()
-                     .tenant_rps);
+TEST(FabricLoader, TenantRpsIsOffUnlessTurnedOn) {
+    EXPECT_FALSE(load_ok(kBaseFabric)->local().tenant_rps);
+    EXPECT_TRUE(load_ok(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ntenant_rps = true\n"))
+                    ->local()
+                    .tenant_rps);
     EXPECT_FALSE(load_fabric_string(replace_once(kBaseFabric, "name = \"node1\"\n", "name = \"node1\"\ntenant_rps = \"yes\"\n"),
                                     "t.toml")
                      .ok());
